@@ -1,0 +1,104 @@
+// Lint rules, above all the dependency directions of DESIGN §2.
+import js from '@eslint/js';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+/** Globals that tie code to one runtime; the protocol layers use none of them. */
+const RUNTIME_GLOBALS = [
+  'self',
+  'window',
+  'document',
+  'navigator',
+  'location',
+  'caches',
+  'clients',
+].map((name) => ({ name, message: 'src/openai and src/bridge are pure: pass what they need in.' }));
+
+/** `no-restricted-imports` that allows only the given module specifiers (as regexes). */
+function onlyImports(allowed, message) {
+  return {
+    'no-restricted-imports': [
+      'error',
+      { patterns: [{ regex: `^(?!(${allowed.join('|')}))`, message }] },
+    ],
+  };
+}
+
+export default tseslint.config(
+  {
+    ignores: [
+      'dist',
+      'dist-*',
+      'node_modules',
+      'test-results',
+      'playwright-report',
+      'tests/e2e/.cache',
+      'bench/results',
+    ],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: {
+      globals: { ...globals.browser, ...globals.node, __HEARTH_BUILD__: 'readonly' },
+    },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      // Only one file may import WebLLM (DESIGN §2).
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: '@mlc-ai/web-llm',
+              message: 'Only src/engine-host/webllm-engine.ts imports WebLLM.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/openai/**'],
+    rules: {
+      ...onlyImports(
+        ['\\./', 'valibot$'],
+        'src/openai imports nothing of ours outside itself (DESIGN §2).',
+      ),
+      'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
+    },
+  },
+  {
+    files: ['src/bridge/**'],
+    rules: {
+      ...onlyImports(['\\./', '\\.\\./openai/'], 'src/bridge imports only src/openai (DESIGN §2).'),
+      'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
+    },
+  },
+  {
+    files: ['sw/**'],
+    rules: onlyImports(
+      ['\\./', '\\.\\./src/openai/', '\\.\\./src/bridge/', 'workbox-'],
+      'The service worker imports only src/openai, src/bridge and Workbox (DESIGN §2).',
+    ),
+  },
+  {
+    files: ['src/ui/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: '@mlc-ai/web-llm', message: 'The UI talks to the engine only over HTTP.' },
+          ],
+          patterns: [
+            {
+              group: ['**/engine-host/**', '**/bridge/**'],
+              message: 'The UI talks to the engine only over HTTP (DESIGN §2).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+);

@@ -1,0 +1,45 @@
+import { defineConfig } from '@playwright/test';
+import { findChromium, NO_CHROMIUM_HELP } from './scripts/find-chromium.mjs';
+
+const executablePath = await findChromium();
+if (!executablePath) throw new Error(NO_CHROMIUM_HELP);
+
+/** A port of its own, so that the tests never talk to an app left running by `npm start`. */
+const PORT = Number(process.env.E2E_PORT ?? 4179);
+
+/** Flags known to work headless on machines without a GPU or internet (notes/toolchain.md). */
+export const chromiumArgs = [
+  '--no-sandbox',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+  '--enable-unsafe-webgpu',
+];
+
+export default defineConfig({
+  testDir: 'tests/e2e',
+  timeout: 60_000,
+  expect: { timeout: 10_000 },
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  reporter: [['list']],
+  globalSetup: './tests/e2e/global-setup.ts',
+  use: {
+    baseURL: `http://127.0.0.1:${PORT}`,
+    browserName: 'chromium',
+    headless: true,
+    launchOptions: { executablePath, args: chromiumArgs },
+  },
+  webServer: {
+    command: 'node scripts/start.mjs',
+    env: { PORT: String(PORT) },
+    url: `http://127.0.0.1:${PORT}/`,
+    // A server left over from another run could serve a stale build.
+    reuseExistingServer: false,
+    timeout: 120_000,
+    stdout: 'ignore',
+  },
+});

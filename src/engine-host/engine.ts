@@ -1,0 +1,46 @@
+/**
+ * @module
+ * The interface every engine implements. It is shaped by WebLLM's constraints (notes §2, §7,
+ * §8): one generation at a time per engine (the queue guarantees it), a model load that runs on
+ * its own and reports progress, and a generation that stops when its signal aborts — which an
+ * engine over WebLLM turns into `interruptGenerate()` plus `iterator.return()`, so the library's
+ * per-model lock is always released.
+ */
+import type { EngineUsage } from '../openai/backend';
+import type { ChatRequest, FinishReason } from '../openai/types';
+
+/** What a generation yields: tokens in order, then one end. */
+export type EngineOutput =
+  | { type: 'token'; text: string }
+  | { type: 'end'; finish_reason: FinishReason; usage: EngineUsage };
+
+/** Progress of a model load, phase by phase. */
+export interface LoadProgress {
+  /** 0–1 within the phase. */
+  progress: number;
+  /** The phase, e.g. `fetch`, `load`, `compile`. */
+  phase: string;
+  /** The engine's own words. */
+  text: string;
+}
+
+/** An engine that serves some models. */
+export interface Engine {
+  /** Whether this engine serves `model`. */
+  serves(model: string): boolean;
+  /** The model on its GPU, if any; engines without a load step say null. */
+  readonly loadedModel: string | null;
+  /** Whether `generate` can run `model` without a `load` first. */
+  isLoaded(model: string): boolean;
+  /**
+   * Puts `model` on the GPU so that `generate` can run; resolves at once when it is there. A
+   * load is not cancelled by the request that caused it.
+   */
+  load(model: string, onProgress?: (progress: LoadProgress) => void): Promise<void>;
+  /**
+   * Generates the reply to `request` with the loaded model. When `signal` aborts, the generation
+   * stops before its next token and the iterable ends without an end event. Failures are thrown
+   * (an `OpenAIError` where the cause is known).
+   */
+  generate(request: ChatRequest, signal: AbortSignal): AsyncIterable<EngineOutput>;
+}

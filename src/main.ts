@@ -1,0 +1,58 @@
+/**
+ * @module
+ * Page boot: register the service worker, wait until it controls the page (only then do this
+ * page's `/v1/*` requests reach it), join the engine-host election, show the status.
+ */
+import { Workbox } from 'workbox-window';
+import { joinElection } from './engine-host/leader';
+import './ui/api-status';
+
+const BASE = import.meta.env.BASE_URL;
+/** Set while reloading to get control, so that a page that cannot get it does not loop. */
+const RELOAD_MARK = 'hearth:reloaded-for-control';
+
+/**
+ * Resolves once a service worker controls this page. After a hard reload the page is never
+ * controlled (the browser bypassed the worker on purpose), so it reloads once, normally.
+ */
+async function controlled(hadWorker: boolean): Promise<boolean> {
+  const container = navigator.serviceWorker;
+  if (container.controller) {
+    sessionStorage.removeItem(RELOAD_MARK);
+    return true;
+  }
+  if (hadWorker && sessionStorage.getItem(RELOAD_MARK) === null) {
+    sessionStorage.setItem(RELOAD_MARK, '1');
+    location.reload();
+    return new Promise(() => {});
+  }
+  // First visit: the new worker claims this page when it activates.
+  await new Promise((resolve) =>
+    container.addEventListener('controllerchange', resolve, { once: true }),
+  );
+  return true;
+}
+
+async function boot(): Promise<void> {
+  const status = document.querySelector('api-status');
+  if (!status) return;
+  if (!('serviceWorker' in navigator) || !('locks' in navigator)) {
+    status.role = 'unsupported';
+    return;
+  }
+  const hadWorker = (await navigator.serviceWorker.getRegistration(BASE))?.active != null;
+  const wb = import.meta.env.PROD
+    ? new Workbox(`${BASE}sw.js`, { scope: BASE })
+    : new Workbox(`${BASE}dev-sw.js?dev-sw`, { scope: BASE, type: 'module' });
+  void wb.register();
+  await controlled(hadWorker);
+  void joinElection({
+    build: __HEARTH_BUILD__,
+    onRole: (role, detail) => {
+      status.role = role;
+      status.detail = detail ?? '';
+    },
+  });
+}
+
+void boot();

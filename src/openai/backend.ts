@@ -1,0 +1,42 @@
+/**
+ * @module
+ * The seam between the HTTP API and whatever generates text. The service worker reaches the
+ * engine worker through a `ChatBackend` made of message ports; the engine worker's queue is a
+ * `ChatBackend` in front of its engines; tests plug either in directly.
+ */
+import type { ChatRequest, FinishReason } from './types';
+
+/** Where a request stands before its first token. */
+export type ChatState = 'queued' | 'loading' | 'running';
+
+/** Token counts an engine reports for one request. */
+export interface EngineUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+/** What a backend yields for one request, in order: states, token batches, one end. */
+export type ChatEvent =
+  /** The request moved on (queued behind others, waiting for a model load, running). */
+  | { type: 'state'; state: ChatState }
+  /** One or more tokens, in order; each becomes one stream chunk. */
+  | { type: 'tokens'; tokens: string[] }
+  /** The generation is complete. */
+  | { type: 'end'; finish_reason: FinishReason; usage: EngineUsage };
+
+/** Per-request options. */
+export interface ChatOptions {
+  /** Aborting it cancels the request: it leaves the queue, or the engine stops. */
+  signal: AbortSignal;
+  /** The API request's `x-request-id`, for logs. */
+  requestId?: string;
+}
+
+/**
+ * Runs chat requests. The returned iterable yields the request's events; a failure is thrown
+ * from it as an `OpenAIError`. Abandoning the iteration without aborting leaks nothing, but only
+ * the signal stops the work.
+ */
+export interface ChatBackend {
+  chat(request: ChatRequest, options: ChatOptions): AsyncIterable<ChatEvent>;
+}

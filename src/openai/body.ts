@@ -1,0 +1,81 @@
+/**
+ * @module
+ * Reading a request body: the content type, the size limit and the JSON, each with its own
+ * status (415, 413, 400), never reading more bytes than the limit allows.
+ */
+import { OpenAIError } from './errors';
+
+/** Largest request body, in bytes (DESIGN §3). */
+export const BODY_LIMIT = 4 * 1024 * 1024;
+
+/** Throws 415 unless the request says its body is `application/json`. */
+export function assertJsonContentType(request: Request): void {
+  const header = request.headers.get('content-type') ?? '';
+  const mediaType = header.split(';', 1)[0]?.trim().toLowerCase();
+  if (mediaType !== 'application/json') {
+    const got = header === '' ? 'no content type' : `'${header.slice(0, 100)}'`;
+    throw new OpenAIError(
+      'unsupported_media_type',
+      `The request body must be sent as 'application/json' (got ${got}).`,
+    );
+  }
+}
+
+function tooLarge(limit: number): OpenAIError {
+  return new OpenAIError(
+    'request_too_large',
+    `The request body is larger than the limit of ${limit} bytes.`,
+  );
+}
+
+/** Reads at most `limit` bytes of the body; one byte more is a 413. */
+async function readBytes(request: Request, limit: number): Promise<Uint8Array> {
+  const declared = Number(request.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
+  if (request.body === null) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge(limit);
+    }
+    parts.push(value);
+  }
+  if (parts.length === 1 && parts[0]) return parts[0];
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const part of parts) {
+    bytes.set(part, offset);
+    offset += part.byteLength;
+  }
+  return bytes;
+}
+
+function invalidJson(detail: string): OpenAIError {
+  return new OpenAIError(
+    'invalid_json',
+    `We could not parse the JSON body of your request: ${detail}`,
+  );
+}
+
+/** The body parsed as JSON: 413 over the limit, 400 `invalid_json` for bad UTF-8 or JSON. */
+export async function readJsonBody(request: Request, limit = BODY_LIMIT): Promise<unknown> {
+  const bytes = await readBytes(request, limit);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw invalidJson('the body is not valid UTF-8.');
+  }
+  if (text.trim() === '') throw invalidJson('the body is empty.');
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw invalidJson(err instanceof Error ? err.message : 'not JSON.');
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * @module
+ * The one error hierarchy of the API: every failure, wherever it happens (validation, the service
+ * worker, the bridge, the engine worker), is an `OpenAIError` that knows its HTTP status, its
+ * OpenAI `type` and `code`, and renders itself as the wire's `{"error":{…}}` body. It crosses
+ * `postMessage` as plain data (`SerializedError`), never as a string.
+ */
+
+/** Status and OpenAI `type` of every error code the API emits (DESIGN §3, the error table). */
+const CODES = {
+  invalid_json: [400, 'invalid_request_error'],
+  missing_field: [400, 'invalid_request_error'],
+  invalid_type: [400, 'invalid_request_error'],
+  invalid_value: [400, 'invalid_request_error'],
+  unsupported_parameter: [400, 'invalid_request_error'],
+  context_length_exceeded: [400, 'invalid_request_error'],
+  invalid_api_key: [401, 'authentication_error'],
+  model_not_found: [404, 'not_found_error'],
+  model_not_downloaded: [404, 'not_found_error'],
+  unknown_url: [404, 'not_found_error'],
+  method_not_allowed: [405, 'invalid_request_error'],
+  model_in_use: [409, 'invalid_request_error'],
+  request_too_large: [413, 'invalid_request_error'],
+  unsupported_media_type: [415, 'invalid_request_error'],
+  queue_full: [429, 'rate_limit_error'],
+  engine_error: [500, 'server_error'],
+  // Only ever sent in-band, as the last event of a stream that produced no token for too long.
+  engine_stalled: [500, 'server_error'],
+  engine_unavailable: [503, 'unavailable_error'],
+  webgpu_unavailable: [503, 'unavailable_error'],
+  engine_busy: [503, 'unavailable_error'],
+  model_loading: [503, 'unavailable_error'],
+} as const satisfies Record<string, readonly [number, string]>;
+
+/** An error code of the API (`error.code` on the wire). */
+export type ErrorCode = keyof typeof CODES;
+/** An OpenAI error type (`error.type` on the wire). */
+export type ErrorType = (typeof CODES)[ErrorCode][1];
+
+/** The JSON body of every error response. */
+export interface ErrorBody {
+  error: {
+    /** A sentence for people. */
+    message: string;
+    /** The OpenAI error class, e.g. `invalid_request_error`. */
+    type: ErrorType;
+    /** The request field at fault, as a path such as `messages[2].role`, or null. */
+    param: string | null;
+    /** The machine-readable reason, e.g. `model_not_found`. */
+    code: ErrorCode;
+  };
+}
+
+/** Extra facts an error carries to its response. */
+export interface ErrorOptions {
+  /** The request field at fault. */
+  param?: string | null;
+  /** Seconds after which a retry can succeed (`retry-after`). */
+  retryAfter?: number;
+  /** Whether a retry can help at all (`x-should-retry`), when it differs from the status's default. */
+  shouldRetry?: boolean;
+  /** Further response headers, e.g. `allow` on a 405. */
+  headers?: Record<string, string>;
+}
+
+/** An `OpenAIError` as plain data, for `postMessage` and JSON. */
+export interface SerializedError extends ErrorOptions {
+  code: ErrorCode;
+  message: string;
+}
+
+/** An API failure with everything its HTTP response needs. */
+export class OpenAIError extends Error {
+  override readonly name = 'OpenAIError';
+  /** HTTP status of the response. */
+  readonly status: number;
+  /** OpenAI error type. */
+  readonly type: ErrorType;
+  readonly code: ErrorCode;
+  readonly param: string | null;
+  readonly retryAfter: number | undefined;
+  readonly shouldRetry: boolean | undefined;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, options: ErrorOptions = {}) {
+    super(message);
+    const [status, type] = CODES[code];
+    this.code = code;
+    this.status = status;
+    this.type = type;
+    this.param = options.param ?? null;
+    this.retryAfter = options.retryAfter;
+    this.shouldRetry = options.shouldRetry;
+    this.headers = options.headers ?? {};
+  }
+
+  /** The wire body, `{"error":{message,type,param,code}}`. */
+  toBody(): ErrorBody {
+    return {
+      error: { message: this.message, type: this.type, param: this.param, code: this.code },
+    };
+  }
+
+  /** The response headers this error adds (`retry-after`, `x-should-retry`, …). */
+  responseHeaders(): Record<string, string> {
+    const headers: Record<string, string> = { ...this.headers };
+    if (this.retryAfter !== undefined) headers['retry-after'] = String(Math.ceil(this.retryAfter));
+    if (this.shouldRetry !== undefined) headers['x-should-retry'] = String(this.shouldRetry);
+    return headers;
+  }
+
+  /** Plain data for `postMessage`; `OpenAIError.deserialize` restores it. */
+  serialize(): SerializedError {
+    const data: SerializedError = { code: this.code, message: this.message, param: this.param };
+    if (this.retryAfter !== undefined) data.retryAfter = this.retryAfter;
+    if (this.shouldRetry !== undefined) data.shouldRetry = this.shouldRetry;
+    if (Object.keys(this.headers).length > 0) data.headers = { ...this.headers };
+    return data;
+  }
+
+  /** Restores an error sent as `SerializedError`; an unknown code becomes `engine_error`. */
+  static deserialize(data: SerializedError): OpenAIError {
+    if (!Object.hasOwn(CODES, data.code)) return new OpenAIError('engine_error', data.message);
+    return new OpenAIError(data.code, data.message, data);
+  }
+
+  /**
+   * The single place where an unexpected failure becomes an API error: an `OpenAIError` passes
+   * through, anything else is a 500 `engine_error` that keeps the original message.
+   */
+  static from(err: unknown): OpenAIError {
+    if (err instanceof OpenAIError) return err;
+    const detail = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    return new OpenAIError('engine_error', `The engine failed: ${detail}`);
+  }
+}

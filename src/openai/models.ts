@@ -1,0 +1,134 @@
+/**
+ * @module
+ * Models as the API knows them: what each can honour, what it costs, and the directory the
+ * router asks which models exist, which this device can run and which are on it.
+ */
+import { OpenAIError } from './errors';
+import type { ChatRequest, ModelObject, ResponseFormat } from './types';
+
+/** Request features a model can honour; anything else is 400 `unsupported_parameter`. */
+export interface ModelCapabilities {
+  /** `tools` (with `tool_choice` `auto` or `none`). */
+  tools: boolean;
+  /** The largest `n`. */
+  max_n: number;
+  /** Whether `n` > 1 works together with `stream`. */
+  stream_n: boolean;
+  /** `logprobs: true`. */
+  logprobs: boolean;
+  /** The `response_format` types it honours. */
+  response_formats: ResponseFormat['type'][];
+}
+
+/** US dollars per token, for `usage.estimated_cost`. */
+export interface ModelPrice {
+  prompt: number;
+  completion: number;
+}
+
+/** Everything the API needs to know about one model. */
+export interface ModelInfo {
+  /** `<organisation>/<model_name>`. */
+  id: string;
+  /** The organisation part of the id. */
+  owned_by: string;
+  /** Unix seconds. */
+  created: number;
+  /** Tokens of prompt and reply together. */
+  context_window: number;
+  capabilities: ModelCapabilities;
+  price: ModelPrice;
+}
+
+/** The id of the built-in test engine. */
+export const ECHO_MODEL_ID = 'hearth/echo';
+
+/**
+ * The echo engine: a deterministic test engine that needs no GPU (DESIGN §3). It honours only
+ * what it can honour truthfully; sampling fields are validated and have no effect.
+ */
+export const ECHO_MODEL: ModelInfo = {
+  id: ECHO_MODEL_ID,
+  owned_by: 'hearth',
+  // 2026-01-01T00:00:00Z: a fixed date, so that listings are reproducible.
+  created: 1767225600,
+  context_window: 1_048_576,
+  capabilities: {
+    tools: false,
+    max_n: 1,
+    stream_n: false,
+    logprobs: false,
+    response_formats: ['text'],
+  },
+  price: { prompt: 0, completion: 0 },
+};
+
+/** What the router asks about models; the service worker and tests provide one. */
+export interface ModelDirectory {
+  /** The models this device can answer with now (`GET /v1/openai/models`). */
+  list(): Promise<ModelInfo[]>;
+  /** A known model (downloaded or not), or undefined. */
+  find(id: string): Promise<ModelInfo | undefined>;
+  /**
+   * Throws when this device cannot answer with a known model now: 503 `webgpu_unavailable`
+   * when it cannot run it, 404 `model_not_downloaded` when it is not on the device.
+   */
+  ensureReady(model: ModelInfo): Promise<void>;
+}
+
+/** A model as the OpenAI models endpoints show it. */
+export function modelObject(model: ModelInfo): ModelObject {
+  return {
+    id: model.id,
+    object: 'model',
+    created: model.created,
+    owned_by: model.owned_by,
+    context_window: model.context_window,
+  };
+}
+
+function unsupported(param: string, detail: string): OpenAIError {
+  return new OpenAIError('unsupported_parameter', `Unsupported parameter: '${param}' ${detail}`, {
+    param,
+  });
+}
+
+/** Throws 400 `unsupported_parameter` for the first field the model cannot honour. */
+export function assertCapabilities(request: ChatRequest, model: ModelInfo): void {
+  const caps = model.capabilities;
+  if (request.n > caps.max_n) {
+    throw unsupported('n', `must be at most ${caps.max_n} for ${model.id}.`);
+  }
+  if (request.n > 1 && request.stream && !caps.stream_n) {
+    throw unsupported('n', `greater than 1 cannot be combined with stream for ${model.id}.`);
+  }
+  if (request.logprobs === true && !caps.logprobs) {
+    throw unsupported('logprobs', `is not supported by ${model.id}.`);
+  }
+  const format = request.response_format?.type;
+  if (format !== undefined && !caps.response_formats.includes(format)) {
+    throw unsupported('response_format', `type "${format}" is not supported by ${model.id}.`);
+  }
+  if ((request.tools?.length ?? 0) > 0 && !caps.tools) {
+    throw unsupported('tools', `are not supported by ${model.id}.`);
+  }
+  const choice = request.tool_choice;
+  if (choice !== undefined && choice !== 'auto' && choice !== 'none') {
+    const shown = typeof choice === 'string' ? `"${choice}"` : 'naming a function';
+    throw unsupported('tool_choice', `${shown} is not supported; use "auto" or "none".`);
+  }
+}
+
+/** `usage.estimated_cost` in US dollars. */
+export function estimateCost(price: ModelPrice, prompt: number, completion: number): number {
+  return prompt * price.prompt + completion * price.completion;
+}
+
+/** A directory of models that are always ready (the echo engine needs nothing on the device). */
+export function staticModelDirectory(models: readonly ModelInfo[]): ModelDirectory {
+  return {
+    list: async () => [...models],
+    find: async (id) => models.find((m) => m.id === id),
+    ensureReady: async () => undefined,
+  };
+}

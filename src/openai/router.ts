@@ -1,0 +1,155 @@
+/**
+ * @module
+ * The whole `/v1` API as one `Request → Response` function: route (404, 405), then auth (401),
+ * then the endpoint. Every response, success or error, carries an `x-request-id`.
+ */
+import type { ChatBackend } from './backend';
+import { BODY_LIMIT } from './body';
+import { handleChatCompletions } from './chat';
+import { OpenAIError } from './errors';
+import { modelObject, type ModelDirectory } from './models';
+import { errorResponse, jsonResponse, newRequestId } from './respond';
+
+/** Everything the API depends on. */
+export interface ApiOptions {
+  backend: ChatBackend;
+  models: ModelDirectory;
+  /** Whether a bearer key may use the API (DESIGN §3: any non-empty key by default). */
+  authorize?: (key: string) => boolean | Promise<boolean>;
+  /** Body of `GET /v1/hearth/status`. */
+  status?: () => Promise<unknown>;
+  /** The app's base path, e.g. `/` or `/repo/`; the API lives at `{base}v1/`. */
+  base?: string;
+  /** Longest wait for a first token (default 4 minutes). */
+  firstTokenTimeoutMs?: number;
+  /** Largest request body (default 4 MiB). */
+  bodyLimit?: number;
+}
+
+/** The API: `fetch` answers any request under `{base}v1/`. */
+export interface Api {
+  /** Whether `url` belongs to the API (the service worker answers only these). */
+  owns(url: URL): boolean;
+  fetch(request: Request): Promise<Response>;
+}
+
+type Handler = (request: Request, requestId: string, rest: string) => Promise<Response>;
+interface Route {
+  method: 'GET' | 'POST';
+  /** Path after `{base}v1/`; a trailing `*` takes the rest, which the handler receives. */
+  path: string;
+  handler: Handler;
+}
+
+const FIRST_TOKEN_TIMEOUT_MS = 4 * 60 * 1000;
+
+function bearerKey(request: Request): string | undefined {
+  const match = /^Bearer[ \t]+(.*)$/i.exec(request.headers.get('authorization') ?? '');
+  const key = match?.[1]?.trim();
+  return key === '' ? undefined : key;
+}
+
+/** Builds the API. */
+export function createApi(options: ApiOptions): Api {
+  const base = `${(options.base ?? '/').replace(/\/?$/, '/')}v1/`;
+  const authorize = options.authorize ?? (() => true);
+  const chatDeps = {
+    backend: options.backend,
+    models: options.models,
+    firstTokenTimeoutMs: options.firstTokenTimeoutMs ?? FIRST_TOKEN_TIMEOUT_MS,
+    bodyLimit: options.bodyLimit ?? BODY_LIMIT,
+  };
+  const chat: Handler = (request, requestId) => handleChatCompletions(request, chatDeps, requestId);
+  const listModels: Handler = async (_request, requestId) => {
+    const models = await options.models.list();
+    return jsonResponse({ object: 'list', data: models.map(modelObject) }, requestId);
+  };
+  const getModel: Handler = async (_request, requestId, rest) => {
+    // The openai SDK sends the id's slash encoded (`hearth%2Fecho`).
+    let id: string;
+    try {
+      id = decodeURIComponent(rest);
+    } catch {
+      id = rest;
+    }
+    const model = await options.models.find(id);
+    if (!model) {
+      throw new OpenAIError('model_not_found', `The model '${id}' does not exist.`, {
+        param: 'model',
+      });
+    }
+    return jsonResponse(modelObject(model), requestId);
+  };
+  const routes: Route[] = [
+    { method: 'POST', path: 'openai/chat/completions', handler: chat },
+    { method: 'POST', path: 'chat/completions', handler: chat },
+    { method: 'GET', path: 'openai/models', handler: listModels },
+    { method: 'GET', path: 'models', handler: listModels },
+    { method: 'GET', path: 'openai/models/*', handler: getModel },
+    { method: 'GET', path: 'models/*', handler: getModel },
+  ];
+  const status = options.status;
+  if (status) {
+    routes.push({
+      method: 'GET',
+      path: 'hearth/status',
+      handler: async (_request, requestId) => jsonResponse(await status(), requestId),
+    });
+  }
+
+  function match(path: string): { routes: Route[]; rest: string } {
+    const found: Route[] = [];
+    let rest = '';
+    for (const route of routes) {
+      if (route.path.endsWith('/*')) {
+        const prefix = route.path.slice(0, -1);
+        if (path.startsWith(prefix) && path.length > prefix.length) {
+          found.push(route);
+          rest = path.slice(prefix.length);
+        }
+      } else if (route.path === path) {
+        found.push(route);
+      }
+    }
+    return { routes: found, rest };
+  }
+
+  async function dispatch(request: Request, requestId: string): Promise<Response> {
+    const path = new URL(request.url).pathname.slice(base.length).replace(/\/$/, '');
+    const found = match(path);
+    if (found.routes.length === 0) {
+      throw new OpenAIError('unknown_url', `Unknown request URL: ${request.method} /v1/${path}.`);
+    }
+    const route = found.routes.find((r) => r.method === request.method);
+    if (!route) {
+      const allow = found.routes.map((r) => r.method).join(', ');
+      throw new OpenAIError(
+        'method_not_allowed',
+        `Method ${request.method} is not allowed for /v1/${path}; use ${allow}.`,
+        { headers: { allow } },
+      );
+    }
+    const key = bearerKey(request);
+    if (key === undefined || !(await authorize(key))) {
+      throw new OpenAIError(
+        'invalid_api_key',
+        key === undefined
+          ? 'You did not provide an API key: send it as `Authorization: Bearer <key>`.'
+          : 'The API key you provided is not valid here.',
+      );
+    }
+    return route.handler(request, requestId, found.rest);
+  }
+
+  return {
+    owns: (url) => url.pathname.startsWith(base),
+    async fetch(request) {
+      const requestId = newRequestId();
+      try {
+        return await dispatch(request, requestId);
+      } catch (err) {
+        return errorResponse(err, requestId);
+      }
+    },
+  };
+}

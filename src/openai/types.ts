@@ -1,0 +1,140 @@
+/**
+ * @module
+ * Wire types of the chat-completions API: the subset Hearth accepts and emits. Field names keep
+ * the API's snake_case. Types only.
+ */
+
+/** Why a generation ended. */
+export type FinishReason = 'stop' | 'length' | 'tool_calls';
+
+/** A role a message may have after normalisation (`developer` has become `system`). */
+export type MessageRole = 'system' | 'user' | 'assistant' | 'tool';
+
+/** A tool call an assistant made, as the API carries it. */
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/** A message as every engine sees it: content is always a string. */
+export interface ChatMessage {
+  role: MessageRole;
+  content: string;
+  /** The speaker's name, where the caller gave one. */
+  name?: string;
+  /** Tool calls of an assistant message. */
+  tool_calls?: ToolCall[];
+  /** The call a tool message answers. */
+  tool_call_id?: string;
+}
+
+/** A function the model may call. */
+export interface FunctionTool {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: Record<string, unknown> };
+}
+
+/** How the reply must be shaped. */
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | {
+      type: 'json_schema';
+      json_schema: {
+        name: string;
+        description?: string;
+        schema?: Record<string, unknown>;
+        strict?: boolean;
+      };
+    };
+
+/**
+ * A validated, normalised chat request: what crosses to the engine. Absent optional fields were
+ * absent or null in the request.
+ */
+export interface ChatRequest {
+  model: string;
+  /** At most one system message, first; then the conversation. */
+  messages: ChatMessage[];
+  stream: boolean;
+  /** `stream_options.include_usage`. */
+  include_usage: boolean;
+  /** `max_completion_tokens`, or else `max_tokens`. */
+  max_tokens?: number;
+  /** Stop strings (a single string arrives as a one-element list). */
+  stop?: string[];
+  temperature?: number;
+  top_p?: number;
+  seed?: number;
+  frequency_penalty?: number;
+  presence_penalty?: number;
+  logit_bias?: Record<string, number>;
+  logprobs?: boolean;
+  top_logprobs?: number;
+  /** Number of choices; 1 unless the caller asked for more. */
+  n: number;
+  response_format?: ResponseFormat;
+  tools?: FunctionTool[];
+  tool_choice?: 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
+  /** Echo engine only: pause before each token, in milliseconds. */
+  echo_delay_ms?: number;
+}
+
+/** Token counts of one request, plus its price. */
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  /** US dollars: tokens times the model's price per token (0 for on-device models by default). */
+  estimated_cost: number;
+}
+
+/** A non-streamed reply. */
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: {
+    index: number;
+    message: { role: 'assistant'; content: string; refusal: null };
+    logprobs: null;
+    finish_reason: FinishReason;
+  }[];
+  usage: Usage;
+}
+
+/** The delta of a stream chunk. */
+export type ChunkDelta = { role: 'assistant'; content: string } | { content: string } | object;
+
+/** One event of a streamed reply. */
+export interface ChatCompletionChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: {
+    index: number;
+    delta: ChunkDelta;
+    logprobs: null;
+    finish_reason: FinishReason | null;
+  }[];
+  /** Present only with `include_usage`: null on every chunk but the usage chunk. */
+  usage?: Usage | null;
+}
+
+/** A model as `GET /v1/openai/models` lists it. */
+export interface ModelObject {
+  id: string;
+  object: 'model';
+  created: number;
+  owned_by: string;
+  context_window: number;
+}
+
+/** A list body, `{object:"list", data}`. */
+export interface ListBody<T> {
+  object: 'list';
+  data: T[];
+}

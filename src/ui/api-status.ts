@@ -1,0 +1,107 @@
+/**
+ * @module
+ * `<api-status>`: whether the API answers, which tab hosts the engine, and the base URL to give
+ * an SDK. A placeholder for the chat UI, which is its own piece of work.
+ */
+import { css, html, LitElement, type PropertyValues } from 'lit';
+import { listModels, sdkBaseUrl } from './api-client';
+
+/** This tab's part in the engine-host election, as the page reports it. */
+export type TabRole = 'starting' | 'waiting' | 'host' | 'refused' | 'unsupported';
+
+type ApiState = 'checking' | 'ready' | 'failed';
+
+const ROLE_TEXT: Record<TabRole, string> = {
+  starting: 'Starting…',
+  waiting: 'Another tab hosts the engine.',
+  host: 'This tab hosts the engine.',
+  refused: 'This tab runs an older version of Hearth: reload it.',
+  unsupported: 'This browser has no service workers, so Hearth cannot run here.',
+};
+
+/**
+ * Shows whether the API is ready.
+ * @attr state - `checking`, `ready` or `failed`, reflected for tests and styling.
+ */
+export class ApiStatus extends LitElement {
+  static override properties = {
+    role: {},
+    detail: {},
+    state: { reflect: true },
+    models: { state: true },
+    error: { state: true },
+  };
+
+  static override styles = css`
+    :host {
+      display: block;
+      font:
+        16px/1.5 system-ui,
+        sans-serif;
+    }
+    code {
+      background: #0001;
+      padding: 0 0.25em;
+    }
+    .failed {
+      color: #b00020;
+    }
+  `;
+
+  /** This tab's role in the engine-host election. */
+  declare role: TabRole;
+  /** Why the role is what it is, when there is more to say. */
+  declare detail: string;
+  /** Whether the API answered. */
+  declare state: ApiState;
+  declare private models: string[];
+  declare private error: string;
+
+  constructor() {
+    super();
+    this.role = 'starting';
+    this.detail = '';
+    this.state = 'checking';
+    this.models = [];
+    this.error = '';
+  }
+
+  protected override updated(changed: PropertyValues<this>): void {
+    if (changed.has('role') && (this.role === 'host' || this.role === 'waiting')) {
+      void this.check();
+    }
+  }
+
+  /** Asks the API for its models. */
+  async check(): Promise<void> {
+    try {
+      this.models = (await listModels()).map((m) => m.id);
+      this.state = 'ready';
+    } catch (err) {
+      this.error = err instanceof Error ? err.message : String(err);
+      this.state = 'failed';
+    }
+  }
+
+  protected override render() {
+    const api =
+      this.state === 'ready'
+        ? html`<p>The API is ready. Models: ${this.models.map((m) => html`<code>${m}</code> `)}</p>`
+        : this.state === 'failed'
+          ? html`<p class="failed">The API did not answer: ${this.error}</p>`
+          : html`<p>Checking the API…</p>`;
+    return html`
+      <p>${ROLE_TEXT[this.role]} ${this.detail}</p>
+      ${api}
+      <p>SDK base URL: <code>${sdkBaseUrl()}</code></p>
+    `;
+  }
+}
+
+customElements.define('api-status', ApiStatus);
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'api-status': ApiStatus;
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * @module
+ * The service worker's link to the engine-host tab: the port the host handed over, checked
+ * against this worker's protocol and build. Without one (first request after a restart, or no
+ * host yet) it asks every window for one (`host/wanted`) and gives up after a few seconds.
+ */
+import { PROTOCOL_VERSION, type PageToSw, type SwToPage } from '../src/bridge/messages';
+import { OpenAIError } from '../src/openai/errors';
+
+/** How long a request waits for a host tab to hand over a port (DESIGN §3: 3 s). */
+export const HOST_WAIT_MS = 3000;
+
+/** What the link needs of the service worker's globals. */
+export interface HostLinkOptions {
+  /** This worker's build id; a host of another build is refused. */
+  build: string;
+  /** `self.clients`. */
+  clients: Pick<Clients, 'matchAll'>;
+  /** The app's address, for the error that says to open it. */
+  appUrl: string;
+  waitMs?: number;
+}
+
+interface Host {
+  id: string;
+  port: MessagePort;
+}
+
+type Reply = (message: SwToPage) => void;
+
+function isAttach(data: unknown): data is PageToSw {
+  if (typeof data !== 'object' || data === null) return false;
+  const m = data as Partial<PageToSw>;
+  return m.type === 'host/attach' && typeof m.hostId === 'string' && m.port instanceof MessagePort;
+}
+
+/** The current host port, and the wait for one. */
+export class HostLink {
+  readonly #options: HostLinkOptions;
+  #host: Host | undefined;
+  readonly #waiters = new Set<(port: MessagePort) => void>();
+
+  constructor(options: HostLinkOptions) {
+    this.#options = options;
+  }
+
+  /** The id of the current host tab, if any. */
+  get hostId(): string | undefined {
+    return this.#host?.id;
+  }
+
+  /** Handles a page's message to the service worker; ignores anything but `host/attach`. */
+  onMessage(data: unknown, reply: Reply): void {
+    if (!isAttach(data)) return;
+    if (data.protocol !== PROTOCOL_VERSION || data.build !== this.#options.build) {
+      data.port.close();
+      reply({
+        type: 'host/refused',
+        hostId: data.hostId,
+        reason: `This tab runs build ${data.build} (protocol ${data.protocol}); the service worker runs build ${this.#options.build} (protocol ${PROTOCOL_VERSION}).`,
+      });
+      return;
+    }
+    const previous = this.#host;
+    this.#host = { id: data.hostId, port: data.port };
+    if (previous && previous.port !== data.port) previous.port.close();
+    reply({ type: 'host/accepted', hostId: data.hostId });
+    for (const waiter of this.#waiters) waiter(data.port);
+    this.#waiters.clear();
+  }
+
+  /** The host port; waits for a host to attach, then fails with 503 `engine_unavailable`. */
+  port(): Promise<MessagePort> {
+    if (this.#host) return Promise.resolve(this.#host.port);
+    const waitMs = this.#options.waitMs ?? HOST_WAIT_MS;
+    return new Promise((resolve, reject) => {
+      const done = (port: MessagePort) => {
+        clearTimeout(timer);
+        resolve(port);
+      };
+      const timer = setTimeout(() => {
+        this.#waiters.delete(done);
+        reject(
+          new OpenAIError(
+            'engine_unavailable',
+            `No tab of Hearth is open to run the engine: open ${this.#options.appUrl} in a tab and try again.`,
+            { retryAfter: 1 },
+          ),
+        );
+      }, waitMs);
+      const first = this.#waiters.size === 0;
+      this.#waiters.add(done);
+      if (first) void this.#askForHost();
+    });
+  }
+
+  async #askForHost(): Promise<void> {
+    const windows = await this.#options.clients.matchAll({
+      type: 'window',
+      includeUncontrolled: true,
+    });
+    const wanted: SwToPage = { type: 'host/wanted' };
+    for (const client of windows) client.postMessage(wanted);
+  }
+}

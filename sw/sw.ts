@@ -1,0 +1,44 @@
+/**
+ * @module
+ * The service worker: a thin adapter that answers requests under `{base}v1/` with the API and
+ * lets everything else fall through to the precache or the network.
+ */
+/// <reference lib="webworker" />
+import { cleanupOutdatedCaches, precacheAndRoute } from 'workbox-precaching';
+import { PortBackend } from '../src/bridge/client';
+import type { SwToPage } from '../src/bridge/messages';
+import { ECHO_MODEL, staticModelDirectory } from '../src/openai/models';
+import { createApi } from '../src/openai/router';
+import { HostLink } from './host-link';
+
+declare const self: ServiceWorkerGlobalScope;
+
+const scope = new URL(self.registration.scope);
+const link = new HostLink({ build: __HEARTH_BUILD__, clients: self.clients, appUrl: scope.href });
+const backend = new PortBackend(() => link.port());
+const api = createApi({
+  backend,
+  models: staticModelDirectory([ECHO_MODEL]),
+  base: scope.pathname,
+  status: () => backend.status(),
+});
+
+// Registered before Workbox's own listener, so that the API is never looked up in the precache.
+self.addEventListener('fetch', (event) => {
+  const url = new URL(event.request.url);
+  if (url.origin === self.location.origin && api.owns(url)) {
+    event.respondWith(api.fetch(event.request));
+  }
+});
+
+self.addEventListener('message', (event) => {
+  const source = event.source;
+  link.onMessage(event.data, (message: SwToPage) => source?.postMessage(message));
+});
+
+// No skipWaiting(): a new version waits until the user accepts it (DESIGN §1). Claiming on
+// activation is what makes the very first page controlled.
+self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
+
+cleanupOutdatedCaches();
+precacheAndRoute(self.__WB_MANIFEST);

@@ -1,0 +1,17 @@
+import { expect, type Page } from '@playwright/test';
+import type OpenAIClass from 'openai';
+
+/** Where global-setup writes the browser bundle of the `openai` SDK. */
+export const OPENAI_BUNDLE = new URL('./.cache/openai/openai.js', import.meta.url);
+
+declare global {
+  /** The `openai` SDK's client class, injected by `openApp`. */
+  var OpenAI: typeof OpenAIClass;
+}
+
+/** Opens the app, waits until its API answers, and loads the `openai` SDK into the page. */
+export async function openApp(page: Page, path = '/'): Promise<void> {
+  await page.goto(path);
+  await expect(page.locator('api-status')).toHaveAttribute('state', 'ready');
+  await page.addScriptTag({ path: OPENAI_BUNDLE.pathname });
+}

@@ -1,0 +1,47 @@
+import { readFileSync } from 'node:fs';
+import { defineConfig } from 'vite';
+import { VitePWA } from 'vite-plugin-pwa';
+
+const { version } = JSON.parse(
+  readFileSync(new URL('./package.json', import.meta.url), 'utf8'),
+) as {
+  version: string;
+};
+
+/** `HEARTH_BASE` as Vite wants it: `/` or `/sub/path/`. */
+function basePath(raw = '/'): string {
+  const trimmed = raw.trim().replace(/^\/+|\/+$/g, '');
+  return trimmed === '' ? '/' : `/${trimmed}/`;
+}
+
+export default defineConfig(({ command }) => {
+  // Page, engine worker and service worker are checked against each other by this id (DESIGN §1).
+  const build =
+    command === 'serve'
+      ? 'dev'
+      : (process.env.HEARTH_BUILD ?? `${version}+${Date.now().toString(36)}`);
+  return {
+    base: basePath(process.env.HEARTH_BASE),
+    define: { __HEARTH_BUILD__: JSON.stringify(build) },
+    server: { host: '127.0.0.1', port: 5173, strictPort: true },
+    preview: { host: '127.0.0.1', port: Number(process.env.PORT ?? 4173), strictPort: true },
+    worker: { format: 'es' },
+    build: { target: 'es2022' },
+    plugins: [
+      VitePWA({
+        strategies: 'injectManifest',
+        srcDir: 'sw',
+        filename: 'sw.ts',
+        // We register it ourselves with workbox-window (src/main.ts).
+        injectRegister: false,
+        manifest: false,
+        injectManifest: {
+          globPatterns: ['**/*.{js,css,html,svg,png,ico,webmanifest,json}'],
+          // The engine worker's chunk grows past Workbox's 2 MiB default once WebLLM is in it.
+          maximumFileSizeToCacheInBytes: 16 * 1024 * 1024,
+        },
+        devOptions: { enabled: true, type: 'module' },
+      }),
+    ],
+  };
+});
