@@ -33,6 +33,18 @@ function unsupportedVariant<K extends string, const V extends readonly [string, 
   );
 }
 
+// valibot's object schemas take arrays too (they are objects); JSON arrays where the API wants
+// an object must fail as the wrong type, not be read as `{"0": …}`.
+const notAnObject = v.custom<never>(() => false);
+
+/** `schema`, but an array fails as `invalid_type`. */
+function noArray<S extends v.GenericSchema>(schema: S) {
+  return v.lazy((input) => (Array.isArray(input) ? notAnObject : schema));
+}
+
+/** A JSON object with any keys (tool parameters, JSON schemas). */
+const jsonObject = noArray(v.record(v.string(), v.unknown()));
+
 const int = v.pipe(v.number(), v.integer());
 const nonEmptyString = v.pipe(v.string(), v.minLength(1));
 
@@ -41,7 +53,7 @@ const textPart = v.looseObject({ type: v.literal('text'), text: v.string() });
 /** Content of system, developer, assistant and tool messages: a string or text parts. */
 const textContent = v.lazy((input) =>
   Array.isArray(input)
-    ? v.array(v.variant('type', [textPart, unsupportedVariant('type', ['refusal'])]))
+    ? v.array(noArray(v.variant('type', [textPart, unsupportedVariant('type', ['refusal'])])))
     : v.string(),
 );
 
@@ -49,19 +61,23 @@ const textContent = v.lazy((input) =>
 const userContent = v.lazy((input) =>
   Array.isArray(input)
     ? v.array(
-        v.variant('type', [
-          textPart,
-          unsupportedVariant('type', ['image_url', 'input_audio', 'file']),
-        ]),
+        noArray(
+          v.variant('type', [
+            textPart,
+            unsupportedVariant('type', ['image_url', 'input_audio', 'file']),
+          ]),
+        ),
       )
     : v.string(),
 );
 
-const toolCall = v.looseObject({
-  id: v.string(),
-  type: v.literal('function'),
-  function: v.looseObject({ name: v.string(), arguments: v.string() }),
-});
+const toolCall = noArray(
+  v.looseObject({
+    id: v.string(),
+    type: v.literal('function'),
+    function: noArray(v.looseObject({ name: v.string(), arguments: v.string() })),
+  }),
+);
 
 const name = v.nullish(v.string());
 
@@ -98,99 +114,120 @@ const toolMessage = v.looseObject({
   tool_call_id: v.string(),
 });
 
-const message = v.variant('role', [
-  systemMessage,
-  userMessage,
-  assistantMessage,
-  toolMessage,
-  // The deprecated `function` role predates tools; no engine here speaks it.
-  unsupportedVariant('role', ['function']),
-]);
+const message = noArray(
+  v.variant('role', [
+    systemMessage,
+    userMessage,
+    assistantMessage,
+    toolMessage,
+    // The deprecated `function` role predates tools; no engine here speaks it.
+    unsupportedVariant('role', ['function']),
+  ]),
+);
 
-const functionTool = v.looseObject({
-  type: v.literal('function'),
-  function: v.looseObject({
-    name: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,64}$/)),
-    description: v.nullish(v.string()),
-    parameters: v.nullish(v.record(v.string(), v.unknown())),
-    strict: v.nullish(v.boolean()),
-  }),
-});
+const functionTool = noArray(
+  v.variant('type', [
+    v.looseObject({
+      type: v.literal('function'),
+      function: noArray(
+        v.looseObject({
+          name: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,64}$/)),
+          description: v.nullish(v.string()),
+          parameters: v.nullish(jsonObject),
+          strict: v.nullish(v.boolean()),
+        }),
+      ),
+    }),
+    unsupportedVariant('type', ['custom']),
+  ]),
+);
 
 const toolChoice = v.lazy((input) =>
   typeof input === 'string'
     ? v.picklist(['none', 'auto', 'required'])
-    : v.variant('type', [
-        v.looseObject({
-          type: v.literal('function'),
-          function: v.looseObject({ name: v.string() }),
-        }),
-        unsupportedVariant('type', ['allowed_tools', 'custom']),
-      ]),
+    : noArray(
+        v.variant('type', [
+          v.looseObject({
+            type: v.literal('function'),
+            function: noArray(v.looseObject({ name: v.string() })),
+          }),
+          unsupportedVariant('type', ['allowed_tools', 'custom']),
+        ]),
+      ),
 );
 
-const responseFormat = v.variant('type', [
-  v.looseObject({ type: v.literal('text') }),
-  v.looseObject({ type: v.literal('json_object') }),
-  v.looseObject({
-    type: v.literal('json_schema'),
-    json_schema: v.looseObject({
-      name: v.string(),
-      description: v.nullish(v.string()),
-      schema: v.nullish(v.record(v.string(), v.unknown())),
-      strict: v.nullish(v.boolean()),
+const responseFormat = noArray(
+  v.variant('type', [
+    v.looseObject({ type: v.literal('text') }),
+    v.looseObject({ type: v.literal('json_object') }),
+    v.looseObject({
+      type: v.literal('json_schema'),
+      json_schema: noArray(
+        v.looseObject({
+          name: v.string(),
+          description: v.nullish(v.string()),
+          schema: v.nullish(jsonObject),
+          strict: v.nullish(v.boolean()),
+        }),
+      ),
     }),
-  }),
-]);
+  ]),
+);
 
 const penalty = v.pipe(v.number(), v.minValue(-2), v.maxValue(2));
 
 /** The request body of `POST /v1/openai/chat/completions`. */
 export const chatCompletionRequestSchema = v.pipe(
-  v.looseObject({
-    model: v.string(),
-    messages: v.pipe(v.array(message), v.minLength(1)),
-    stream: v.nullish(v.boolean()),
-    stream_options: v.nullish(
-      v.looseObject({
-        include_usage: v.nullish(v.boolean()),
-        include_obfuscation: v.nullish(v.boolean()),
-      }),
-    ),
-    max_tokens: v.nullish(v.pipe(int, v.minValue(1))),
-    max_completion_tokens: v.nullish(v.pipe(int, v.minValue(1))),
-    stop: v.nullish(
-      v.lazy((input) =>
-        Array.isArray(input) ? v.pipe(v.array(nonEmptyString), v.maxLength(4)) : nonEmptyString,
+  noArray(
+    v.looseObject({
+      model: v.string(),
+      messages: v.pipe(v.array(message), v.minLength(1)),
+      stream: v.nullish(v.boolean()),
+      stream_options: v.nullish(
+        noArray(
+          v.looseObject({
+            include_usage: v.nullish(v.boolean()),
+            include_obfuscation: v.nullish(v.boolean()),
+          }),
+        ),
       ),
-    ),
-    temperature: v.nullish(v.pipe(v.number(), v.minValue(0), v.maxValue(2))),
-    top_p: v.nullish(v.pipe(v.number(), v.minValue(0), v.maxValue(1))),
-    seed: v.nullish(int),
-    frequency_penalty: v.nullish(penalty),
-    presence_penalty: v.nullish(penalty),
-    logit_bias: v.nullish(
-      v.record(
-        v.pipe(v.string(), v.regex(/^\d+$/)),
-        v.pipe(v.number(), v.minValue(-100), v.maxValue(100)),
+      max_tokens: v.nullish(v.pipe(int, v.minValue(1))),
+      max_completion_tokens: v.nullish(v.pipe(int, v.minValue(1))),
+      stop: v.nullish(
+        v.lazy((input) =>
+          Array.isArray(input) ? v.pipe(v.array(nonEmptyString), v.maxLength(4)) : nonEmptyString,
+        ),
       ),
-    ),
-    logprobs: v.nullish(v.boolean()),
-    top_logprobs: v.nullish(v.pipe(int, v.minValue(0), v.maxValue(5))),
-    n: v.nullish(v.pipe(int, v.minValue(1), v.maxValue(128))),
-    response_format: v.nullish(responseFormat),
-    tools: v.nullish(v.array(functionTool)),
-    tool_choice: v.nullish(toolChoice),
-    modalities: v.nullish(
-      v.array(v.lazy((input) => (input === 'audio' ? unsupportedValue : v.literal('text')))),
-    ),
-    audio: unsupportedField,
-    prediction: unsupportedField,
-    web_search_options: unsupportedField,
-    functions: unsupportedField,
-    function_call: unsupportedField,
-    echo_delay_ms: v.nullish(v.pipe(int, v.minValue(0), v.maxValue(10_000))),
-  }),
+      temperature: v.nullish(v.pipe(v.number(), v.minValue(0), v.maxValue(2))),
+      top_p: v.nullish(v.pipe(v.number(), v.minValue(0), v.maxValue(1))),
+      seed: v.nullish(int),
+      frequency_penalty: v.nullish(penalty),
+      presence_penalty: v.nullish(penalty),
+      logit_bias: v.nullish(
+        noArray(
+          v.record(
+            v.pipe(v.string(), v.regex(/^\d+$/)),
+            v.pipe(v.number(), v.minValue(-100), v.maxValue(100)),
+          ),
+        ),
+      ),
+      logprobs: v.nullish(v.boolean()),
+      top_logprobs: v.nullish(v.pipe(int, v.minValue(0), v.maxValue(5))),
+      n: v.nullish(v.pipe(int, v.minValue(1), v.maxValue(128))),
+      response_format: v.nullish(responseFormat),
+      tools: v.nullish(v.array(functionTool)),
+      tool_choice: v.nullish(toolChoice),
+      modalities: v.nullish(
+        v.array(v.lazy((input) => (input === 'audio' ? unsupportedValue : v.literal('text')))),
+      ),
+      audio: unsupportedField,
+      prediction: unsupportedField,
+      web_search_options: unsupportedField,
+      functions: unsupportedField,
+      function_call: unsupportedField,
+      echo_delay_ms: v.nullish(v.pipe(int, v.minValue(0), v.maxValue(10_000))),
+    }),
+  ),
   // Rules across fields run only once every field is valid on its own.
   v.forward(
     v.check(
@@ -208,7 +245,8 @@ export const chatCompletionRequestSchema = v.pipe(
   ),
   v.forward(
     v.check((r) => {
-      const last = r.messages.at(-1)?.role;
+      // System and developer messages move to the front (validate.ts), so they do not count.
+      const last = r.messages.findLast((m) => m.role !== 'system' && m.role !== 'developer')?.role;
       return last === 'user' || (last === 'tool' && (r.tools?.length ?? 0) > 0);
     }, 'The last message must be from the user (or a tool result, when `tools` are given).'),
     ['messages'],

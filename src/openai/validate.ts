@@ -1,19 +1,15 @@
 /**
  * @module
- * Turns a parsed JSON body into a `ChatRequest` every engine can take, or throws the 400 that
- * names the first field at fault. Normalisation happens here, once, for every engine: system and
- * developer messages merge into one system message placed first, text parts join into a string,
- * lone surrogates become U+FFFD.
+ * Turns a parsed JSON body into a `ChatRequest` every engine can take (`normalize.ts`), or throws
+ * the 400 that names the first field at fault.
  */
 import * as v from 'valibot';
 import { OpenAIError } from './errors';
-import { chatCompletionRequestSchema, UNSUPPORTED, type ParsedChatRequest } from './schema';
-import type { ChatMessage, ChatRequest } from './types';
+import { normalize } from './normalize';
+import { chatCompletionRequestSchema, UNSUPPORTED } from './schema';
+import type { ChatRequest } from './types';
 
-/** Text parts of one message are joined with this (a line break keeps words apart). */
-export const PART_SEPARATOR = '\n';
-/** System and developer messages are joined with this (DESIGN §3). */
-export const SYSTEM_SEPARATOR = ' ';
+export { PART_SEPARATOR, SYSTEM_SEPARATOR } from './normalize';
 
 /** Validates and normalises a chat-completions body; throws a 400 `OpenAIError`. */
 export function parseChatRequest(body: unknown): ChatRequest {
@@ -87,103 +83,4 @@ function issueToError(issue: v.BaseIssue<unknown>): OpenAIError {
     `Invalid value for '${field}': expected ${issue.expected ?? 'another value'}, got ${describe(issue.input)}.`,
     { param },
   );
-}
-
-/** Message content as the schema lets it through: a string, or parts of which only text counts. */
-type ParsedContent = string | readonly { type: string; text?: unknown }[] | null | undefined;
-
-function contentText(content: ParsedContent): string {
-  if (content == null) return '';
-  if (typeof content === 'string') return content.toWellFormed();
-  return content
-    .map((part) => ('text' in part && typeof part.text === 'string' ? part.text : ''))
-    .join(PART_SEPARATOR)
-    .toWellFormed();
-}
-
-function normalize(parsed: ParsedChatRequest): ChatRequest {
-  const system: string[] = [];
-  const conversation: ChatMessage[] = [];
-  for (const m of parsed.messages) {
-    if (m.role === 'system' || m.role === 'developer') {
-      system.push(contentText(m.content));
-      continue;
-    }
-    if (m.role === 'function') continue; // rejected by the schema; narrows the type
-    const out: ChatMessage = { role: m.role, content: contentText(m.content) };
-    if (m.role !== 'tool' && typeof m.name === 'string') out.name = m.name;
-    if (m.role === 'assistant' && m.tool_calls != null) {
-      out.tool_calls = m.tool_calls.map((c) => ({
-        id: c.id,
-        type: 'function',
-        function: { name: c.function.name, arguments: c.function.arguments },
-      }));
-    }
-    if (m.role === 'tool') out.tool_call_id = m.tool_call_id;
-    conversation.push(out);
-  }
-  const messages: ChatMessage[] =
-    system.length > 0
-      ? [{ role: 'system', content: system.join(SYSTEM_SEPARATOR) }, ...conversation]
-      : conversation;
-
-  const stream = parsed.stream === true;
-  const request: ChatRequest = {
-    model: parsed.model,
-    messages,
-    stream,
-    include_usage: stream && parsed.stream_options?.include_usage === true,
-    n: parsed.n ?? 1,
-  };
-  const maxTokens = parsed.max_completion_tokens ?? parsed.max_tokens;
-  if (maxTokens != null) request.max_tokens = maxTokens;
-  if (parsed.stop != null) {
-    const stop = typeof parsed.stop === 'string' ? [parsed.stop] : parsed.stop;
-    request.stop = stop.map((s) => s.toWellFormed());
-  }
-  if (parsed.temperature != null) request.temperature = parsed.temperature;
-  if (parsed.top_p != null) request.top_p = parsed.top_p;
-  if (parsed.seed != null) request.seed = parsed.seed;
-  if (parsed.frequency_penalty != null) request.frequency_penalty = parsed.frequency_penalty;
-  if (parsed.presence_penalty != null) request.presence_penalty = parsed.presence_penalty;
-  if (parsed.logit_bias != null) request.logit_bias = { ...parsed.logit_bias };
-  if (parsed.logprobs != null) request.logprobs = parsed.logprobs;
-  if (parsed.top_logprobs != null) request.top_logprobs = parsed.top_logprobs;
-  if (parsed.response_format != null) {
-    const f = parsed.response_format;
-    request.response_format =
-      f.type === 'json_schema'
-        ? {
-            type: 'json_schema',
-            json_schema: {
-              name: f.json_schema.name,
-              ...(f.json_schema.description != null && {
-                description: f.json_schema.description,
-              }),
-              ...(f.json_schema.schema != null && { schema: f.json_schema.schema }),
-              ...(f.json_schema.strict != null && { strict: f.json_schema.strict }),
-            },
-          }
-        : { type: f.type };
-  }
-  if (parsed.tools != null) {
-    request.tools = parsed.tools.map((t) => ({
-      type: 'function',
-      function: {
-        name: t.function.name,
-        ...(t.function.description != null && { description: t.function.description }),
-        ...(t.function.parameters != null && { parameters: t.function.parameters }),
-      },
-    }));
-  }
-  if (parsed.tool_choice != null) {
-    const c = parsed.tool_choice;
-    // The schema lets only the named-function object form through.
-    if (typeof c === 'string') request.tool_choice = c;
-    else if (c.type === 'function') {
-      request.tool_choice = { type: 'function', function: { name: c.function.name } };
-    }
-  }
-  if (parsed.echo_delay_ms != null) request.echo_delay_ms = parsed.echo_delay_ms;
-  return request;
 }

@@ -1,0 +1,185 @@
+import { describe, expect, it } from 'vitest';
+import type { Engine, EngineOutput } from '../../../src/engine-host/engine';
+import { EngineQueue } from '../../../src/engine-host/queue';
+import type { ChatEvent } from '../../../src/openai/backend';
+import { OpenAIError } from '../../../src/openai/errors';
+import type { ChatRequest } from '../../../src/openai/types';
+import { eventually, sleep } from '../helpers';
+
+/** An engine that records concurrency and holds each generation until released. */
+class GateEngine implements Engine {
+  loadedModel: string | null = null;
+  loads: string[] = [];
+  active = 0;
+  maxActive = 0;
+  started: string[] = [];
+  readonly #gates = new Map<string, () => void>();
+  fail = new Set<string>();
+
+  serves(): boolean {
+    return true;
+  }
+  isLoaded(model: string): boolean {
+    return this.loadedModel === model;
+  }
+  async load(model: string): Promise<void> {
+    this.loads.push(model);
+    await sleep(5);
+    this.loadedModel = model;
+  }
+  release(text: string): void {
+    this.#gates.get(text)?.();
+  }
+  async *generate(request: ChatRequest, signal: AbortSignal): AsyncGenerator<EngineOutput> {
+    const text = request.messages.at(-1)?.content ?? '';
+    this.started.push(text);
+    this.active += 1;
+    this.maxActive = Math.max(this.maxActive, this.active);
+    try {
+      if (this.fail.has(text)) throw new Error(`engine failed on ${text}`);
+      await new Promise<void>((resolve) => {
+        this.#gates.set(text, resolve);
+        signal.addEventListener('abort', () => resolve());
+      });
+      if (signal.aborted) return;
+      yield { type: 'token', text };
+      yield {
+        type: 'end',
+        finish_reason: 'stop',
+        usage: { prompt_tokens: 1, completion_tokens: 1 },
+      };
+    } finally {
+      this.active -= 1;
+    }
+  }
+}
+
+const req = (text: string, model = 'acme/m'): ChatRequest => ({
+  model,
+  messages: [{ role: 'user', content: text }],
+  stream: false,
+  include_usage: false,
+  n: 1,
+});
+
+async function collect(events: AsyncIterable<ChatEvent>): Promise<ChatEvent[]> {
+  const out: ChatEvent[] = [];
+  for await (const event of events) out.push(event);
+  return out;
+}
+
+const signal = () => new AbortController().signal;
+
+describe('EngineQueue', () => {
+  it('runs one request at a time, first in first out', async () => {
+    const engine = new GateEngine();
+    const queue = new EngineQueue([engine]);
+    const replies = ['a', 'b', 'c'].map((t) => collect(queue.chat(req(t), { signal: signal() })));
+    await eventually(() => engine.started.length === 1);
+    expect(queue.counts).toEqual({ running: 1, waiting: 2 });
+    for (const t of ['a', 'b', 'c']) {
+      await eventually(() => engine.started.at(-1) === t);
+      engine.release(t);
+    }
+    await Promise.all(replies);
+    expect(engine.started).toEqual(['a', 'b', 'c']);
+    expect(engine.maxActive).toBe(1);
+    expect(queue.counts).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('reports queued, then loading when the model is not on the GPU, then running', async () => {
+    const engine = new GateEngine();
+    const queue = new EngineQueue([engine]);
+    const reply = collect(queue.chat(req('a'), { signal: signal() }));
+    await eventually(() => engine.started.length === 1);
+    engine.release('a');
+    const events = await reply;
+    expect(events.slice(0, 3)).toEqual([
+      { type: 'state', state: 'queued' },
+      { type: 'state', state: 'loading' },
+      { type: 'state', state: 'running' },
+    ]);
+    expect(engine.loads).toEqual(['acme/m']);
+  });
+
+  it('refuses a request when the given number already wait, with queue_full and retry-after', async () => {
+    const engine = new GateEngine();
+    const queue = new EngineQueue([engine], { maxWaiting: 2 });
+    const held = ['a', 'b', 'c'].map((t) => collect(queue.chat(req(t), { signal: signal() })));
+    await eventually(() => engine.started.length === 1);
+    const error = (await collect(queue.chat(req('d'), { signal: signal() })).catch(
+      (e: unknown) => e,
+    )) as OpenAIError;
+    expect(error).toBeInstanceOf(OpenAIError);
+    expect(error.code).toBe('queue_full');
+    expect(error.responseHeaders()['retry-after']).toBeDefined();
+    for (const t of ['a', 'b', 'c']) {
+      await eventually(() => engine.started.at(-1) === t);
+      engine.release(t);
+    }
+    await Promise.all(held);
+  });
+
+  it('takes a waiting request out of the queue as soon as it is aborted', async () => {
+    const engine = new GateEngine();
+    const queue = new EngineQueue([engine]);
+    const a = collect(queue.chat(req('a'), { signal: signal() }));
+    const abort = new AbortController();
+    const b = collect(queue.chat(req('b'), { signal: abort.signal }));
+    await eventually(() => queue.counts.waiting === 1);
+    abort.abort();
+    expect(queue.counts.waiting).toBe(0);
+    expect((await b).some((e) => e.type === 'tokens')).toBe(false);
+    await eventually(() => engine.started.length === 1);
+    engine.release('a');
+    await a;
+    expect(engine.started).toEqual(['a']);
+  });
+
+  it('stops the engine when the running request is aborted, and starts the next', async () => {
+    const engine = new GateEngine();
+    const queue = new EngineQueue([engine]);
+    const abort = new AbortController();
+    const a = collect(queue.chat(req('a'), { signal: abort.signal }));
+    const b = collect(queue.chat(req('b'), { signal: signal() }));
+    await eventually(() => engine.started.length === 1);
+    abort.abort();
+    await a;
+    await eventually(() => engine.started.length === 2);
+    engine.release('b');
+    expect((await b).at(-1)?.type).toBe('end');
+  });
+
+  it('never waits for a reader: the next request runs while a reply sits unread', async () => {
+    const engine = new GateEngine();
+    const queue = new EngineQueue([engine]);
+    const unread = queue.chat(req('a'), { signal: signal() });
+    const b = collect(queue.chat(req('b'), { signal: signal() }));
+    await eventually(() => engine.started.length === 1);
+    engine.release('a');
+    await eventually(() => engine.started.length === 2);
+    engine.release('b');
+    expect((await b).at(-1)?.type).toBe('end');
+    expect((await collect(unread)).at(-1)?.type).toBe('end');
+  });
+
+  it('fails only the request whose generation threw, as an engine_error', async () => {
+    const engine = new GateEngine();
+    engine.fail.add('bad');
+    const queue = new EngineQueue([engine]);
+    const bad = collect(queue.chat(req('bad'), { signal: signal() })).catch((e: unknown) => e);
+    const good = collect(queue.chat(req('good'), { signal: signal() }));
+    await eventually(() => engine.started.length === 2);
+    engine.release('good');
+    expect(((await bad) as OpenAIError).code).toBe('engine_error');
+    expect((await good).at(-1)?.type).toBe('end');
+  });
+
+  it('fails a request for a model no engine serves with model_not_found', async () => {
+    const queue = new EngineQueue([]);
+    const error = (await collect(queue.chat(req('a'), { signal: signal() })).catch(
+      (e: unknown) => e,
+    )) as OpenAIError;
+    expect(error.code).toBe('model_not_found');
+  });
+});

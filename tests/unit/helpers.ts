@@ -1,0 +1,108 @@
+/** Shared wiring for unit tests: the real stack over a real Node MessageChannel. */
+import type { ChatBackend, ChatEvent } from '../../src/openai/backend';
+import { PortBackend } from '../../src/bridge/client';
+import { HostServer } from '../../src/bridge/server';
+import { Channel } from '../../src/bridge/channel';
+import { EchoEngine } from '../../src/engine-host/echo-engine';
+import { EngineQueue } from '../../src/engine-host/queue';
+import { decodeSse } from '../../src/openai/sse';
+import { ECHO_MODEL, staticModelDirectory } from '../../src/openai/models';
+import { createApi, type ApiOptions } from '../../src/openai/router';
+
+/** The API over the port bridge, the queue and the echo engine, as the browser wires them. */
+export function echoStack(options: Partial<ApiOptions> & { maxWaiting?: number } = {}) {
+  const queue = new EngineQueue([new EchoEngine()], { maxWaiting: options.maxWaiting ?? 32 });
+  const server = new HostServer(queue, () => ({
+    host: { id: 'test-host', build: 'test' },
+    loaded_model: queue.loadedModel,
+    queue: queue.counts,
+  }));
+  const { port1, port2 } = new MessageChannel();
+  server.attach(port2);
+  const backend = new PortBackend(async () => port1);
+  const api = createApi({
+    backend,
+    models: staticModelDirectory([ECHO_MODEL]),
+    status: () => backend.status(),
+    ...options,
+  });
+  return {
+    api,
+    queue,
+    server,
+    backend,
+    close() {
+      port1.close();
+      port2.close();
+    },
+  };
+}
+
+/** A backend that plays a script of events; `signal` records the abort. */
+export function scriptedBackend(
+  script: (signal: AbortSignal) => AsyncIterable<ChatEvent>,
+): ChatBackend & { signals: AbortSignal[] } {
+  const signals: AbortSignal[] = [];
+  return {
+    signals,
+    chat(_request, { signal }) {
+      signals.push(signal);
+      const channel = new Channel<ChatEvent>();
+      void (async () => {
+        try {
+          for await (const event of script(signal)) channel.push(event);
+          channel.close();
+        } catch (err) {
+          channel.fail(err);
+        }
+      })();
+      return channel;
+    },
+  };
+}
+
+export const URL_BASE = 'http://hearth.test';
+
+/** A POST to the chat endpoint with a key and a JSON body. */
+export function chatRequest(
+  body: unknown,
+  init: { headers?: Record<string, string>; path?: string } = {},
+): Request {
+  return new Request(`${URL_BASE}${init.path ?? '/v1/openai/chat/completions'}`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer k', 'content-type': 'application/json', ...init.headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+/** A GET with a key. */
+export function getRequest(path: string, headers: Record<string, string> = {}): Request {
+  return new Request(`${URL_BASE}${path}`, { headers: { authorization: 'Bearer k', ...headers } });
+}
+
+/** A minimal valid echo request, with extra fields. */
+export function echoBody(content: string, extra: Record<string, unknown> = {}) {
+  return { model: 'hearth/echo', messages: [{ role: 'user', content }], ...extra };
+}
+
+/** Every `data:` payload of an SSE response, JSON-parsed except `[DONE]`. */
+export async function sseData(response: Response): Promise<unknown[]> {
+  const out: unknown[] = [];
+  if (!response.body) return out;
+  for await (const event of decodeSse(response.body)) {
+    out.push(event.data === '[DONE]' ? '[DONE]' : JSON.parse(event.data));
+  }
+  return out;
+}
+
+/** Resolves after `ms`. */
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `check` until it holds (or fails after `ms`). */
+export async function eventually(check: () => boolean, ms = 2000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('condition never held');
+    await sleep(5);
+  }
+}

@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import {
+  chunkBody,
+  completionBody,
+  SseReplyWriter,
+  toUsage,
+  usageChunkBody,
+  type ReplyMeta,
+} from '../../../src/openai/completion';
+import { sseEvent } from '../../../src/openai/sse';
+
+const meta: ReplyMeta = {
+  id: 'chatcmpl-1',
+  created: 1700000000,
+  model: 'hearth/echo',
+  include_usage: false,
+};
+const usage = toUsage({ prompt_tokens: 3, completion_tokens: 2 }, { prompt: 0, completion: 0 });
+
+function events(text: string): unknown[] {
+  return text
+    .split('\n\n')
+    .filter((e) => e !== '')
+    .map((e) => {
+      expect(e.startsWith('data: ')).toBe(true);
+      const data = e.slice(6);
+      return data === '[DONE]' ? data : JSON.parse(data);
+    });
+}
+
+describe('toUsage', () => {
+  it('adds the total and prices prompt and completion tokens separately', () => {
+    expect(
+      toUsage({ prompt_tokens: 1000, completion_tokens: 500 }, { prompt: 1e-6, completion: 4e-6 }),
+    ).toEqual({
+      prompt_tokens: 1000,
+      completion_tokens: 500,
+      total_tokens: 1500,
+      estimated_cost: 0.001 + 0.002,
+    });
+  });
+});
+
+describe('completionBody', () => {
+  it('has the OpenAI shape with one choice and usage', () => {
+    expect(completionBody(meta, 'hi', 'stop', usage)).toEqual({
+      id: 'chatcmpl-1',
+      object: 'chat.completion',
+      created: 1700000000,
+      model: 'hearth/echo',
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: 'hi', refusal: null },
+          logprobs: null,
+          finish_reason: 'stop',
+        },
+      ],
+      usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5, estimated_cost: 0 },
+    });
+  });
+});
+
+describe('SseReplyWriter', () => {
+  it('writes the role first, one chunk per token, the final chunk, then [DONE]', () => {
+    const writer = new SseReplyWriter(meta);
+    const text = writer.tokens(['a ', 'b']) + writer.tokens(['!']) + writer.end('length', usage);
+    expect(events(text)).toEqual([
+      chunkBody(meta, { role: 'assistant', content: 'a ' }, null),
+      chunkBody(meta, { content: 'b' }, null),
+      chunkBody(meta, { content: '!' }, null),
+      chunkBody(meta, {}, 'length'),
+      '[DONE]',
+    ]);
+  });
+
+  it('writes the fast path byte for byte as the generic encoder would', () => {
+    const writer = new SseReplyWriter({ ...meta, include_usage: true });
+    writer.tokens(['first']);
+    for (const token of ['plain', 'quo"te', 'new\nline', 'sep\u2028', '😀', '\uFFFD', '']) {
+      expect(writer.tokens([token])).toBe(
+        sseEvent(chunkBody({ ...meta, include_usage: true }, { content: token }, null)),
+      );
+    }
+  });
+
+  it('adds usage: null to every chunk and a usage chunk before [DONE] with include_usage', () => {
+    const m = { ...meta, include_usage: true };
+    const writer = new SseReplyWriter(m);
+    const all = events(writer.tokens(['x']) + writer.end('stop', usage));
+    expect(all).toEqual([
+      { ...chunkBody(m, { role: 'assistant', content: 'x' }, null), usage: null },
+      { ...chunkBody(m, {}, 'stop'), usage: null },
+      usageChunkBody(m, usage),
+      '[DONE]',
+    ]);
+    expect(all[2]).toMatchObject({ choices: [], usage });
+  });
+
+  it('opens an empty reply with the role and empty content', () => {
+    const writer = new SseReplyWriter(meta);
+    expect(events(writer.end('stop', usage))).toEqual([
+      chunkBody(meta, { role: 'assistant', content: '' }, null),
+      chunkBody(meta, {}, 'stop'),
+      '[DONE]',
+    ]);
+  });
+});
