@@ -4,8 +4,11 @@ import { findChromium, NO_CHROMIUM_HELP } from './scripts/find-chromium.mjs';
 const executablePath = await findChromium();
 if (!executablePath) throw new Error(NO_CHROMIUM_HELP);
 
-/** A port of its own, so that the tests never talk to an app left running by `npm start`. */
+/** Ports of their own, so that the tests never talk to an app left running by `npm start`. */
 const PORT = Number(process.env.E2E_PORT ?? 4179);
+/** The same app built for a sub-path, as on a GitHub Pages project site. */
+const SUBPATH_PORT = PORT + 1;
+const SUBPATH = '/hearth/';
 
 /** Flags known to work headless on machines without a GPU or internet (notes/toolchain.md). */
 export const chromiumArgs = [
@@ -28,18 +31,39 @@ export default defineConfig({
   reporter: [['list']],
   globalSetup: './tests/e2e/global-setup.ts',
   use: {
-    baseURL: `http://127.0.0.1:${PORT}`,
     browserName: 'chromium',
     headless: true,
     launchOptions: { executablePath, args: chromiumArgs },
   },
-  webServer: {
-    command: 'node scripts/start.mjs',
-    env: { PORT: String(PORT) },
-    url: `http://127.0.0.1:${PORT}/`,
-    // A server left over from another run could serve a stale build.
-    reuseExistingServer: false,
-    timeout: 120_000,
-    stdout: 'ignore',
-  },
+  projects: [
+    {
+      name: 'root',
+      testIgnore: /subpath\.spec\.ts$/,
+      use: { baseURL: `http://127.0.0.1:${PORT}/` },
+    },
+    {
+      name: 'subpath',
+      testMatch: /subpath\.spec\.ts$/,
+      use: { baseURL: `http://127.0.0.1:${SUBPATH_PORT}${SUBPATH}` },
+    },
+  ],
+  webServer: [
+    {
+      command: 'node scripts/start.mjs',
+      env: { PORT: String(PORT) },
+      url: `http://127.0.0.1:${PORT}/`,
+      // A server left over from another run could serve a stale build.
+      reuseExistingServer: false,
+      timeout: 120_000,
+      stdout: 'ignore',
+    },
+    {
+      command: 'node scripts/start.mjs',
+      env: { PORT: String(SUBPATH_PORT), HEARTH_BASE: SUBPATH, HEARTH_OUT_DIR: 'dist-e2e-subpath' },
+      url: `http://127.0.0.1:${SUBPATH_PORT}${SUBPATH}`,
+      reuseExistingServer: false,
+      timeout: 120_000,
+      stdout: 'ignore',
+    },
+  ],
 });

@@ -26,7 +26,8 @@ export default defineConfig(({ command }) => {
     server: { host: '127.0.0.1', port: 5173, strictPort: true },
     preview: { host: '127.0.0.1', port: Number(process.env.PORT ?? 4173), strictPort: true },
     worker: { format: 'es' },
-    build: { target: 'es2022' },
+    // HEARTH_OUT_DIR lets two builds (e.g. the e2e tests' sub-path build) live side by side.
+    build: { target: 'es2022', outDir: process.env.HEARTH_OUT_DIR ?? 'dist' },
     plugins: [
       VitePWA({
         strategies: 'injectManifest',

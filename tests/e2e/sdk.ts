@@ -10,7 +10,7 @@ declare global {
 }
 
 /** Opens the app, waits until its API answers, and loads the `openai` SDK into the page. */
-export async function openApp(page: Page, path = '/'): Promise<void> {
+export async function openApp(page: Page, path = './'): Promise<void> {
   await page.goto(path);
   await expect(page.locator('api-status')).toHaveAttribute('state', 'ready');
   await page.addScriptTag({ path: OPENAI_BUNDLE.pathname });

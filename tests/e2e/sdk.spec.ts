@@ -1,0 +1,334 @@
+/**
+ * The official `openai` SDK running in a page of the app, configured as a user would, against
+ * the SDK base URL and against `{origin}/v1` (the alias gateways use).
+ */
+import { expect, test } from '@playwright/test';
+import { openApp } from './sdk';
+
+for (const suffix of ['v1/openai', 'v1']) {
+  test.describe(`the openai SDK with baseURL {origin}{base}${suffix}`, () => {
+    test.beforeEach(async ({ page }) => {
+      await openApp(page);
+      await page.evaluate((suffix) => {
+        const baseURL = new URL(suffix, location.href).href;
+        (globalThis as Record<string, unknown>).client = new OpenAI({
+          baseURL,
+          apiKey: 'sk-local',
+          dangerouslyAllowBrowser: true,
+        });
+      }, suffix);
+    });
+
+    test('gets a non-streamed completion', async ({ page }) => {
+      const completion = await page.evaluate(async () => {
+        const c = await client.chat.completions.create({
+          model: 'hearth/echo',
+          messages: [{ role: 'user', content: 'Hello from the page' }],
+        });
+        return { ...c, request_id: c._request_id };
+      });
+      expect(completion).toMatchObject({
+        object: 'chat.completion',
+        model: 'hearth/echo',
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: 'Hello from the page' },
+            finish_reason: 'stop',
+          },
+        ],
+        usage: { prompt_tokens: 4, completion_tokens: 4, total_tokens: 8, estimated_cost: 0 },
+      });
+      expect(completion.id).toMatch(/^chatcmpl-/);
+      expect(completion.request_id).toMatch(/^req_/);
+    });
+
+    test('streams a completion chunk by chunk, with usage when asked', async ({ page }) => {
+      const result = await page.evaluate(async () => {
+        const stream = await client.chat.completions.create({
+          model: 'hearth/echo',
+          messages: [{ role: 'user', content: 'one two three' }],
+          stream: true,
+          stream_options: { include_usage: true },
+        });
+        const chunks = [];
+        for await (const chunk of stream) chunks.push(chunk);
+        return chunks;
+      });
+      const contents = result.flatMap((c) => c.choices.map((ch) => ch.delta.content ?? ''));
+      expect(contents.join('')).toBe('one two three');
+      expect(result[0]?.choices[0]?.delta).toEqual({ role: 'assistant', content: 'one ' });
+      expect(result.at(-2)?.choices[0]).toMatchObject({ delta: {}, finish_reason: 'stop' });
+      expect(result.at(-1)).toMatchObject({
+        choices: [],
+        usage: { prompt_tokens: 3, completion_tokens: 3, total_tokens: 6 },
+      });
+      expect(new Set(result.map((c) => c.id)).size).toBe(1);
+    });
+
+    test('accumulates a stream with the SDK helper into the same message', async ({ page }) => {
+      const message = await page.evaluate(async () => {
+        const runner = client.chat.completions.stream({
+          model: 'hearth/echo',
+          messages: [{ role: 'user', content: 'stream helper works' }],
+        });
+        return (await runner.finalChatCompletion()).choices[0]?.message.content;
+      });
+      expect(message).toBe('stream helper works');
+    });
+
+    test('stops at max_tokens with finish_reason length', async ({ page }) => {
+      const choice = await page.evaluate(async () => {
+        const c = await client.chat.completions.create({
+          model: 'hearth/echo',
+          messages: [{ role: 'user', content: 'a b c d e' }],
+          max_tokens: 2,
+        });
+        return c.choices[0];
+      });
+      expect(choice).toMatchObject({ message: { content: 'a b ' }, finish_reason: 'length' });
+    });
+
+    test('cuts the reply at a stop string', async ({ page }) => {
+      const content = await page.evaluate(async () => {
+        const c = await client.chat.completions.create({
+          model: 'hearth/echo',
+          messages: [{ role: 'user', content: 'keep this STOP not this' }],
+          stop: ['STOP'],
+        });
+        return c.choices[0]?.message.content;
+      });
+      expect(content).toBe('keep this ');
+    });
+
+    test('shapes the reply with a system message', async ({ page }) => {
+      const content = await page.evaluate(async () => {
+        const c = await client.chat.completions.create({
+          model: 'hearth/echo',
+          messages: [
+            { role: 'system', content: 'You are terse.' },
+            { role: 'user', content: 'hi' },
+          ],
+        });
+        return c.choices[0]?.message.content;
+      });
+      expect(content).toBe('[You are terse.] hi');
+    });
+
+    test('counts a multi-turn history in prompt_tokens', async ({ page }) => {
+      const usage = await page.evaluate(async () => {
+        const c = await client.chat.completions.create({
+          model: 'hearth/echo',
+          messages: [
+            { role: 'user', content: 'first question here' },
+            { role: 'assistant', content: 'first answer' },
+            { role: 'user', content: 'second' },
+          ],
+        });
+        return c.usage;
+      });
+      expect(usage).toMatchObject({ prompt_tokens: 3 + 2 + 1, completion_tokens: 1 });
+    });
+
+    test('lists and retrieves models', async ({ page }) => {
+      const models = await page.evaluate(async () => {
+        const list = [];
+        for await (const model of client.models.list()) list.push(model);
+        return { list, one: await client.models.retrieve('hearth/echo') };
+      });
+      expect(models.list.map((m) => m.id)).toContain('hearth/echo');
+      expect(models.one).toMatchObject({ id: 'hearth/echo', object: 'model', owned_by: 'hearth' });
+    });
+
+    test('raises the SDK error classes for 400, 401 and 404', async ({ page }) => {
+      const errors = await page.evaluate(async (suffix) => {
+        const describe = (e: unknown) => {
+          const err = e as InstanceType<typeof OpenAI.APIError>;
+          return {
+            name: err.constructor.name,
+            status: err.status,
+            code: err.code,
+            param: err.param,
+          };
+        };
+        const bad = await client.chat.completions
+          .create({
+            model: 'hearth/echo',
+            messages: [{ role: 'user', content: 'x' }],
+            temperature: 7,
+          })
+          .catch(describe);
+        const unknown = await client.chat.completions
+          .create({ model: 'acme/none', messages: [{ role: 'user', content: 'x' }] })
+          .catch(describe);
+        const missing = await client.models.retrieve('acme/none').catch(describe);
+        // The SDK insists on a key; removing its header is how a caller ends up without one.
+        const noKey = new OpenAI({
+          baseURL: new URL(suffix, location.href).href,
+          apiKey: 'unused',
+          defaultHeaders: { Authorization: null },
+          dangerouslyAllowBrowser: true,
+        });
+        const unauth = await noKey.models.list().catch(describe);
+        return {
+          bad,
+          unknown,
+          missing,
+          unauth,
+          isBadRequest: (await client.chat.completions
+            .create({ model: 'hearth/echo', messages: [] })
+            .catch((e: unknown) => e instanceof OpenAI.BadRequestError)) as boolean,
+        };
+      }, suffix);
+      expect(errors.bad).toEqual({
+        name: 'BadRequestError',
+        status: 400,
+        code: 'invalid_value',
+        param: 'temperature',
+      });
+      expect(errors.unknown).toEqual({
+        name: 'NotFoundError',
+        status: 404,
+        code: 'model_not_found',
+        param: 'model',
+      });
+      expect(errors.missing).toMatchObject({ name: 'NotFoundError', status: 404 });
+      expect(errors.unauth).toMatchObject({
+        name: 'AuthenticationError',
+        status: 401,
+        code: 'invalid_api_key',
+      });
+      expect(errors.isBadRequest).toBe(true);
+    });
+
+    test('raises RateLimitError when the queue is full', async ({ page }) => {
+      const result = await page.evaluate(async () => {
+        const body = (content: string, delay: number) =>
+          ({
+            model: 'hearth/echo',
+            messages: [{ role: 'user', content }],
+            echo_delay_ms: delay,
+          }) as Parameters<typeof client.chat.completions.create>[0] & { stream?: false };
+        const abort = new AbortController();
+        const opts = { signal: abort.signal, maxRetries: 0 };
+        // One running (slow), 32 waiting behind it: the queue is full.
+        const held = [client.chat.completions.create(body('a b c d e f g h i j', 200), opts)];
+        for (let i = 0; i < 32; i += 1)
+          held.push(client.chat.completions.create(body(`q${i}`, 0), opts));
+        await new Promise((r) => setTimeout(r, 300));
+        const refused = await client.chat.completions
+          .create(body('one too many', 0), { maxRetries: 0 })
+          .then(
+            () => ({ name: 'none', status: 0, code: '', retryAfter: null as string | null }),
+            (e: InstanceType<typeof OpenAI.APIError>) => ({
+              name: e.constructor.name,
+              status: e.status,
+              code: e.code,
+              retryAfter: e.headers?.get('retry-after') ?? null,
+            }),
+          );
+        abort.abort();
+        await Promise.allSettled(held);
+        return refused;
+      });
+      expect(result).toEqual({
+        name: 'RateLimitError',
+        status: 429,
+        code: 'queue_full',
+        retryAfter: '5',
+      });
+    });
+
+    test('aborts a stream midway, and the next request completes at once', async ({ page }) => {
+      const result = await page.evaluate(async () => {
+        const abort = new AbortController();
+        const stream = await client.chat.completions.create(
+          {
+            model: 'hearth/echo',
+            messages: [
+              { role: 'user', content: Array.from({ length: 100 }, (_, i) => `w${i}`).join(' ') },
+            ],
+            stream: true,
+            echo_delay_ms: 100,
+          } as Parameters<typeof client.chat.completions.create>[0] & { stream: true },
+          { signal: abort.signal },
+        );
+        let received = 0;
+        for await (const _chunk of stream) {
+          received += 1;
+          if (received === 3) abort.abort();
+        }
+        // The aborted stream would run 10 more seconds; the next request must not wait for it.
+        const started = performance.now();
+        const next = await client.chat.completions.create({
+          model: 'hearth/echo',
+          messages: [{ role: 'user', content: 'next' }],
+        });
+        return {
+          received,
+          next: next.choices[0]?.message.content,
+          waitedMs: performance.now() - started,
+        };
+      });
+      expect(result.received).toBe(3);
+      expect(result.next).toBe('next');
+      expect(result.waitedMs).toBeLessThan(5_000);
+    });
+
+    test('aborts a queued request: it never runs to completion and does not delay the next', async ({
+      page,
+    }) => {
+      const result = await page.evaluate(async () => {
+        type Body = Parameters<typeof client.chat.completions.create>[0] & { stream?: false };
+        const running = client.chat.completions.create({
+          model: 'hearth/echo',
+          messages: [{ role: 'user', content: 'a b c d e' }],
+          echo_delay_ms: 100,
+        } as Body);
+        const abort = new AbortController();
+        // 100 tokens at 1 s each: if this ran to completion the test would time out.
+        const queued = client.chat.completions
+          .create(
+            {
+              model: 'hearth/echo',
+              messages: [
+                { role: 'user', content: Array.from({ length: 100 }, () => 'x').join(' ') },
+              ],
+              echo_delay_ms: 1000,
+            } as Body,
+            { signal: abort.signal, maxRetries: 0 },
+          )
+          .then(
+            () => 'completed',
+            (e: Error) => e.constructor.name,
+          );
+        await new Promise((r) => setTimeout(r, 100));
+        abort.abort();
+        const after = await client.chat.completions.create({
+          model: 'hearth/echo',
+          messages: [{ role: 'user', content: 'after' }],
+        });
+        return {
+          running: (await running).choices[0]?.message.content,
+          queued: await queued,
+          after: after.choices[0]?.message.content,
+        };
+      });
+      expect(result).toEqual({ running: 'a b c d e', queued: 'APIUserAbortError', after: 'after' });
+      // Nothing is left running or waiting once the aborted request has been dropped.
+      await expect
+        .poll(() =>
+          page.evaluate(async () => {
+            const r = await fetch('v1/hearth/status', { headers: { authorization: 'Bearer k' } });
+            const s = (await r.json()) as { queue: unknown; open_ports: number };
+            return { queue: s.queue, open_ports: s.open_ports };
+          }),
+        )
+        .toEqual({ queue: { running: 0, waiting: 0 }, open_ports: 0 });
+    });
+  });
+}
+
+declare global {
+  var client: InstanceType<typeof OpenAI>;
+}
