@@ -40,10 +40,13 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     languageOptions: {
-      globals: { ...globals.browser, ...globals.node, __HEARTH_BUILD__: 'readonly' },
+      globals: { ...globals.browser, ...globals.node },
     },
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
       // Only one file may import WebLLM (DESIGN §2).
       'no-restricted-imports': [
         'error',

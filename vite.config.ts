@@ -20,9 +20,11 @@ export default defineConfig(({ command }) => {
     command === 'serve'
       ? 'dev'
       : (process.env.HEARTH_BUILD ?? `${version}+${Date.now().toString(36)}`);
+  // Read as import.meta.env.VITE_HEARTH_BUILD, which Vite replaces in the page, the workers and
+  // the service worker alike, in dev as in builds (a `define` global is not set in a dev worker).
+  process.env.VITE_HEARTH_BUILD = build;
   return {
     base: basePath(process.env.HEARTH_BASE),
-    define: { __HEARTH_BUILD__: JSON.stringify(build) },
     server: { host: '127.0.0.1', port: 5173, strictPort: true },
     preview: { host: '127.0.0.1', port: Number(process.env.PORT ?? 4173), strictPort: true },
     worker: { format: 'es' },

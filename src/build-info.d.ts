@@ -1,2 +1,4 @@
-/** The build id, set by vite.config.ts: the same string in the page, the worker and the service worker. */
-declare const __HEARTH_BUILD__: string;
+interface ImportMetaEnv {
+  /** The build id, set by vite.config.ts: the same string in the page and the service worker. */
+  readonly VITE_HEARTH_BUILD: string;
+}

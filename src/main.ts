@@ -47,7 +47,7 @@ async function boot(): Promise<void> {
   void wb.register();
   await controlled(hadWorker);
   void joinElection({
-    build: __HEARTH_BUILD__,
+    build: import.meta.env.VITE_HEARTH_BUILD,
     onRole: (role, detail) => {
       status.role = role;
       status.detail = detail ?? '';

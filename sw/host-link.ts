@@ -14,11 +14,19 @@ export const HOST_WAIT_MS = 3000;
 export interface HostLinkOptions {
   /** This worker's build id; a host of another build is refused. */
   build: string;
-  /** `self.clients`. */
-  clients: Pick<Clients, 'matchAll'>;
+  /** `self.clients`, of which only window clients are asked for. */
+  clients: WindowClients;
   /** The app's address, for the error that says to open it. */
   appUrl: string;
   waitMs?: number;
+}
+
+/** The part of `Clients` the link uses (typed here so that it also compiles outside a worker). */
+export interface WindowClients {
+  matchAll(options: {
+    type: 'window';
+    includeUncontrolled: boolean;
+  }): Promise<readonly { postMessage(message: SwToPage): void }[]>;
 }
 
 interface Host {

@@ -14,7 +14,11 @@ import { HostLink } from './host-link';
 declare const self: ServiceWorkerGlobalScope;
 
 const scope = new URL(self.registration.scope);
-const link = new HostLink({ build: __HEARTH_BUILD__, clients: self.clients, appUrl: scope.href });
+const link = new HostLink({
+  build: import.meta.env.VITE_HEARTH_BUILD,
+  clients: self.clients,
+  appUrl: scope.href,
+});
 const backend = new PortBackend(() => link.port());
 const api = createApi({
   backend,

@@ -7,11 +7,11 @@ import { HostLink } from '../../../sw/host-link';
 function fakeClients(count = 1) {
   const inbox: SwToPage[] = [];
   const windows = Array.from({ length: count }, () => ({
-    postMessage: (message: SwToPage) => inbox.push(message),
+    postMessage: (message: SwToPage) => void inbox.push(message),
   }));
   return {
     inbox,
-    clients: { matchAll: async () => windows as unknown as readonly WindowClient[] },
+    clients: { matchAll: async () => windows },
   };
 }
 
