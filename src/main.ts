@@ -21,7 +21,9 @@ async function controlled(hadWorker: boolean): Promise<boolean> {
     sessionStorage.removeItem(RELOAD_MARK);
     return true;
   }
-  if (hadWorker && sessionStorage.getItem(RELOAD_MARK) === null) {
+  if (hadWorker) {
+    // Reloaded once already and still not controlled: say so rather than reload in a loop.
+    if (sessionStorage.getItem(RELOAD_MARK) !== null) return false;
     sessionStorage.setItem(RELOAD_MARK, '1');
     location.reload();
     return new Promise(() => {});
@@ -45,7 +47,10 @@ async function boot(): Promise<void> {
     ? new Workbox(`${BASE}sw.js`, { scope: BASE })
     : new Workbox(`${BASE}dev-sw.js?dev-sw`, { scope: BASE, type: 'module' });
   void wb.register();
-  await controlled(hadWorker);
+  if (!(await controlled(hadWorker))) {
+    status.role = 'uncontrolled';
+    return;
+  }
   void joinElection({
     build: import.meta.env.VITE_HEARTH_BUILD,
     onRole: (role, detail) => {

@@ -106,6 +106,7 @@ function sseBody(
         const usage = toUsage(output.usage, model.price);
         controller.enqueue(encoder.encode(writer.end(output.finish_reason, usage)));
       } catch (err) {
+        if (abort.signal.aborted) return; // the client cancelled: nobody is reading any more
         controller.enqueue(encoder.encode(sseEvent(OpenAIError.from(err).toBody())));
       }
       controller.close();
@@ -137,6 +138,7 @@ function jsonBody(
         controller.enqueue(encoder.encode(JSON.stringify(body)));
         controller.close();
       } catch (err) {
+        if (abort.signal.aborted) return; // the client cancelled: nobody is reading any more
         // The status line is out: all that is left is to cut the body off (DESIGN §3).
         controller.error(OpenAIError.from(err));
       }

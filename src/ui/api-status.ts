@@ -7,7 +7,7 @@ import { css, html, LitElement, type PropertyValues } from 'lit';
 import { listModels, sdkBaseUrl } from './api-client';
 
 /** This tab's part in the engine-host election, as the page reports it. */
-export type TabRole = 'starting' | 'waiting' | 'host' | 'refused' | 'unsupported';
+export type TabRole = 'starting' | 'waiting' | 'host' | 'refused' | 'unsupported' | 'uncontrolled';
 
 type ApiState = 'checking' | 'ready' | 'failed';
 
@@ -17,6 +17,8 @@ const ROLE_TEXT: Record<TabRole, string> = {
   host: 'This tab hosts the engine.',
   refused: 'This tab runs an older version of Hearth: reload it.',
   unsupported: 'This browser has no service workers, so Hearth cannot run here.',
+  uncontrolled:
+    'Hearth’s service worker does not control this page: reload it (not a forced reload).',
 };
 
 /**
