@@ -9,6 +9,8 @@ const PORT = Number(process.env.E2E_PORT ?? 4179);
 /** The same app built for a sub-path, as on a GitHub Pages project site. */
 const SUBPATH_PORT = PORT + 1;
 const SUBPATH = '/hearth/';
+/** The build id of the test build, known so that a test can fake an older one. */
+export const E2E_BUILD = 'e2e-build';
 
 /** Flags known to work headless on machines without a GPU or internet (notes/toolchain.md). */
 export const chromiumArgs = [
@@ -50,7 +52,7 @@ export default defineConfig({
   webServer: [
     {
       command: 'node scripts/start.mjs',
-      env: { PORT: String(PORT) },
+      env: { PORT: String(PORT), HEARTH_BUILD: E2E_BUILD },
       url: `http://127.0.0.1:${PORT}/`,
       // A server left over from another run could serve a stale build.
       reuseExistingServer: false,

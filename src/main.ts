@@ -10,6 +10,8 @@ import './ui/api-status';
 const BASE = import.meta.env.BASE_URL;
 /** Set while reloading to get control, so that a page that cannot get it does not loop. */
 const RELOAD_MARK = 'hearth:reloaded-for-control';
+/** Set while reloading because the service worker runs another build (same reason). */
+const BUILD_MARK = 'hearth:reloaded-for-build';
 
 /**
  * Resolves once a service worker controls this page. After a hard reload the page is never
@@ -54,6 +56,15 @@ async function boot(): Promise<void> {
   void joinElection({
     build: import.meta.env.VITE_HEARTH_BUILD,
     onRole: (role, detail) => {
+      if (role === 'host') sessionStorage.removeItem(BUILD_MARK);
+      if (role === 'refused' && sessionStorage.getItem(BUILD_MARK) === null) {
+        // This page's code is of another build than the service worker's: the reload gets the
+        // service worker's (the precache holds it), so that this tab can host again.
+        console.info(`Hearth: the service worker refused this tab as host (${detail}); reloading.`);
+        sessionStorage.setItem(BUILD_MARK, '1');
+        location.reload();
+        return;
+      }
       status.role = role;
       status.detail = detail ?? '';
     },

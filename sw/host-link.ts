@@ -3,23 +3,22 @@
  * The service worker's link to the engine-host tab: the port the host handed over, checked
  * against this worker's protocol and build. Without one (first request after a restart, or no
  * host yet) it asks every window for one (`host/wanted`) and gives up after a few seconds.
+ *
+ * A closed tab tells no `MessagePort`, so the link learns of a host's death through the Web Lock
+ * its engine worker holds: asking for the same lock, it is granted the moment the host is gone.
+ * That request dies with a stopped service worker, so it is made again at every hand-over to a
+ * new instance.
  */
-import { PROTOCOL_VERSION, type PageToSw, type SwToPage } from '../src/bridge/messages';
+import {
+  hostLockName,
+  PROTOCOL_VERSION,
+  type PageToSw,
+  type SwToPage,
+} from '../src/bridge/messages';
 import { OpenAIError } from '../src/openai/errors';
 
 /** How long a request waits for a host tab to hand over a port (DESIGN §3: 3 s). */
 export const HOST_WAIT_MS = 3000;
-
-/** What the link needs of the service worker's globals. */
-export interface HostLinkOptions {
-  /** This worker's build id; a host of another build is refused. */
-  build: string;
-  /** `self.clients`, of which only window clients are asked for. */
-  clients: WindowClients;
-  /** The app's address, for the error that says to open it. */
-  appUrl: string;
-  waitMs?: number;
-}
 
 /** The part of `Clients` the link uses (typed here so that it also compiles outside a worker). */
 export interface WindowClients {
@@ -27,6 +26,26 @@ export interface WindowClients {
     type: 'window';
     includeUncontrolled: boolean;
   }): Promise<readonly { postMessage(message: SwToPage): void }[]>;
+}
+
+/** The part of `LockManager` the link uses. */
+export interface Locks {
+  request(name: string, callback: () => unknown): Promise<unknown>;
+}
+
+/** What the link needs of the service worker's globals. */
+export interface HostLinkOptions {
+  /** This worker's build id; a host of another build is refused. */
+  build: string;
+  /** `self.clients`, of which only window clients are asked for. */
+  clients: WindowClients;
+  /** `navigator.locks`. */
+  locks: Locks;
+  /** The app's address, for the error that says to open it. */
+  appUrl: string;
+  /** Told, for every port a host handed over, when that host is gone. */
+  onLost: (port: MessagePort) => void;
+  waitMs?: number;
 }
 
 interface Host {
@@ -42,11 +61,13 @@ function isAttach(data: unknown): data is PageToSw {
   return m.type === 'host/attach' && typeof m.hostId === 'string' && m.port instanceof MessagePort;
 }
 
-/** The current host port, and the wait for one. */
+/** The current host port, the wait for one, and the watch on every host's life. */
 export class HostLink {
   readonly #options: HostLinkOptions;
   #host: Host | undefined;
   readonly #waiters = new Set<(port: MessagePort) => void>();
+  /** Every port each living host has handed over to this instance. */
+  readonly #ports = new Map<string, MessagePort[]>();
 
   constructor(options: HostLinkOptions) {
     this.#options = options;
@@ -65,16 +86,35 @@ export class HostLink {
       reply({
         type: 'host/refused',
         hostId: data.hostId,
-        reason: `This tab runs build ${data.build} (protocol ${data.protocol}); the service worker runs build ${this.#options.build} (protocol ${PROTOCOL_VERSION}).`,
+        reason: `it runs build ${data.build} (protocol ${data.protocol}), the service worker build ${this.#options.build} (protocol ${PROTOCOL_VERSION})`,
       });
       return;
     }
-    const previous = this.#host;
     this.#host = { id: data.hostId, port: data.port };
-    if (previous && previous.port !== data.port) previous.port.close();
+    this.#watch(data.hostId, data.port);
     reply({ type: 'host/accepted', hostId: data.hostId });
     for (const waiter of this.#waiters) waiter(data.port);
     this.#waiters.clear();
+  }
+
+  #watch(hostId: string, port: MessagePort): void {
+    const ports = this.#ports.get(hostId);
+    if (ports) {
+      ports.push(port);
+      return;
+    }
+    this.#ports.set(hostId, [port]);
+    void this.#options.locks.request(hostLockName(hostId), () => this.#lost(hostId));
+  }
+
+  #lost(hostId: string): void {
+    const ports = this.#ports.get(hostId) ?? [];
+    this.#ports.delete(hostId);
+    if (this.#host?.id === hostId) this.#host = undefined;
+    for (const port of ports) {
+      port.close();
+      this.#options.onLost(port);
+    }
   }
 
   /** The host port; waits for a host to attach, then fails with 503 `engine_unavailable`. */

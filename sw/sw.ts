@@ -17,7 +17,9 @@ const scope = new URL(self.registration.scope);
 const link = new HostLink({
   build: import.meta.env.VITE_HEARTH_BUILD,
   clients: self.clients,
+  locks: navigator.locks,
   appUrl: scope.href,
+  onLost: (port) => backend.hostLost(port),
 });
 const backend = new PortBackend(() => link.port());
 const api = createApi({
@@ -31,7 +33,10 @@ const api = createApi({
 self.addEventListener('fetch', (event) => {
   const url = new URL(event.request.url);
   if (url.origin === self.location.origin && api.owns(url)) {
-    event.respondWith(api.fetch(event.request));
+    // Chromium never tells a service worker that a page aborted a fetch whose response has not
+    // started; whether the page is still there is the next best thing (DESIGN §3).
+    const alive = async () => (await self.clients.get(event.clientId)) !== undefined;
+    event.respondWith(api.fetch(event.request, { alive }));
   }
 });
 

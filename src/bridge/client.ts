@@ -2,24 +2,30 @@
  * @module
  * The service worker's `ChatBackend`: each request gets a fresh `MessageChannel` whose far end
  * goes to the engine worker through the host port, so every request streams on its own port
- * and can be cancelled alone.
+ * and can be cancelled alone. When the host dies (`hostLost`), its requests fail at once with
+ * `HostLostError`, which the endpoint may answer by running them on the next host.
  */
-import type { ChatBackend, ChatEvent, ChatOptions } from '../openai/backend';
+import {
+  HostLostError,
+  type ChatBackend,
+  type ChatEvent,
+  type ChatOptions,
+} from '../openai/backend';
 import { OpenAIError } from '../openai/errors';
+import type { HostStatus } from '../openai/status';
 import type { ChatRequest } from '../openai/types';
 import { Channel } from './channel';
 import {
   replyToEvent,
   type HostPortMessage,
-  type HostStatus,
   type ReplyMessage,
   type RequestMessage,
 } from './messages';
 
-const STATUS_TIMEOUT_MS = 3000;
-
 /** Resolves to the current host port, or throws 503 `engine_unavailable`. */
 export type HostPortSource = () => Promise<MessagePort>;
+
+const STATUS_TIMEOUT_MS = 3000;
 
 function cancelled(): OpenAIError {
   return new OpenAIError('engine_error', 'The request was cancelled.');
@@ -40,59 +46,92 @@ function send(port: MessagePort, message: RequestMessage): void {
 /** A `ChatBackend` that runs requests in the engine worker behind the host port. */
 export class PortBackend implements ChatBackend {
   readonly #hostPort: HostPortSource;
+  /** For each host port, how to fail each request still running on it. */
+  readonly #running = new Map<MessagePort, Set<(error: OpenAIError) => void>>();
 
   constructor(hostPort: HostPortSource) {
     this.#hostPort = hostPort;
   }
 
+  /** Requests that have not ended, on every host. */
+  get openRequests(): number {
+    let n = 0;
+    for (const requests of this.#running.values()) n += requests.size;
+    return n;
+  }
+
+  /** The host behind `hostPort` is gone: every request on it fails now with `HostLostError`. */
+  hostLost(hostPort: MessagePort): void {
+    const requests = this.#running.get(hostPort);
+    this.#running.delete(hostPort);
+    for (const fail of requests ?? []) fail(new HostLostError());
+  }
+
   chat(request: ChatRequest, options: ChatOptions): Channel<ChatEvent> {
     const { signal } = options;
-    let port: MessagePort | undefined;
-    const finish = () => {
-      signal.removeEventListener('abort', onAbort);
-      port?.close();
-    };
-    const onAbort = () => {
-      if (port) send(port, { type: 'chat/cancel' });
-      finish();
-      events.fail(cancelled());
-    };
     const events = new Channel<ChatEvent>();
     if (signal.aborted) {
       events.fail(cancelled());
       return events;
     }
+    let port: MessagePort | undefined;
+    let untrack = () => {};
+    const finish = () => {
+      signal.removeEventListener('abort', onAbort);
+      untrack();
+      port?.close();
+    };
+    const fail = (error: OpenAIError) => {
+      finish();
+      events.fail(error);
+    };
+    const onAbort = () => {
+      if (port) send(port, { type: 'chat/cancel' });
+      fail(cancelled());
+    };
     signal.addEventListener('abort', onAbort);
     this.#hostPort().then(
       (host) => {
         if (signal.aborted) return;
-        port = openRequestPort(host);
-        port.onmessage = (event: MessageEvent<ReplyMessage>) => {
+        untrack = this.#track(host, fail);
+        const requestPort = openRequestPort(host);
+        port = requestPort;
+        requestPort.onmessage = (event: MessageEvent<ReplyMessage>) => {
           const message = event.data;
           if (message.type === 'chat/error') {
-            finish();
-            events.fail(OpenAIError.deserialize(message.error));
-            return;
-          }
-          const chatEvent = replyToEvent(message);
-          if (!chatEvent) return;
-          events.push(chatEvent);
-          if (chatEvent.type === 'end') {
-            finish();
-            events.close();
+            fail(OpenAIError.deserialize(message.error));
+          } else if (message.type === 'chat/ask-alive') {
+            void (options.alive?.() ?? Promise.resolve(true)).then((alive) =>
+              send(requestPort, { type: 'chat/alive', alive }),
+            );
+          } else {
+            const chatEvent = replyToEvent(message);
+            if (!chatEvent) return;
+            events.push(chatEvent);
+            if (chatEvent.type === 'end') {
+              finish();
+              events.close();
+            }
           }
         };
-        send(port, { type: 'chat/start', requestId: options.requestId ?? '', request });
+        send(requestPort, { type: 'chat/start', requestId: options.requestId ?? '', request });
       },
-      (err: unknown) => {
-        finish();
-        events.fail(OpenAIError.from(err));
-      },
+      (err: unknown) => fail(OpenAIError.from(err)),
     );
     return events;
   }
 
-  /** The host's queue and port counts; 503 when the host does not answer in time. */
+  #track(host: MessagePort, fail: (error: OpenAIError) => void): () => void {
+    let requests = this.#running.get(host);
+    if (!requests) this.#running.set(host, (requests = new Set()));
+    requests.add(fail);
+    return () => {
+      requests.delete(fail);
+      if (requests.size === 0 && this.#running.get(host) === requests) this.#running.delete(host);
+    };
+  }
+
+  /** The host's status; 503 when the host does not answer in time. */
   async status(timeoutMs = STATUS_TIMEOUT_MS): Promise<HostStatus> {
     const port = openRequestPort(await this.#hostPort());
     let timer: ReturnType<typeof setTimeout> | undefined;

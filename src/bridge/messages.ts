@@ -10,18 +10,18 @@
  */
 import type { ChatEvent, ChatState, EngineUsage } from '../openai/backend';
 import type { SerializedError } from '../openai/errors';
+import type { HostStatus } from '../openai/status';
 import type { ChatRequest, FinishReason } from '../openai/types';
 
 /** Bumped whenever any message below changes shape. */
 export const PROTOCOL_VERSION = 1;
 
-/** Queue and port counts of one host, for `/v1/hearth/status`. */
-export interface HostStatus {
-  host: { id: string; build: string };
-  loaded_model: string | null;
-  queue: { running: number; waiting: number };
-  /** Request ports the engine worker holds open. */
-  open_ports: number;
+/**
+ * The Web Lock an engine worker holds for its whole life. The service worker asks for it too: it
+ * is granted the moment the host is gone, which a closed tab tells no `MessagePort`.
+ */
+export function hostLockName(hostId: string): string {
+  return `hearth:host:${hostId}`;
 }
 
 /** A page (the elected host tab) → the service worker. */
@@ -44,9 +44,19 @@ export type SwToPage =
 
 /** The page → its engine worker. */
 export type PageToWorker =
-  | { type: 'worker/init'; hostId: string; build: string }
+  /** `preload`: the model the previous host had on the GPU, to load again. */
+  | { type: 'worker/init'; hostId: string; build: string; preload: string | null }
   /** The engine worker's end of a new host port. */
   | { type: 'worker/port'; port: MessagePort };
+
+/** The engine worker → its page. */
+export type WorkerToPage =
+  /**
+   * The worker holds its host lock. Only then may the page hand the service worker a port: the
+   * service worker asks for the same lock, and would otherwise be granted it at once and take
+   * the host for dead.
+   */
+  { type: 'worker/ready' };
 
 /** On the host port: the service worker opens one request port per request. */
 export type HostPortMessage = { type: 'request/open'; port: MessagePort };
@@ -55,6 +65,8 @@ export type HostPortMessage = { type: 'request/open'; port: MessagePort };
 export type RequestMessage =
   | { type: 'chat/start'; requestId: string; request: ChatRequest }
   | { type: 'chat/cancel' }
+  /** The answer to `chat/ask-alive`. */
+  | { type: 'chat/alive'; alive: boolean }
   | { type: 'status/get' };
 
 /** On a request port, engine worker → service worker. */
@@ -64,6 +76,8 @@ export type ReplyMessage =
   | { type: 'chat/tokens'; tokens: string[] }
   | { type: 'chat/end'; finish_reason: FinishReason; usage: EngineUsage }
   | { type: 'chat/error'; error: SerializedError }
+  /** The request reached the engine after waiting: is the page that sent it still there? */
+  | { type: 'chat/ask-alive' }
   | { type: 'status/result'; status: HostStatus };
 
 /** The `ChatEvent` a reply message carries, if any. */
@@ -76,6 +90,7 @@ export function replyToEvent(message: ReplyMessage): ChatEvent | undefined {
     case 'chat/end':
       return { type: 'end', finish_reason: message.finish_reason, usage: message.usage };
     case 'chat/error':
+    case 'chat/ask-alive':
     case 'status/result':
       return undefined;
     default:

@@ -5,19 +5,24 @@
  * it is produced. Tokens are batched per turn of the event loop: a fast engine costs a few
  * messages, not one per token, and the first token leaves at once.
  */
-import type { ChatBackend } from '../openai/backend';
+import type { ChatBackend, ChatOptions } from '../openai/backend';
 import { OpenAIError } from '../openai/errors';
+import type { HostStatus } from '../openai/status';
 import type { ChatRequest } from '../openai/types';
 import {
   unreachable,
   type HostPortMessage,
-  type HostStatus,
   type ReplyMessage,
   type RequestMessage,
 } from './messages';
 
 /** Most tokens in one message; bounds the size of a batch from a very fast engine. */
 const MAX_BATCH = 256;
+/**
+ * How long to wait for the service worker to say whether a request's page is still there. No
+ * answer means the service worker is gone, and with it the fetch: the request is dropped.
+ */
+const ALIVE_TIMEOUT_MS = 2000;
 
 /** Runs `callback` in the next macrotask without timer clamping (nested `setTimeout` waits ≥4 ms). */
 function nextTask(callback: () => void): void {
@@ -62,15 +67,28 @@ class TokenBatcher {
   }
 }
 
+/** What the server needs besides the backend. */
+export interface HostServerOptions {
+  /** The host's status but for `open_ports`, which the server counts. */
+  status: () => Omit<HostStatus, 'open_ports'>;
+  /** Told whenever `openPorts` changes. */
+  onChange?: () => void;
+}
+
 /** Serves host ports for one engine worker. */
 export class HostServer {
   readonly #backend: ChatBackend;
-  readonly #status: () => Omit<HostStatus, 'open_ports'>;
+  readonly #options: HostServerOptions;
   #openPorts = 0;
 
-  constructor(backend: ChatBackend, status: () => Omit<HostStatus, 'open_ports'>) {
+  constructor(backend: ChatBackend, options: HostServerOptions) {
     this.#backend = backend;
-    this.#status = status;
+    this.#options = options;
+  }
+
+  /** The whole status, as `/v1/hearth/status` shows it. */
+  status(): HostStatus {
+    return { ...this.#options.status(), open_ports: this.#openPorts };
   }
 
   /** Request ports with a request that has not ended. */
@@ -88,22 +106,34 @@ export class HostServer {
   #serve(port: MessagePort): void {
     const abort = new AbortController();
     const post = (message: ReplyMessage) => port.postMessage(message);
+    let answerAlive: ((alive: boolean) => void) | undefined;
+    const alive = () =>
+      new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => answerAlive?.(false), ALIVE_TIMEOUT_MS);
+        answerAlive = (value) => {
+          clearTimeout(timer);
+          answerAlive = undefined;
+          resolve(value);
+        };
+        post({ type: 'chat/ask-alive' });
+      });
     port.onmessage = (event: MessageEvent<RequestMessage>) => {
       const message = event.data;
       switch (message.type) {
-        case 'chat/start':
-          void this.#run(message.request, message.requestId, abort.signal, post).finally(() =>
-            port.close(),
-          );
+        case 'chat/start': {
+          const options = { signal: abort.signal, requestId: message.requestId, alive };
+          void this.#run(message.request, options, post).finally(() => port.close());
           return;
+        }
         case 'chat/cancel':
           abort.abort();
+          answerAlive?.(false);
+          return;
+        case 'chat/alive':
+          answerAlive?.(message.alive);
           return;
         case 'status/get':
-          post({
-            type: 'status/result',
-            status: { ...this.#status(), open_ports: this.#openPorts },
-          });
+          post({ type: 'status/result', status: this.status() });
           return;
         default:
           unreachable(message);
@@ -111,16 +141,20 @@ export class HostServer {
     };
   }
 
+  #count(delta: number): void {
+    this.#openPorts += delta;
+    this.#options.onChange?.();
+  }
+
   async #run(
     request: ChatRequest,
-    requestId: string,
-    signal: AbortSignal,
+    options: ChatOptions,
     post: (message: ReplyMessage) => void,
   ): Promise<void> {
-    this.#openPorts += 1;
+    this.#count(1);
     const batcher = new TokenBatcher(post);
     try {
-      for await (const event of this.#backend.chat(request, { signal, requestId })) {
+      for await (const event of this.#backend.chat(request, options)) {
         switch (event.type) {
           case 'tokens':
             batcher.add(event.tokens);
@@ -139,9 +173,11 @@ export class HostServer {
       }
     } catch (err) {
       batcher.flush();
-      if (!signal.aborted) post({ type: 'chat/error', error: OpenAIError.from(err).serialize() });
+      if (!options.signal.aborted) {
+        post({ type: 'chat/error', error: OpenAIError.from(err).serialize() });
+      }
     } finally {
-      this.#openPorts -= 1;
+      this.#count(-1);
     }
   }
 }

@@ -59,6 +59,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 /** The echo engine. */
 export class EchoEngine implements Engine {
   readonly loadedModel = null;
+  readonly models = [ECHO_MODEL.id];
 
   serves(model: string): boolean {
     return model === ECHO_MODEL.id;

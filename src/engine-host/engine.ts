@@ -28,6 +28,8 @@ export interface LoadProgress {
 export interface Engine {
   /** Whether this engine serves `model`. */
   serves(model: string): boolean;
+  /** The models it can answer with now (for a GPU engine: those on the device). */
+  readonly models: readonly string[];
   /** The model on its GPU, if any; engines without a load step say null. */
   readonly loadedModel: string | null;
   /** Whether `generate` can run `model` without a `load` first. */

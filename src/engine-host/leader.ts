@@ -10,7 +10,9 @@ import {
   type PageToSw,
   type PageToWorker,
   type SwToPage,
+  type WorkerToPage,
 } from '../bridge/messages';
+import { STATUS_CHANNEL, type StatusMessage } from '../openai/status';
 
 /** This tab's part in the election. */
 export type HostRole = 'waiting' | 'host' | 'refused';
@@ -25,6 +27,20 @@ export interface ElectionOptions {
 
 const LOCK_NAME = 'hearth:engine-host';
 
+/**
+ * Follows the host's status from now on, so that if this tab takes over it can load the model
+ * the previous host had on the GPU.
+ */
+function followLoadedModel(): () => string | null {
+  let loaded: string | null = null;
+  const channel = new BroadcastChannel(STATUS_CHANNEL);
+  channel.addEventListener('message', (event: MessageEvent<StatusMessage>) => {
+    if (event.data.type === 'status') loaded = event.data.status.loaded_model;
+  });
+  channel.postMessage({ type: 'status/wanted' } satisfies StatusMessage);
+  return () => loaded;
+}
+
 function postToWorker(worker: Worker, message: PageToWorker, transfer: Transferable[] = []): void {
   worker.postMessage(message, transfer);
 }
@@ -32,6 +48,7 @@ function postToWorker(worker: Worker, message: PageToWorker, transfer: Transfera
 /** Joins the election; the returned promise settles only if this tab stops being a candidate. */
 export async function joinElection(options: ElectionOptions): Promise<void> {
   const container = navigator.serviceWorker;
+  const previousModel = followLoadedModel();
   const { held = [] } = await navigator.locks.query();
   if (held.some((lock) => lock.name === LOCK_NAME)) options.onRole('waiting');
   return navigator.locks.request(LOCK_NAME, async () => {
@@ -40,7 +57,18 @@ export async function joinElection(options: ElectionOptions): Promise<void> {
       type: 'module',
       name: 'hearth-engine',
     });
-    postToWorker(worker, { type: 'worker/init', hostId, build: options.build });
+    const ready = new Promise<void>((resolve) =>
+      worker.addEventListener('message', (event: MessageEvent<WorkerToPage>) => {
+        if (event.data.type === 'worker/ready') resolve();
+      }),
+    );
+    postToWorker(worker, {
+      type: 'worker/init',
+      hostId,
+      build: options.build,
+      preload: previousModel(),
+    });
+    await ready;
 
     const attach = () => {
       const controller = container.controller;

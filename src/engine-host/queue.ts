@@ -2,11 +2,12 @@
  * @module
  * The FIFO queue in front of the engines: one generation at a time, at most `maxWaiting`
  * requests behind it (then 429). A request leaves the queue the moment its signal aborts; a
- * running one stops its engine. The queue never waits for a reader: replies are buffered in
- * each request's channel, so a slow client cannot hold the engine.
+ * running one stops its engine. A request that had to wait asks, when it reaches the front,
+ * whether its page is still there, and is dropped if not. The queue never waits for a reader:
+ * replies are buffered in each request's channel, so a slow client cannot hold the engine.
  */
 import { Channel } from '../bridge/channel';
-import type { ChatBackend, ChatEvent, ChatOptions } from '../openai/backend';
+import { clientGone, type ChatBackend, type ChatEvent, type ChatOptions } from '../openai/backend';
 import { OpenAIError } from '../openai/errors';
 import type { ChatRequest } from '../openai/types';
 import type { Engine } from './engine';
@@ -18,8 +19,10 @@ const QUEUE_FULL_RETRY_AFTER_S = 5;
 
 interface Job {
   request: ChatRequest;
-  signal: AbortSignal;
+  options: ChatOptions;
   events: Channel<ChatEvent>;
+  /** Whether it queued behind another request (rather than starting at once). */
+  waited: boolean;
 }
 
 /** Queue counts for status. */
@@ -28,16 +31,27 @@ export interface QueueCounts {
   waiting: number;
 }
 
+/** Options of the queue. */
+export interface QueueOptions {
+  maxWaiting?: number;
+  /** Told whenever the counts or the loaded model change. */
+  onChange?: () => void;
+}
+
 /** A `ChatBackend` that runs requests one at a time on the engine serving their model. */
 export class EngineQueue implements ChatBackend {
   readonly #engines: readonly Engine[];
   readonly #maxWaiting: number;
+  readonly #onChange: () => void;
   readonly #waiting: Job[] = [];
   #running: Job | undefined;
+  /** A load started on its own (a new host reloading its predecessor's model). */
+  #preloading: Promise<void> = Promise.resolve();
 
-  constructor(engines: readonly Engine[], options: { maxWaiting?: number } = {}) {
+  constructor(engines: readonly Engine[], options: QueueOptions = {}) {
     this.#engines = engines;
     this.#maxWaiting = options.maxWaiting ?? MAX_WAITING;
+    this.#onChange = options.onChange ?? (() => {});
   }
 
   get counts(): QueueCounts {
@@ -49,8 +63,27 @@ export class EngineQueue implements ChatBackend {
     return this.#engines.find((e) => e.loadedModel !== null)?.loadedModel ?? null;
   }
 
-  chat(request: ChatRequest, { signal }: ChatOptions): Channel<ChatEvent> {
+  /** The models the engines can answer with now. */
+  get models(): string[] {
+    return this.#engines.flatMap((e) => e.models);
+  }
+
+  /**
+   * Loads `model` without a request, as a new host does with the model its predecessor had.
+   * Requests that arrive meanwhile wait for it; a failure is left for them to meet.
+   */
+  preload(model: string): void {
+    const engine = this.#engines.find((e) => e.serves(model));
+    if (!engine || engine.isLoaded(model)) return;
+    this.#preloading = engine.load(model).then(
+      () => this.#onChange(),
+      () => undefined,
+    );
+  }
+
+  chat(request: ChatRequest, options: ChatOptions): Channel<ChatEvent> {
     const events = new Channel<ChatEvent>();
+    const { signal } = options;
     if (this.#running && this.#waiting.length >= this.#maxWaiting) {
       events.fail(
         new OpenAIError(
@@ -61,12 +94,15 @@ export class EngineQueue implements ChatBackend {
       );
       return events;
     }
-    const job: Job = { request, signal, events };
+    const job: Job = { request, options, events, waited: this.#running !== undefined };
     signal.addEventListener(
       'abort',
       () => {
         const at = this.#waiting.indexOf(job);
-        if (at !== -1) this.#waiting.splice(at, 1);
+        if (at !== -1) {
+          this.#waiting.splice(at, 1);
+          this.#onChange();
+        }
         events.close();
       },
       { once: true },
@@ -77,6 +113,7 @@ export class EngineQueue implements ChatBackend {
     }
     this.#waiting.push(job);
     events.push({ type: 'state', state: 'queued' });
+    this.#onChange();
     void this.#next();
     return events;
   }
@@ -86,26 +123,34 @@ export class EngineQueue implements ChatBackend {
     const job = this.#waiting.shift();
     if (!job) return;
     this.#running = job;
+    this.#onChange();
     try {
       await this.#run(job);
     } catch (err) {
       job.events.fail(OpenAIError.from(err));
     } finally {
       this.#running = undefined;
+      this.#onChange();
       void this.#next();
     }
   }
 
-  async #run({ request, signal, events }: Job): Promise<void> {
+  async #run({ request, options, events, waited }: Job): Promise<void> {
+    const { signal, alive } = options;
+    // A page closed while its request waited leaves no trace but this (DESIGN §3).
+    if (waited && alive && !(await alive())) throw clientGone();
+    if (signal.aborted) return;
     const engine = this.#engines.find((e) => e.serves(request.model));
     if (!engine) {
       throw new OpenAIError('model_not_found', `No engine here serves '${request.model}'.`, {
         param: 'model',
       });
     }
+    await this.#preloading;
     if (!engine.isLoaded(request.model)) {
       events.push({ type: 'state', state: 'loading' });
       await engine.load(request.model);
+      this.#onChange();
     }
     if (signal.aborted) return;
     events.push({ type: 'state', state: 'running' });

@@ -1,31 +1,58 @@
 /**
  * @module
  * The engine worker: a dedicated worker of the host tab that owns the engines and their queue,
- * and serves every host port the service worker is handed. Streaming never passes through the
- * tab's main thread.
+ * serves every host port the service worker is handed, and publishes the host's status to every
+ * tab. Streaming never passes through the tab's main thread.
  */
-import type { PageToWorker } from '../bridge/messages';
-import { unreachable } from '../bridge/messages';
+import {
+  hostLockName,
+  unreachable,
+  type PageToWorker,
+  type WorkerToPage,
+} from '../bridge/messages';
 import { HostServer } from '../bridge/server';
+import { STATUS_CHANNEL, type StatusMessage } from '../openai/status';
 import { EchoEngine } from './echo-engine';
 import { EngineQueue } from './queue';
+import { Throttle } from './throttle';
 
-const queue = new EngineQueue([new EchoEngine()]);
+/** Status goes out at most this often, and always after the last change. */
+const STATUS_INTERVAL_MS = 100;
+
+const statusChannel = new BroadcastChannel(STATUS_CHANNEL);
+const publish = new Throttle(STATUS_INTERVAL_MS, () => {
+  if (server)
+    statusChannel.postMessage({ type: 'status', status: server.status() } satisfies StatusMessage);
+});
+const queue = new EngineQueue([new EchoEngine()], { onChange: () => publish.request() });
 let server: HostServer | undefined;
+
+statusChannel.addEventListener('message', (event: MessageEvent<StatusMessage>) => {
+  if (event.data.type === 'status/wanted') publish.request();
+});
 
 addEventListener('message', (event: MessageEvent<PageToWorker>) => {
   const message = event.data;
   switch (message.type) {
     case 'worker/init': {
       const host = { id: message.hostId, build: message.build };
-      server = new HostServer(queue, () => ({
-        host,
-        loaded_model: queue.loadedModel,
-        queue: queue.counts,
-      }));
+      server = new HostServer(queue, {
+        status: () => ({
+          host,
+          models: queue.models,
+          loaded_model: queue.loadedModel,
+          queue: queue.counts,
+        }),
+        onChange: () => publish.request(),
+      });
       // Held for the worker's whole life: the service worker, asking for the same lock, is
       // granted it the moment this host is gone (a closed tab gives no event on its ports).
-      void navigator.locks.request(`hearth:host:${message.hostId}`, () => new Promise(() => {}));
+      void navigator.locks.request(hostLockName(message.hostId), () => {
+        postMessage({ type: 'worker/ready' } satisfies WorkerToPage);
+        return new Promise(() => {});
+      });
+      if (message.preload) queue.preload(message.preload);
+      publish.request();
       return;
     }
     case 'worker/port':

@@ -4,6 +4,7 @@
  * engine worker through a `ChatBackend` made of message ports; the engine worker's queue is a
  * `ChatBackend` in front of its engines; tests plug either in directly.
  */
+import { OpenAIError } from './errors';
 import type { ChatRequest, FinishReason } from './types';
 
 /** Where a request stands before its first token. */
@@ -30,6 +31,28 @@ export interface ChatOptions {
   signal: AbortSignal;
   /** The API request's `x-request-id`, for logs. */
   requestId?: string;
+  /**
+   * Whether the page that sent the request is still there. Asked when the request reaches the
+   * engine after waiting, and before it runs again on a new host; absent means it is.
+   */
+  alive?: () => Promise<boolean>;
+}
+
+/**
+ * The tab hosting the engine went away while the request was in its hands. The request did not
+ * fail on its own account: it may run again on the next host.
+ */
+export class HostLostError extends OpenAIError {
+  constructor() {
+    super('engine_unavailable', 'The tab that hosted the engine was closed during the request.', {
+      retryAfter: 1,
+    });
+  }
+}
+
+/** The page that sent a request is gone; nobody will read the reply. */
+export function clientGone(): OpenAIError {
+  return new OpenAIError('engine_unavailable', 'The page that sent this request is gone.');
 }
 
 /**

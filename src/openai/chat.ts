@@ -2,11 +2,13 @@
  * @module
  * `POST /v1/openai/chat/completions`: the checks in DESIGN §3's order, then the reply. The
  * status line waits for the first token, so that every failure before it (queue, model load,
- * prefill) gets its proper status; after it, a stream ends with one in-band error event and a
- * non-streamed body is cut off.
+ * prefill) gets its proper status; after it, a stream ends with one in-band error event, and a
+ * non-streamed body — written only when complete — runs again on the next host if its host
+ * dies, or else is cut off.
  */
-import type { ChatBackend, ChatEvent, ChatState } from './backend';
+import type { ChatBackend } from './backend';
 import { assertJsonContentType, readJsonBody } from './body';
+import { ChatRun, type Output } from './chat-run';
 import { completionBody, SseReplyWriter, toUsage, type ReplyMeta } from './completion';
 import { OpenAIError } from './errors';
 import { assertCapabilities, type ModelDirectory, type ModelInfo } from './models';
@@ -21,83 +23,28 @@ export interface ChatDeps {
   models: ModelDirectory;
   /** Longest wait for the first token before a 503 (DESIGN §3: 4 minutes). */
   firstTokenTimeoutMs: number;
+  /** Longest silence of the engine once tokens flow (DESIGN §3: 60 s). */
+  stallTimeoutMs: number;
   /** Largest body in bytes. */
   bodyLimit: number;
 }
 
-/** Seconds a client should wait before retrying a request that found the engine busy. */
-const BUSY_RETRY_AFTER_S = 10;
-/** Seconds a client should wait before retrying while a model loads. */
-const LOADING_RETRY_AFTER_S = 30;
-
-type Events = AsyncIterator<ChatEvent>;
-type Output = Exclude<ChatEvent, { type: 'state' }>;
-
-function endedEarly(): OpenAIError {
-  return new OpenAIError('engine_error', 'The engine ended the request without a reply.');
-}
-
-function timedOut(state: ChatState, ms: number): OpenAIError {
-  const seconds = Math.round(ms / 1000);
-  return state === 'loading'
-    ? new OpenAIError(
-        'model_loading',
-        `The model is still loading after ${seconds} s; it keeps loading, try again shortly.`,
-        { retryAfter: LOADING_RETRY_AFTER_S },
-      )
-    : new OpenAIError(
-        'engine_busy',
-        `The engine could not start this request within ${seconds} s; try again later.`,
-        { retryAfter: BUSY_RETRY_AFTER_S },
-      );
-}
-
-/** The first token batch (or the end of an empty reply), within the deadline. */
-async function firstOutput(events: Events, timeoutMs: number): Promise<Output> {
-  let state: ChatState = 'queued';
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(timedOut(state, timeoutMs)), timeoutMs);
-  });
-  try {
-    for (;;) {
-      const next = events.next();
-      // The losing `next()` settles once the request is cancelled; nobody waits for it then.
-      next.catch(() => undefined);
-      const result = await Promise.race([next, deadline]);
-      if (result.done) throw endedEarly();
-      if (result.value.type !== 'state') return result.value;
-      state = result.value.state;
-    }
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** The next token batch or end; state events after the first token carry nothing new. */
-async function nextOutput(events: Events): Promise<Output> {
-  for (;;) {
-    const result = await events.next();
-    if (result.done) throw endedEarly();
-    if (result.value.type !== 'state') return result.value;
-  }
+/** What the endpoint knows of the request beyond its body. */
+export interface ChatContext {
+  requestId: string;
+  /** Whether the page that sent the request is still there. */
+  alive?: (() => Promise<boolean>) | undefined;
 }
 
 const encoder = new TextEncoder();
 
-function sseBody(
-  events: Events,
-  first: Output,
-  meta: ReplyMeta,
-  model: ModelInfo,
-  abort: AbortController,
-) {
+function sseBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo) {
   const writer = new SseReplyWriter(meta);
   let pending: Output | undefined = first;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
-        const output = pending ?? (await nextOutput(events));
+        const output = pending ?? (await run.next());
         pending = undefined;
         if (output.type === 'tokens') {
           controller.enqueue(encoder.encode(writer.tokens(output.tokens)));
@@ -106,45 +53,48 @@ function sseBody(
         const usage = toUsage(output.usage, model.price);
         controller.enqueue(encoder.encode(writer.end(output.finish_reason, usage)));
       } catch (err) {
-        if (abort.signal.aborted) return; // the client cancelled: nobody is reading any more
+        if (run.cancelled) return; // the client cancelled: nobody is reading any more
         controller.enqueue(encoder.encode(sseEvent(OpenAIError.from(err).toBody())));
       }
       controller.close();
     },
     cancel() {
-      abort.abort();
+      run.cancel();
     },
   });
 }
 
-function jsonBody(
-  events: Events,
-  first: Output,
-  meta: ReplyMeta,
-  model: ModelInfo,
-  abort: AbortController,
-) {
+function jsonBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo) {
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
+      let output = first;
       let content = '';
-      try {
-        let output = first;
-        while (output.type === 'tokens') {
-          content += output.tokens.join('');
-          output = await nextOutput(events);
+      for (;;) {
+        try {
+          while (output.type === 'tokens') {
+            content += output.tokens.join('');
+            output = await run.next();
+          }
+          break;
+        } catch (err) {
+          try {
+            output = await run.restart(err);
+            content = '';
+          } catch (final) {
+            if (run.cancelled) return; // the client cancelled: nobody is reading any more
+            // The status line is out: all that is left is to cut the body off (DESIGN §3).
+            controller.error(OpenAIError.from(final));
+            return;
+          }
         }
-        const usage = toUsage(output.usage, model.price);
-        const body = completionBody(meta, content, output.finish_reason, usage);
-        controller.enqueue(encoder.encode(JSON.stringify(body)));
-        controller.close();
-      } catch (err) {
-        if (abort.signal.aborted) return; // the client cancelled: nobody is reading any more
-        // The status line is out: all that is left is to cut the body off (DESIGN §3).
-        controller.error(OpenAIError.from(err));
       }
+      const usage = toUsage(output.usage, model.price);
+      const body = completionBody(meta, content, output.finish_reason, usage);
+      controller.enqueue(encoder.encode(JSON.stringify(body)));
+      controller.close();
     },
     cancel() {
-      abort.abort();
+      run.cancel();
     },
   });
 }
@@ -171,18 +121,16 @@ export async function acceptChatRequest(
 export async function handleChatCompletions(
   request: Request,
   deps: ChatDeps,
-  requestId: string,
+  context: ChatContext,
 ): Promise<Response> {
   const { chat, model } = await acceptChatRequest(request, deps);
-  const abort = new AbortController();
-  const events = deps.backend.chat(chat, { signal: abort.signal })[Symbol.asyncIterator]();
-  let first: Output;
-  try {
-    first = await firstOutput(events, deps.firstTokenTimeoutMs);
-  } catch (err) {
-    abort.abort();
-    throw err;
-  }
+  const run = new ChatRun(deps.backend, chat, {
+    requestId: context.requestId,
+    alive: context.alive,
+    firstTokenTimeoutMs: deps.firstTokenTimeoutMs,
+    stallTimeoutMs: deps.stallTimeoutMs,
+  });
+  const first = await run.first();
   const meta: ReplyMeta = {
     id: newCompletionId(),
     created: Math.floor(Date.now() / 1000),
@@ -190,15 +138,15 @@ export async function handleChatCompletions(
     include_usage: chat.include_usage,
   };
   if (!chat.stream) {
-    return new Response(jsonBody(events, first, meta, model, abort), {
-      headers: jsonHeaders(requestId),
+    return new Response(jsonBody(run, first, meta, model), {
+      headers: jsonHeaders(context.requestId),
     });
   }
   const headers = new Headers({
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
     'x-accel-buffering': 'no',
-    'x-request-id': requestId,
+    'x-request-id': context.requestId,
   });
-  return new Response(sseBody(events, first, meta, model, abort), { headers });
+  return new Response(sseBody(run, first, meta, model), { headers });
 }

@@ -22,18 +22,34 @@ export interface ApiOptions {
   base?: string;
   /** Longest wait for a first token (default 4 minutes). */
   firstTokenTimeoutMs?: number;
+  /** Longest silence of the engine after the first token (default 60 s). */
+  stallTimeoutMs?: number;
   /** Largest request body (default 4 MiB). */
   bodyLimit?: number;
+}
+
+/** What the caller of `Api.fetch` knows about the request beyond the request itself. */
+export interface RequestContext {
+  /** Whether the page that sent the request is still there (see `ChatOptions.alive`). */
+  alive?: () => Promise<boolean>;
 }
 
 /** The API: `fetch` answers any request under `{base}v1/`. */
 export interface Api {
   /** Whether `url` belongs to the API (the service worker answers only these). */
   owns(url: URL): boolean;
-  fetch(request: Request): Promise<Response>;
+  fetch(request: Request, context?: RequestContext): Promise<Response>;
 }
 
-type Handler = (request: Request, requestId: string, rest: string) => Promise<Response>;
+interface Call {
+  request: Request;
+  requestId: string;
+  /** The path after a route's `*`. */
+  rest: string;
+  context: RequestContext;
+}
+
+type Handler = (call: Call) => Promise<Response>;
 interface Route {
   method: 'GET' | 'POST';
   /** Path after `{base}v1/`; a trailing `*` takes the rest, which the handler receives. */
@@ -42,6 +58,7 @@ interface Route {
 }
 
 const FIRST_TOKEN_TIMEOUT_MS = 4 * 60 * 1000;
+const STALL_TIMEOUT_MS = 60 * 1000;
 
 function bearerKey(request: Request): string | undefined {
   const match = /^Bearer[ \t]+(.*)$/i.exec(request.headers.get('authorization') ?? '');
@@ -57,14 +74,16 @@ export function createApi(options: ApiOptions): Api {
     backend: options.backend,
     models: options.models,
     firstTokenTimeoutMs: options.firstTokenTimeoutMs ?? FIRST_TOKEN_TIMEOUT_MS,
+    stallTimeoutMs: options.stallTimeoutMs ?? STALL_TIMEOUT_MS,
     bodyLimit: options.bodyLimit ?? BODY_LIMIT,
   };
-  const chat: Handler = (request, requestId) => handleChatCompletions(request, chatDeps, requestId);
-  const listModels: Handler = async (_request, requestId) => {
+  const chat: Handler = ({ request, requestId, context }) =>
+    handleChatCompletions(request, chatDeps, { requestId, ...context });
+  const listModels: Handler = async ({ requestId }) => {
     const models = await options.models.list();
     return jsonResponse({ object: 'list', data: models.map(modelObject) }, requestId);
   };
-  const getModel: Handler = async (_request, requestId, rest) => {
+  const getModel: Handler = async ({ requestId, rest }) => {
     // The openai SDK sends the id's slash encoded (`hearth%2Fecho`).
     let id: string;
     try {
@@ -93,7 +112,7 @@ export function createApi(options: ApiOptions): Api {
     routes.push({
       method: 'GET',
       path: 'hearth/status',
-      handler: async (_request, requestId) => jsonResponse(await status(), requestId),
+      handler: async ({ requestId }) => jsonResponse(await status(), requestId),
     });
   }
 
@@ -114,7 +133,11 @@ export function createApi(options: ApiOptions): Api {
     return { routes: found, rest };
   }
 
-  async function dispatch(request: Request, requestId: string): Promise<Response> {
+  async function dispatch(
+    request: Request,
+    requestId: string,
+    context: RequestContext,
+  ): Promise<Response> {
     const path = new URL(request.url).pathname.slice(base.length).replace(/\/$/, '');
     const found = match(path);
     if (found.routes.length === 0) {
@@ -138,15 +161,15 @@ export function createApi(options: ApiOptions): Api {
           : 'The API key you provided is not valid here.',
       );
     }
-    return route.handler(request, requestId, found.rest);
+    return route.handler({ request, requestId, rest: found.rest, context });
   }
 
   return {
     owns: (url) => url.pathname.startsWith(base),
-    async fetch(request) {
+    async fetch(request, context = {}) {
       const requestId = newRequestId();
       try {
-        return await dispatch(request, requestId);
+        return await dispatch(request, requestId, context);
       } catch (err) {
         return errorResponse(err, requestId);
       }

@@ -3,7 +3,8 @@
  * `<api-status>`: whether the API answers, which tab hosts the engine, and the base URL to give
  * an SDK. A placeholder for the chat UI, which is its own piece of work.
  */
-import { css, html, LitElement, type PropertyValues } from 'lit';
+import { css, html, LitElement, nothing, type PropertyValues } from 'lit';
+import { STATUS_CHANNEL, type HostStatus, type StatusMessage } from '../openai/status';
 import { listModels, sdkBaseUrl } from './api-client';
 
 /** This tab's part in the engine-host election, as the page reports it. */
@@ -32,6 +33,7 @@ export class ApiStatus extends LitElement {
     state: { reflect: true },
     models: { state: true },
     error: { state: true },
+    host: { state: true },
   };
 
   static override styles = css`
@@ -58,6 +60,9 @@ export class ApiStatus extends LitElement {
   declare state: ApiState;
   declare private models: string[];
   declare private error: string;
+  /** The host's status as it last published it. */
+  declare private host: HostStatus | null;
+  #channel: BroadcastChannel | undefined;
 
   constructor() {
     super();
@@ -66,6 +71,21 @@ export class ApiStatus extends LitElement {
     this.state = 'checking';
     this.models = [];
     this.error = '';
+    this.host = null;
+  }
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    this.#channel = new BroadcastChannel(STATUS_CHANNEL);
+    this.#channel.addEventListener('message', (event: MessageEvent<StatusMessage>) => {
+      if (event.data.type === 'status') this.host = event.data.status;
+    });
+    this.#channel.postMessage({ type: 'status/wanted' } satisfies StatusMessage);
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.#channel?.close();
   }
 
   protected override updated(changed: PropertyValues<this>): void {
@@ -94,9 +114,21 @@ export class ApiStatus extends LitElement {
           : html`<p>Checking the API…</p>`;
     return html`
       <p>${ROLE_TEXT[this.role]} ${this.detail}</p>
-      ${api}
+      ${api} ${this.renderHost()}
       <p>SDK base URL: <code>${sdkBaseUrl()}</code></p>
     `;
+  }
+
+  private renderHost() {
+    const host = this.host;
+    if (!host) return nothing;
+    const { running, waiting } = host.queue;
+    return html`<p class="host">
+      Engine host: tab <code>${host.host.id.slice(0, 8)}</code> (build
+      <code>${host.host.build}</code>) · loaded model: ${host.loaded_model ?? 'none'} · queue:
+      <span class="queue">${running} running, ${waiting} waiting</span> ·
+      <span class="ports">${host.open_ports} open requests</span>
+    </p>`;
   }
 }
 

@@ -15,3 +15,17 @@ export async function openApp(page: Page, path = './'): Promise<void> {
   await expect(page.locator('api-status')).toHaveAttribute('state', 'ready');
   await page.addScriptTag({ path: OPENAI_BUNDLE.pathname });
 }
+
+/** `GET /v1/hearth/status` from a page of the app. */
+export function hostStatus(page: Page) {
+  return page.evaluate(async () => {
+    const response = await fetch('v1/hearth/status', { headers: { authorization: 'Bearer k' } });
+    return (await response.json()) as {
+      host: { id: string; build: string };
+      models: string[];
+      loaded_model: string | null;
+      queue: { running: number; waiting: number };
+      open_ports: number;
+    };
+  });
+}

@@ -12,11 +12,14 @@ import { createApi, type ApiOptions } from '../../src/openai/router';
 /** The API over the port bridge, the queue and the echo engine, as the browser wires them. */
 export function echoStack(options: Partial<ApiOptions> & { maxWaiting?: number } = {}) {
   const queue = new EngineQueue([new EchoEngine()], { maxWaiting: options.maxWaiting ?? 32 });
-  const server = new HostServer(queue, () => ({
-    host: { id: 'test-host', build: 'test' },
-    loaded_model: queue.loadedModel,
-    queue: queue.counts,
-  }));
+  const server = new HostServer(queue, {
+    status: () => ({
+      host: { id: 'test-host', build: 'test' },
+      models: queue.models,
+      loaded_model: queue.loadedModel,
+      queue: queue.counts,
+    }),
+  });
   const { port1, port2 } = new MessageChannel();
   server.attach(port2);
   const backend = new PortBackend(async () => port1);
@@ -31,6 +34,7 @@ export function echoStack(options: Partial<ApiOptions> & { maxWaiting?: number }
     queue,
     server,
     backend,
+    hostPorts: { port1, port2 },
     close() {
       port1.close();
       port2.close();

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PortBackend } from '../../../src/bridge/client';
 import { HostServer } from '../../../src/bridge/server';
 import type { ChatBackend, ChatEvent } from '../../../src/openai/backend';
+import { HostLostError } from '../../../src/openai/backend';
 import { OpenAIError } from '../../../src/openai/errors';
 import { parseChatRequest } from '../../../src/openai/validate';
 import {
@@ -31,11 +32,14 @@ async function collect(events: AsyncIterable<ChatEvent>): Promise<ChatEvent[]> {
 
 /** A bridge over a real MessageChannel to any backend. */
 function bridgeTo(backend: ChatBackend) {
-  const server = new HostServer(backend, () => ({
-    host: { id: 'h', build: 'b' },
-    loaded_model: null,
-    queue: { running: 0, waiting: 0 },
-  }));
+  const server = new HostServer(backend, {
+    status: () => ({
+      host: { id: 'h', build: 'b' },
+      models: [],
+      loaded_model: null,
+      queue: { running: 0, waiting: 0 },
+    }),
+  });
   const { port1, port2 } = new MessageChannel();
   server.attach(port2);
   const client = new PortBackend(async () => port1);
@@ -208,5 +212,40 @@ describe('errors across the bridge', () => {
     await eventually(() => seen?.aborted === true);
     await sleep(1);
     bridge.close();
+  });
+});
+
+describe('the bridge and the life of pages and hosts', () => {
+  it('asks the service worker side whether a waiting request’s page is still there', async () => {
+    let asked = 0;
+    const first = collect(
+      stack.backend.chat(request('a b', { echo_delay_ms: 20 }), new AbortController()),
+    );
+    const dropped = collect(
+      stack.backend.chat(request('x'), {
+        signal: new AbortController().signal,
+        alive: async () => {
+          asked += 1;
+          return false;
+        },
+      }),
+    ).catch((e: unknown) => e);
+    await first;
+    expect(await dropped).toMatchObject({ code: 'engine_unavailable' });
+    expect(asked).toBe(1);
+    await eventually(() => stack.server.openPorts === 0);
+  });
+
+  it('fails every request on a lost host at once with HostLostError, and forgets them', async () => {
+    const slow = stack.backend.chat(request('a b c d', { echo_delay_ms: 50 }), {
+      signal: new AbortController().signal,
+    });
+    await slow.next();
+    expect(stack.backend.openRequests).toBe(1);
+    const { port1 } = stack.hostPorts;
+    stack.backend.hostLost(port1);
+    const error = await collect(slow).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HostLostError);
+    expect(stack.backend.openRequests).toBe(0);
   });
 });

@@ -9,6 +9,7 @@ import { eventually, sleep } from '../helpers';
 /** An engine that records concurrency and holds each generation until released. */
 class GateEngine implements Engine {
   loadedModel: string | null = null;
+  readonly models = ['acme/m'];
   loads: string[] = [];
   active = 0;
   maxActive = 0;
@@ -181,5 +182,68 @@ describe('EngineQueue', () => {
       (e: unknown) => e,
     )) as OpenAIError;
     expect(error.code).toBe('model_not_found');
+  });
+});
+
+describe('EngineQueue and the pages behind its requests', () => {
+  it('drops a request that waited when its page is gone by the time it reaches the front', async () => {
+    const engine = new GateEngine();
+    const queue = new EngineQueue([engine]);
+    const first = collect(queue.chat(req('a'), { signal: signal() }));
+    let asked = 0;
+    const gone = collect(
+      queue.chat(req('b'), {
+        signal: signal(),
+        alive: async () => {
+          asked += 1;
+          return false;
+        },
+      }),
+    ).catch((e: unknown) => e);
+    await eventually(() => engine.started.length === 1);
+    engine.release('a');
+    await first;
+    expect(await gone).toBeInstanceOf(OpenAIError);
+    expect(asked).toBe(1);
+    expect(engine.started).toEqual(['a']);
+  });
+
+  it('does not ask about the page of a request that starts at once', async () => {
+    const engine = new GateEngine();
+    const queue = new EngineQueue([engine]);
+    let asked = 0;
+    const reply = collect(
+      queue.chat(req('a'), { signal: signal(), alive: async () => (asked += 1) > 0 }),
+    );
+    await eventually(() => engine.started.length === 1);
+    engine.release('a');
+    await reply;
+    expect(asked).toBe(0);
+  });
+
+  it('loads the previous host’s model on its own, and requests wait for that load', async () => {
+    const engine = new GateEngine();
+    const queue = new EngineQueue([engine]);
+    queue.preload('acme/m');
+    const reply = collect(queue.chat(req('a'), { signal: signal() }));
+    await eventually(() => engine.started.length === 1);
+    engine.release('a');
+    const events = await reply;
+    expect(engine.loads).toEqual(['acme/m']);
+    expect(events.some((e) => e.type === 'state' && e.state === 'loading')).toBe(false);
+  });
+
+  it('tells its owner whenever the counts change', async () => {
+    const engine = new GateEngine();
+    const seen: string[] = [];
+    const queue = new EngineQueue([engine], {
+      onChange: () => seen.push(JSON.stringify(queue.counts)),
+    });
+    const reply = collect(queue.chat(req('a'), { signal: signal() }));
+    await eventually(() => engine.started.length === 1);
+    engine.release('a');
+    await reply;
+    await eventually(() => seen.at(-1) === JSON.stringify({ running: 0, waiting: 0 }));
+    expect(seen).toContain(JSON.stringify({ running: 1, waiting: 0 }));
   });
 });

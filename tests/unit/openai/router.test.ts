@@ -109,6 +109,7 @@ describe('routes', () => {
     const response = await stack.api.fetch(getRequest('/v1/hearth/status'));
     expect(await response.json()).toEqual({
       host: { id: 'test-host', build: 'test' },
+      models: ['hearth/echo'],
       loaded_model: null,
       queue: { running: 0, waiting: 0 },
       open_ports: 0,

@@ -1,0 +1,29 @@
+/**
+ * @module
+ * The engine host's status: the body of `GET /v1/hearth/status`, and what the host publishes on
+ * the `hearth:status` BroadcastChannel whenever it changes, for every tab of the origin.
+ */
+
+/** The BroadcastChannel on which the host publishes its `HostStatus`. */
+export const STATUS_CHANNEL = 'hearth:status';
+
+/** The engine host as it stands now. */
+export interface HostStatus {
+  /** The tab hosting the engine: its id (new for every page load) and its build. */
+  host: { id: string; build: string };
+  /** The models the host can answer with now. */
+  models: string[];
+  /** The model on the GPU, if any. */
+  loaded_model: string | null;
+  /** Requests running (0 or 1) and waiting behind it. */
+  queue: { running: number; waiting: number };
+  /** Request ports the engine worker holds open: requests that have not ended. */
+  open_ports: number;
+}
+
+/** What travels on the status channel. */
+export type StatusMessage =
+  /** The host's status, sent whenever it changes (at most a few times a second). */
+  | { type: 'status'; status: HostStatus }
+  /** A tab that just opened asks the host to send its status now. */
+  | { type: 'status/wanted' };

@@ -1,0 +1,315 @@
+/**
+ * One engine for every tab: the election, a host tab closing mid-request, service-worker
+ * restarts, builds that do not match, and many aborted requests.
+ */
+import { expect, test, type Page } from '@playwright/test';
+import { E2E_BUILD } from '../../playwright.config';
+import { hostStatus, openApp } from './sdk';
+
+const KEY = { authorization: 'Bearer k', 'content-type': 'application/json' };
+
+/** A long echo prompt: `n` words. */
+const words = (n: number, word = 'w') =>
+  Array.from({ length: n }, (_, i) => `${word}${i}`).join(' ');
+
+/** Starts a stream in the page; resolves with its events and when they came, once it ends. */
+function streamInPage(page: Page, content: string, delayMs: number) {
+  return page.evaluate(
+    async ({ content, delayMs, KEY }) => {
+      const response = await fetch('v1/openai/chat/completions', {
+        method: 'POST',
+        headers: KEY,
+        body: JSON.stringify({
+          model: 'hearth/echo',
+          messages: [{ role: 'user', content }],
+          stream: true,
+          echo_delay_ms: delayMs,
+        }),
+      });
+      const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+      const events: { data: string; at: number }[] = [];
+      let buffer = '';
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        buffer += value;
+        const parts = buffer.split('\n\n');
+        buffer = parts.pop() ?? '';
+        for (const part of parts) events.push({ data: part.slice(6), at: Date.now() });
+        (globalThis as { streamed?: number }).streamed = events.length;
+      }
+      return events;
+    },
+    { content, delayMs, KEY },
+  );
+}
+
+test('two tabs: exactly one hosts, and requests from both are served first in, first out', async ({
+  context,
+}) => {
+  const a = await context.newPage();
+  const b = await context.newPage();
+  await openApp(a);
+  await openApp(b);
+  await expect(a.locator('api-status')).toContainText('This tab hosts the engine.');
+  await expect(b.locator('api-status')).toContainText('Another tab hosts the engine.');
+  const locks = await b.evaluate(() => navigator.locks.query());
+  expect(locks.held?.filter((l) => l.name === 'hearth:engine-host')).toHaveLength(1);
+  expect(locks.pending?.filter((l) => l.name === 'hearth:engine-host')).toHaveLength(1);
+
+  const send = (page: Page, content: string) =>
+    page.evaluate(
+      async ({ content, KEY }) => {
+        const response = await fetch('v1/openai/chat/completions', {
+          method: 'POST',
+          headers: KEY,
+          body: JSON.stringify({
+            model: 'hearth/echo',
+            messages: [{ role: 'user', content }],
+            echo_delay_ms: 40,
+          }),
+        });
+        const body = (await response.json()) as { choices: { message: { content: string } }[] };
+        return { content: body.choices[0]?.message.content, at: Date.now() };
+      },
+      { content, KEY },
+    );
+  const order = ['a1 x y', 'b1 x y', 'a2 x y', 'b2 x y'];
+  const replies: Promise<{ content: string | undefined; at: number }>[] = [];
+  for (const content of order) {
+    replies.push(send(content.startsWith('a') ? a : b, content));
+    await a.waitForTimeout(30);
+  }
+  // Both tabs' requests wait together, and every tab shows it.
+  await expect(b.locator('api-status .queue')).toContainText(/1 running, [12] waiting/);
+  const done = await Promise.all(replies);
+  expect(done.map((r) => r.content)).toEqual(order);
+  const finished = [...done].sort((x, y) => x.at - y.at).map((r) => r.content);
+  expect(finished).toEqual(order);
+
+  const status = await hostStatus(b);
+  expect(status).toMatchObject({
+    host: { build: E2E_BUILD },
+    models: ['hearth/echo'],
+    queue: { running: 0, waiting: 0 },
+  });
+  await expect(b.locator('api-status')).toContainText(status.host.id.slice(0, 8));
+  await expect(b.locator('api-status .queue')).toHaveText('0 running, 0 waiting');
+});
+
+test.describe('the host tab closes', () => {
+  test('a running stream ends with an error event within a second, and the other tab takes over', async ({
+    context,
+  }) => {
+    const host = await context.newPage();
+    const other = await context.newPage();
+    await openApp(host);
+    await openApp(other);
+    const stream = streamInPage(other, words(100), 100);
+    await expect
+      .poll(() => other.evaluate(() => (globalThis as { streamed?: number }).streamed ?? 0))
+      .toBeGreaterThan(2);
+    const closedAt = Date.now();
+    await host.close();
+    const events = await stream;
+    const last = events.at(-1)!;
+    expect(JSON.parse(last.data)).toMatchObject({ error: { code: 'engine_unavailable' } });
+    expect(last.at - closedAt).toBeLessThan(1000);
+    expect(events.map((e) => e.data)).not.toContain('[DONE]');
+
+    await expect(other.locator('api-status')).toContainText('This tab hosts the engine.');
+    const status = await hostStatus(other);
+    expect(status.queue).toEqual({ running: 0, waiting: 0 });
+  });
+
+  test('a running non-streamed reply completes on the new host, and a queued one is served or refused', async ({
+    context,
+  }) => {
+    const host = await context.newPage();
+    const other = await context.newPage();
+    await openApp(host);
+    await openApp(other);
+    await other.evaluate(
+      ({ KEY, running }) => {
+        const post = (content: string, echo_delay_ms: number) =>
+          fetch('v1/openai/chat/completions', {
+            method: 'POST',
+            headers: KEY,
+            body: JSON.stringify({
+              model: 'hearth/echo',
+              messages: [{ role: 'user', content }],
+              echo_delay_ms,
+            }),
+          });
+        const g = globalThis as Record<string, unknown>;
+        // The status line of a non-streamed reply comes with its first token.
+        g.running = post(running, 100);
+        g.queued = post('queued reply', 0);
+      },
+      { KEY, running: words(20, 'r') },
+    );
+    await other.evaluate(() => (globalThis as unknown as { running: Promise<Response> }).running);
+    await host.close();
+    const result = await other.evaluate(async () => {
+      const g = globalThis as unknown as { running: Promise<Response>; queued: Promise<Response> };
+      const settle = async (p: Promise<Response>) => {
+        try {
+          const r = await p;
+          try {
+            return { status: r.status, body: await r.json() };
+          } catch (e) {
+            return { status: r.status, body: 'BODY ' + String(e) };
+          }
+        } catch (e) {
+          return { status: 0, body: 'FETCH ' + String(e) };
+        }
+      };
+      return { running: await settle(g.running), queued: await settle(g.queued) };
+    });
+    expect(result.running.status).toBe(200);
+    expect(result.running.body.choices[0].message.content).toBe(words(20, 'r'));
+    if (result.queued.status === 200) {
+      expect(result.queued.body.choices[0].message.content).toBe('queued reply');
+    } else {
+      expect(result.queued.status).toBe(503);
+      expect(result.queued.body.error.code).toMatch(/^engine_/);
+    }
+    await expect
+      .poll(async () => (await hostStatus(other)).queue)
+      .toEqual({ running: 0, waiting: 0 });
+  });
+});
+
+test('after the service worker is stopped the next request succeeds, and a host that closes later is noticed at once', async ({
+  context,
+}) => {
+  const host = await context.newPage();
+  const other = await context.newPage();
+  await openApp(host);
+  await openApp(other);
+  const cdp = await context.newCDPSession(other);
+  await cdp.send('ServiceWorker.enable');
+  await cdp.send('ServiceWorker.stopAllWorkers');
+
+  const reply = await other.evaluate(async (KEY) => {
+    const response = await fetch('v1/openai/chat/completions', {
+      method: 'POST',
+      headers: KEY,
+      body: JSON.stringify({
+        model: 'hearth/echo',
+        messages: [{ role: 'user', content: 'after restart' }],
+      }),
+    });
+    return ((await response.json()) as { choices: { message: { content: string } }[] }).choices[0]
+      ?.message.content;
+  }, KEY);
+  expect(reply).toBe('after restart');
+
+  // The restarted service worker asked for the host's lock again: a closing host is noticed at once.
+  const stream = streamInPage(other, words(100), 100);
+  await expect
+    .poll(() => other.evaluate(() => (globalThis as { streamed?: number }).streamed ?? 0))
+    .toBeGreaterThan(1);
+  const closedAt = Date.now();
+  await host.close();
+  const events = await stream;
+  expect(JSON.parse(events.at(-1)!.data)).toMatchObject({ error: { code: 'engine_unavailable' } });
+  expect(events.at(-1)!.at - closedAt).toBeLessThan(1000);
+});
+
+test.describe('builds', () => {
+  test('the service worker refuses a host of another build and keeps serving with its own', async ({
+    page,
+  }) => {
+    await openApp(page);
+    const reply = await page.evaluate(async () => {
+      const { port1, port2 } = new MessageChannel();
+      const answer = new Promise<unknown>((resolve) =>
+        navigator.serviceWorker.addEventListener('message', (e) => {
+          if ((e.data as { hostId?: string }).hostId === 'impostor') resolve(e.data);
+        }),
+      );
+      navigator.serviceWorker.controller!.postMessage(
+        { type: 'host/attach', protocol: 1, build: 'older-build', hostId: 'impostor', port: port2 },
+        [port2],
+      );
+      const result = await answer;
+      port1.close();
+      return result;
+    });
+    expect(reply).toMatchObject({ type: 'host/refused', hostId: 'impostor' });
+    expect((reply as { reason: string }).reason).toContain('older-build');
+    expect((await hostStatus(page)).host.build).toBe(E2E_BUILD);
+  });
+
+  test('a tab running an older build is refused as host and reloads itself', async ({ page }) => {
+    const messages: string[] = [];
+    page.on('console', (m) => messages.push(m.text()));
+    // The first load gets the app's script from the network: serve it as an older build.
+    await page.route('**/assets/index-*.js', async (route) => {
+      const response = await route.fetch();
+      const body = (await response.text()).replaceAll(E2E_BUILD, 'e2e-older-build');
+      await route.fulfill({ response, body });
+    });
+    await page.goto('./');
+    await expect(page.locator('api-status')).toHaveAttribute('state', 'ready');
+    await expect(page.locator('api-status')).toContainText('This tab hosts the engine.');
+    expect(
+      messages.some((m) => m.includes('refused this tab as host') && m.includes('reloading')),
+    ).toBe(true);
+    expect((await hostStatus(page)).host.build).toBe(E2E_BUILD);
+  });
+});
+
+test('200 requests aborted at random points leave no open port and nothing queued', async ({
+  page,
+}) => {
+  await openApp(page);
+  const outcomes = await page.evaluate(async (KEY) => {
+    const tally: Record<string, number> = {};
+    const one = async (i: number) => {
+      const abort = new AbortController();
+      setTimeout(() => abort.abort(), Math.random() * 300);
+      try {
+        const response = await fetch('v1/openai/chat/completions', {
+          method: 'POST',
+          headers: KEY,
+          signal: abort.signal,
+          body: JSON.stringify({
+            model: 'hearth/echo',
+            messages: [{ role: 'user', content: 'a b c d e f g h i j' }],
+            stream: i % 2 === 0,
+            echo_delay_ms: 3,
+          }),
+        });
+        await response.text();
+        tally[response.status] = (tally[response.status] ?? 0) + 1;
+      } catch {
+        tally.aborted = (tally.aborted ?? 0) + 1;
+      }
+    };
+    await Promise.all(Array.from({ length: 200 }, (_, i) => one(i)));
+    return tally;
+  }, KEY);
+  expect(Object.values(outcomes).reduce((a, b) => a + b, 0)).toBe(200);
+  expect(outcomes.aborted).toBeGreaterThan(0);
+  await expect
+    .poll(async () => {
+      const status = await hostStatus(page);
+      return { queue: status.queue, open_ports: status.open_ports };
+    })
+    .toEqual({ queue: { running: 0, waiting: 0 }, open_ports: 0 });
+  // And the engine still answers.
+  const reply = await page.evaluate(async (KEY) => {
+    const response = await fetch('v1/openai/chat/completions', {
+      method: 'POST',
+      headers: KEY,
+      body: JSON.stringify({
+        model: 'hearth/echo',
+        messages: [{ role: 'user', content: 'still here' }],
+      }),
+    });
+    return response.status;
+  }, KEY);
+  expect(reply).toBe(200);
+});
