@@ -180,6 +180,48 @@ test.describe('the host tab closes', () => {
   });
 });
 
+test('a queued request whose page closed is dropped when it reaches the front', async ({
+  context,
+}) => {
+  const host = await context.newPage();
+  const leaving = await context.newPage();
+  await openApp(host);
+  await openApp(leaving);
+  const running = host.evaluate(async (KEY) => {
+    const response = await fetch('v1/openai/chat/completions', {
+      method: 'POST',
+      headers: KEY,
+      body: JSON.stringify({
+        model: 'hearth/echo',
+        messages: [{ role: 'user', content: 'a b c d e' }],
+        echo_delay_ms: 100,
+      }),
+    });
+    return response.status;
+  }, KEY);
+  // 10 s before its first token: had it reached the engine, the queue would stay busy that long.
+  await leaving.evaluate(
+    ({ KEY, content }) =>
+      void fetch('v1/openai/chat/completions', {
+        method: 'POST',
+        headers: KEY,
+        body: JSON.stringify({
+          model: 'hearth/echo',
+          messages: [{ role: 'user', content }],
+          echo_delay_ms: 10_000,
+        }),
+      }),
+    { KEY, content: words(100) },
+  );
+  await expect.poll(async () => (await hostStatus(host)).queue.waiting).toBe(1);
+  await leaving.close();
+  expect(await running).toBe(200);
+  await expect
+    .poll(async () => (await hostStatus(host)).queue, { timeout: 5000 })
+    .toEqual({ running: 0, waiting: 0 });
+  expect((await hostStatus(host)).open_ports).toBe(0);
+});
+
 test('after the service worker is stopped the next request succeeds, and a host that closes later is noticed at once', async ({
   context,
 }) => {
