@@ -48,6 +48,8 @@ export class PortBackend implements ChatBackend {
   readonly #hostPort: HostPortSource;
   /** For each host port, how to fail each request still running on it. */
   readonly #running = new Map<MessagePort, Set<(error: OpenAIError) => void>>();
+  /** Ports of hosts known to be gone, in case one is handed out just as its host dies. */
+  readonly #lost = new WeakSet<MessagePort>();
 
   constructor(hostPort: HostPortSource) {
     this.#hostPort = hostPort;
@@ -62,6 +64,7 @@ export class PortBackend implements ChatBackend {
 
   /** The host behind `hostPort` is gone: every request on it fails now with `HostLostError`. */
   hostLost(hostPort: MessagePort): void {
+    this.#lost.add(hostPort);
     const requests = this.#running.get(hostPort);
     this.#running.delete(hostPort);
     for (const fail of requests ?? []) fail(new HostLostError());
@@ -93,6 +96,7 @@ export class PortBackend implements ChatBackend {
     this.#hostPort().then(
       (host) => {
         if (signal.aborted) return;
+        if (this.#lost.has(host)) return fail(new HostLostError());
         untrack = this.#track(host, fail);
         const requestPort = openRequestPort(host);
         port = requestPort;

@@ -249,3 +249,17 @@ describe('the bridge and the life of pages and hosts', () => {
     expect(stack.backend.openRequests).toBe(0);
   });
 });
+
+describe('a host port handed out as its host dies', () => {
+  it('fails the request at once instead of sending it into the void', async () => {
+    const { port1, port2 } = new MessageChannel();
+    const client = new PortBackend(async () => port1);
+    client.hostLost(port1);
+    const error = await collect(
+      client.chat(request('x'), { signal: new AbortController().signal }),
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HostLostError);
+    port1.close();
+    port2.close();
+  });
+});
