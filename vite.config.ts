@@ -29,7 +29,16 @@ export default defineConfig(({ command }) => {
     preview: { host: '127.0.0.1', port: Number(process.env.PORT ?? 4173), strictPort: true },
     worker: { format: 'es' },
     // HEARTH_OUT_DIR lets two builds (e.g. the e2e tests' sub-path build) live side by side.
-    build: { target: 'es2022', outDir: process.env.HEARTH_OUT_DIR ?? 'dist' },
+    build: {
+      target: 'es2022',
+      outDir: process.env.HEARTH_OUT_DIR ?? 'dist',
+      // `npm run bench` builds its pages beside the app, so that they share its origin and scope.
+      ...(process.env.HEARTH_BENCH === '1' && {
+        rollupOptions: {
+          input: { main: 'index.html', bench: 'bench/index.html', floor: 'bench/floor/index.html' },
+        },
+      }),
+    },
     plugins: [
       VitePWA({
         strategies: 'injectManifest',

@@ -68,6 +68,8 @@ export class HostLink {
   readonly #waiters = new Set<(port: MessagePort) => void>();
   /** Every port each living host has handed over to this instance. */
   readonly #ports = new Map<string, MessagePort[]>();
+  /** Hosts known to be gone; a late hand-over from one is ignored. */
+  readonly #gone = new Set<string>();
 
   constructor(options: HostLinkOptions) {
     this.#options = options;
@@ -81,6 +83,10 @@ export class HostLink {
   /** Handles a page's message to the service worker; ignores anything but `host/attach`. */
   onMessage(data: unknown, reply: Reply): void {
     if (!isAttach(data)) return;
+    if (this.#gone.has(data.hostId)) {
+      data.port.close();
+      return;
+    }
     if (data.protocol !== PROTOCOL_VERSION || data.build !== this.#options.build) {
       data.port.close();
       reply({
@@ -108,6 +114,7 @@ export class HostLink {
   }
 
   #lost(hostId: string): void {
+    this.#gone.add(hostId);
     const ports = this.#ports.get(hostId) ?? [];
     this.#ports.delete(hostId);
     if (this.#host?.id === hostId) this.#host = undefined;

@@ -5,7 +5,7 @@
  * it is produced. Tokens are batched per turn of the event loop: a fast engine costs a few
  * messages, not one per token, and the first token leaves at once.
  */
-import type { ChatBackend, ChatOptions } from '../openai/backend';
+import type { ChatBackend, ChatOptions, ChatState } from '../openai/backend';
 import { OpenAIError } from '../openai/errors';
 import type { HostStatus } from '../openai/status';
 import type { ChatRequest } from '../openai/types';
@@ -153,6 +153,7 @@ export class HostServer {
   ): Promise<void> {
     this.#count(1);
     const batcher = new TokenBatcher(post);
+    let lastState: ChatState = 'queued';
     try {
       for await (const event of this.#backend.chat(request, options)) {
         switch (event.type) {
@@ -160,6 +161,10 @@ export class HostServer {
             batcher.add(event.tokens);
             break;
           case 'state':
+            // The service worker assumes `queued` and treats `running` alike (both are
+            // `engine_busy` at the deadline): only a load, and what follows it, is worth a message.
+            if (event.state !== 'loading' && lastState !== 'loading') break;
+            lastState = event.state;
             batcher.flush();
             post({ type: 'chat/state', state: event.state });
             break;

@@ -3,9 +3,11 @@
  * The engine-host election: one tab per origin holds the `hearth:engine-host` Web Lock, starts
  * the engine worker and hands the service worker a port into it — again whenever the service
  * worker asks (`host/wanted`, after a restart) or another one takes control. When the tab
- * closes, the lock passes to the next tab waiting for it.
+ * closes, the lock passes to the next tab waiting for it; when the engine worker dies, the tab
+ * starts a new one.
  */
 import {
+  hostLockName,
   PROTOCOL_VERSION,
   type PageToSw,
   type PageToWorker,
@@ -26,6 +28,9 @@ export interface ElectionOptions {
 }
 
 const LOCK_NAME = 'hearth:engine-host';
+/** A worker that lived this long before dying is restarted at once; sooner, after a pause. */
+const HEALTHY_LIFE_MS = 30_000;
+const MAX_RESTART_PAUSE_MS = 30_000;
 
 /**
  * Follows the host's status from now on, so that if this tab takes over it can load the model
@@ -41,8 +46,85 @@ function followLoadedModel(): () => string | null {
   return () => loaded;
 }
 
-function postToWorker(worker: Worker, message: PageToWorker, transfer: Transferable[] = []): void {
-  worker.postMessage(message, transfer);
+/** How one engine worker's life ended. */
+type Ending = { type: 'died' } | { type: 'refused'; reason: string };
+
+/** One engine worker, from its start to its death, and its hand-overs to the service worker. */
+class EngineHost {
+  readonly #id = crypto.randomUUID();
+  readonly #build: string;
+  readonly #worker: Worker;
+  readonly #onRole: ElectionOptions['onRole'];
+  #end: (ending: Ending) => void = () => undefined;
+  /**
+   * Whether the worker holds its host lock: only then may the service worker have a port, or it
+   * would be granted the lock at once and take the host for dead. Cleared when the worker dies.
+   */
+  #serving = false;
+
+  constructor(build: string, preload: string | null, onRole: ElectionOptions['onRole']) {
+    this.#build = build;
+    this.#onRole = onRole;
+    this.#worker = new Worker(new URL('./worker.ts', import.meta.url), {
+      type: 'module',
+      name: 'hearth-engine',
+    });
+    this.#post({ type: 'worker/init', hostId: this.#id, build, preload });
+  }
+
+  #post(message: PageToWorker, transfer: Transferable[] = []): void {
+    this.#worker.postMessage(message, transfer);
+  }
+
+  /** Runs until the worker dies or the service worker refuses this build. */
+  async run(): Promise<Ending> {
+    const ending = new Promise<Ending>((resolve) => (this.#end = resolve));
+    const ready = new Promise<boolean>((resolve) => {
+      this.#worker.addEventListener('message', (event: MessageEvent<WorkerToPage>) => {
+        if (event.data.type === 'worker/ready') resolve(true);
+      });
+      // A worker that cannot even start (its script failed) never says it is ready.
+      this.#worker.addEventListener('error', () => resolve(false), { once: true });
+    });
+    if (!(await ready)) {
+      this.#worker.terminate();
+      return { type: 'died' };
+    }
+    this.#serving = true;
+    // The worker holds its host lock for its whole life: this request is granted when it dies.
+    void navigator.locks.request(hostLockName(this.#id), () => this.#end({ type: 'died' }));
+    this.attach();
+    const result = await ending;
+    this.#serving = false;
+    this.#worker.terminate();
+    return result;
+  }
+
+  /** Hands the service worker that controls the page a new port into the engine worker. */
+  attach(): void {
+    const controller = navigator.serviceWorker.controller;
+    if (!controller || !this.#serving) return;
+    const { port1, port2 } = new MessageChannel();
+    this.#post({ type: 'worker/port', port: port1 }, [port1]);
+    const message: PageToSw = {
+      type: 'host/attach',
+      protocol: PROTOCOL_VERSION,
+      build: this.#build,
+      hostId: this.#id,
+      port: port2,
+    };
+    controller.postMessage(message, [port2]);
+  }
+
+  /** A message from the service worker. */
+  onMessage(message: SwToPage): void {
+    if (message.type === 'host/wanted') this.attach();
+    else if (message.type === 'host/accepted' && message.hostId === this.#id) {
+      this.#onRole('host');
+    } else if (message.type === 'host/refused' && message.hostId === this.#id) {
+      this.#end({ type: 'refused', reason: message.reason });
+    }
+  }
 }
 
 /** Joins the election; the returned promise settles only if this tab stops being a candidate. */
@@ -52,60 +134,37 @@ export async function joinElection(options: ElectionOptions): Promise<void> {
   const { held = [] } = await navigator.locks.query();
   if (held.some((lock) => lock.name === LOCK_NAME)) options.onRole('waiting');
   return navigator.locks.request(LOCK_NAME, async () => {
-    const hostId = crypto.randomUUID();
-    const worker = new Worker(new URL('./worker.ts', import.meta.url), {
-      type: 'module',
-      name: 'hearth-engine',
-    });
-    const ready = new Promise<void>((resolve) =>
-      worker.addEventListener('message', (event: MessageEvent<WorkerToPage>) => {
-        if (event.data.type === 'worker/ready') resolve();
-      }),
-    );
-    postToWorker(worker, {
-      type: 'worker/init',
-      hostId,
-      build: options.build,
-      preload: previousModel(),
-    });
-    await ready;
-
-    const attach = () => {
-      const controller = container.controller;
-      if (!controller) return;
-      const { port1, port2 } = new MessageChannel();
-      postToWorker(worker, { type: 'worker/port', port: port1 }, [port1]);
-      const message: PageToSw = {
-        type: 'host/attach',
-        protocol: PROTOCOL_VERSION,
-        build: options.build,
-        hostId,
-        port: port2,
-      };
-      controller.postMessage(message, [port2]);
-    };
-
-    let refused: (reason: string) => void = () => undefined;
-    const refusal = new Promise<string>((resolve) => (refused = resolve));
-    container.addEventListener('message', (event: MessageEvent<SwToPage>) => {
-      const message = event.data;
-      if (message.type === 'host/wanted') attach();
-      else if (message.type === 'host/accepted' && message.hostId === hostId) {
-        options.onRole('host');
-      } else if (message.type === 'host/refused' && message.hostId === hostId) {
-        refused(message.reason);
-      }
-    });
+    let host: EngineHost | undefined;
+    const onMessage = (event: MessageEvent<SwToPage>) => host?.onMessage(event.data);
+    // A new service worker took control (an update was accepted): it has no port yet.
+    const onControllerChange = () => host?.attach();
+    container.addEventListener('message', onMessage);
+    container.addEventListener('controllerchange', onControllerChange);
     // Messages from the service worker are held back until this is called (or the page loads).
     container.startMessages();
-    // A new service worker took control (an update was accepted): it has no port yet.
-    container.addEventListener('controllerchange', attach);
-    attach();
-
-    // Hold the lock until the service worker refuses us: this tab's code is of another build,
-    // so it must not host; give the lock to a tab that can, and report why.
-    const reason = await refusal;
-    worker.terminate();
-    options.onRole('refused', reason);
+    try {
+      let pauseMs = 0;
+      for (;;) {
+        const started = Date.now();
+        host = new EngineHost(options.build, previousModel(), options.onRole);
+        const ending = await host.run();
+        host = undefined;
+        if (ending.type === 'refused') {
+          // This tab's code is of another build: give the lock to a tab that can host.
+          options.onRole('refused', ending.reason);
+          return;
+        }
+        // The worker died (crashed, or was killed): start another, pausing if it keeps dying.
+        pauseMs =
+          Date.now() - started > HEALTHY_LIFE_MS
+            ? 0
+            : Math.min(MAX_RESTART_PAUSE_MS, pauseMs * 2 || 1000);
+        console.warn(`Hearth: the engine worker stopped; starting a new one in ${pauseMs} ms.`);
+        await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      }
+    } finally {
+      container.removeEventListener('message', onMessage);
+      container.removeEventListener('controllerchange', onControllerChange);
+    }
   });
 }

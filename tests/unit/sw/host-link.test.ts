@@ -139,6 +139,18 @@ describe('HostLink', () => {
     next.close();
   });
 
+  it('ignores a late hand-over from a host it knows is gone', async () => {
+    const { link, locks } = setup({ waitMs: 20 });
+    const first = attach(link);
+    locks.grant(hostLockName('h1'));
+    const late = attach(link);
+    expect(late.replies).toEqual([]);
+    expect(locks.requests.size).toBe(0);
+    await expect(link.port()).rejects.toMatchObject({ code: 'engine_unavailable' });
+    first.close();
+    late.close();
+  });
+
   it('asks for the host’s lock again in a restarted service worker', () => {
     const { locks } = setup();
     const before = fakeLocks();

@@ -1,0 +1,60 @@
+/**
+ * @module
+ * The bench page: lives under the app's scope (so its requests reach the real service worker)
+ * and offers the baselines measured in the page itself — the echo engine called directly, and
+ * the same SSE bytes produced in the page for the `openai` SDK.
+ */
+import OpenAI from 'openai';
+import { EchoEngine } from '../src/engine-host/echo-engine';
+import { SseReplyWriter, toUsage } from '../src/openai/completion';
+import { ECHO_MODEL } from '../src/openai/models';
+import { parseChatRequest } from '../src/openai/validate';
+
+const engine = new EchoEngine();
+const encoder = new TextEncoder();
+
+/** A `fetch` for the SDK that answers chat requests in the page, as the API would, byte for byte. */
+async function inPageFetch(_url: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+  const request = parseChatRequest(JSON.parse(String(init?.body)));
+  const abort = new AbortController();
+  const writer = new SseReplyWriter({
+    id: 'chatcmpl-bench',
+    created: Math.floor(Date.now() / 1000),
+    model: request.model,
+    include_usage: request.include_usage,
+  });
+  const outputs = engine.generate(request, abort.signal)[Symbol.asyncIterator]();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await outputs.next();
+      if (done) return controller.close();
+      if (value.type === 'token') controller.enqueue(encoder.encode(writer.tokens([value.text])));
+      else
+        controller.enqueue(
+          encoder.encode(writer.end(value.finish_reason, toUsage(value.usage, ECHO_MODEL.price))),
+        );
+    },
+    cancel: () => abort.abort(),
+  });
+  return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+}
+
+/** Milliseconds from calling the echo engine directly to its first token. */
+async function directFirstToken(content: string, delayMs: number): Promise<number> {
+  const request = parseChatRequest({
+    model: ECHO_MODEL.id,
+    messages: [{ role: 'user', content }],
+    stream: true,
+    echo_delay_ms: delayMs,
+  });
+  const abort = new AbortController();
+  const started = performance.now();
+  const outputs = engine.generate(request, abort.signal)[Symbol.asyncIterator]();
+  await outputs.next();
+  const elapsed = performance.now() - started;
+  abort.abort();
+  await outputs.return?.(undefined);
+  return elapsed;
+}
+
+Object.assign(globalThis, { bench: { OpenAI, inPageFetch, directFirstToken } });

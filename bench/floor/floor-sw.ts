@@ -1,0 +1,81 @@
+/**
+ * @module
+ * The floor of the benchmarks: a bare service worker with no engine. It answers a chat request at
+ * once, as cheaply as a service worker can — JSON in, the same JSON shapes and SSE bytes out —
+ * so that what Hearth adds on top of the platform can be measured.
+ */
+/// <reference lib="webworker" />
+export {};
+declare const self: ServiceWorkerGlobalScope;
+
+self.addEventListener('install', () => void self.skipWaiting());
+self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
+
+const encoder = new TextEncoder();
+const head = (created: number) =>
+  `{"id":"chatcmpl-floor","object":"chat.completion.chunk","created":${created},"model":"hearth/echo","choices":`;
+
+async function answer(request: Request): Promise<Response> {
+  const body = (await request.json()) as { messages: { content: string }[]; stream?: boolean };
+  const content = body.messages.at(-1)?.content ?? '';
+  const created = Math.floor(Date.now() / 1000);
+  const tokens = content.match(/\S+\s*/g) ?? [];
+  if (!body.stream) {
+    const completion = {
+      id: 'chatcmpl-floor',
+      object: 'chat.completion',
+      created,
+      model: 'hearth/echo',
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content, refusal: null },
+          logprobs: null,
+          finish_reason: 'stop',
+        },
+      ],
+      usage: {
+        prompt_tokens: tokens.length,
+        completion_tokens: tokens.length,
+        total_tokens: 2 * tokens.length,
+        estimated_cost: 0,
+      },
+    };
+    return new Response(JSON.stringify(completion), {
+      headers: { 'content-type': 'application/json' },
+    });
+  }
+  // The same bytes the API sends, one event per enqueue, as fast as the reader takes them.
+  let i = 0;
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const token = tokens[i];
+      if (token !== undefined) {
+        const delta =
+          i === 0
+            ? `{"role":"assistant","content":${JSON.stringify(token)}}`
+            : `{"content":${JSON.stringify(token)}}`;
+        i += 1;
+        controller.enqueue(
+          encoder.encode(
+            `data: ${head(created)}[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":null}]}\n\n`,
+          ),
+        );
+        return;
+      }
+      controller.enqueue(
+        encoder.encode(
+          `data: ${head(created)}[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n`,
+        ),
+      );
+      controller.close();
+    },
+  });
+  return new Response(stream, { headers: { 'content-type': 'text/event-stream; charset=utf-8' } });
+}
+
+self.addEventListener('fetch', (event) => {
+  if (new URL(event.request.url).pathname.endsWith('/v1/openai/chat/completions')) {
+    event.respondWith(answer(event.request));
+  }
+});

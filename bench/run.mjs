@@ -1,0 +1,382 @@
+// `npm run bench`: what the API layer costs, measured in headless Chromium against baselines
+// measured in the same run — a bare service worker with no engine (the floor), and the echo
+// engine called in the page itself. Prints a table and writes bench/results/latest.json.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { chromium } from 'playwright-core';
+import { build, preview } from 'vite';
+import { findChromium, NO_CHROMIUM_HELP } from '../scripts/find-chromium.mjs';
+import { workerHeaps } from '../scripts/cdp-workers.mjs';
+
+const PORT = Number(process.env.BENCH_PORT ?? 4190);
+const OUT_DIR = 'dist-bench';
+const KEY = 'Bearer bench';
+const quick = process.argv.includes('--quick');
+/** Sizes of each measurement (a quick run is for checking the bench itself). */
+const N = quick
+  ? {
+      requests: 50,
+      warmup: 10,
+      streamTokens: 2_000,
+      streamRuns: 1,
+      sdkTokens: 200,
+      sdkRuns: 1,
+      ttftRuns: 5,
+      memoryTokens: 20_000,
+    }
+  : {
+      requests: 500,
+      warmup: 50,
+      streamTokens: 20_000,
+      streamRuns: 3,
+      sdkTokens: 2_000,
+      sdkRuns: 3,
+      ttftRuns: 30,
+      memoryTokens: 200_000,
+    };
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const words = (n) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
+const round = (x, digits = 2) => Number(x.toFixed(digits));
+
+async function buildBench() {
+  process.env.HEARTH_OUT_DIR = OUT_DIR;
+  process.env.HEARTH_BENCH = '1';
+  process.env.PORT = String(PORT);
+  await build({ logLevel: 'warn' });
+  await build({
+    configFile: false,
+    logLevel: 'warn',
+    publicDir: false,
+    build: {
+      outDir: `${OUT_DIR}/bench/floor`,
+      emptyOutDir: false,
+      lib: {
+        entry: 'bench/floor/floor-sw.ts',
+        formats: ['iife'],
+        name: 'floor',
+        fileName: () => 'floor-sw.js',
+      },
+    },
+  });
+  return preview({ logLevel: 'warn' });
+}
+
+/** Latencies of `n` sequential non-streamed requests made by `page`. */
+function requestLatencies(page, url, n, warmup) {
+  const body = JSON.stringify({
+    model: 'hearth/echo',
+    messages: [{ role: 'user', content: 'Hello there, how are you today?' }],
+    max_tokens: 16,
+  });
+  return page.evaluate(
+    async ({ url, n, warmup, body, KEY }) => {
+      const init = {
+        method: 'POST',
+        headers: { authorization: KEY, 'content-type': 'application/json' },
+        body,
+      };
+      for (let i = 0; i < warmup; i += 1) await (await fetch(url, init)).text();
+      const out = [];
+      for (let i = 0; i < n; i += 1) {
+        const started = performance.now();
+        const response = await fetch(url, init);
+        await response.text();
+        if (response.status !== 200) throw new Error(`status ${response.status}`);
+        out.push(performance.now() - started);
+      }
+      return out;
+    },
+    { url, n, warmup, body, KEY },
+  );
+}
+
+/** Events per second of one streamed reply of `tokens` tokens, read with fetch. */
+function streamRate(page, url, tokens) {
+  return page.evaluate(
+    async ({ url, content, KEY }) => {
+      const started = performance.now();
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { authorization: KEY, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'hearth/echo',
+          messages: [{ role: 'user', content }],
+          stream: true,
+        }),
+      });
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let events = 0;
+      let tail = '';
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        const text = tail + value;
+        let at = text.indexOf('\n\n');
+        let from = 0;
+        while (at !== -1) {
+          events += 1;
+          from = at + 2;
+          at = text.indexOf('\n\n', from);
+        }
+        tail = text.slice(from);
+      }
+      const seconds = (performance.now() - started) / 1000;
+      return { events, perSecond: events / seconds };
+    },
+    { url, content: words(tokens), KEY },
+  );
+}
+
+async function main() {
+  const executablePath = await findChromium();
+  if (!executablePath) throw new Error(NO_CHROMIUM_HELP);
+  const server = await buildBench();
+  const origin = `http://127.0.0.1:${PORT}`;
+  const browser = await chromium.launch({
+    executablePath,
+    args: [
+      '--no-sandbox',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
+  });
+  try {
+    const context = await browser.newContext();
+    const app = await context.newPage();
+    await app.goto(`${origin}/`);
+    await app.waitForSelector('api-status[state="ready"]');
+    const bench = await context.newPage();
+    await bench.goto(`${origin}/bench/`);
+    await bench.waitForFunction(
+      () => navigator.serviceWorker.controller !== null && 'bench' in globalThis,
+    );
+    const floor = await context.newPage();
+    await floor.goto(`${origin}/bench/floor/`);
+    await floor.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+    const api = `${origin}/v1/openai/chat/completions`;
+    const floorApi = `${origin}/bench/floor/v1/openai/chat/completions`;
+    const results = {};
+    const log = (what) => process.stderr.write(`bench: ${what}\n`);
+
+    log(`${N.requests} requests each, alternating the floor and the API`);
+    const ours = [];
+    const floors = [];
+    const blocks = 5;
+    for (let b = 0; b < blocks; b += 1) {
+      floors.push(
+        ...(await requestLatencies(floor, floorApi, N.requests / blocks, b === 0 ? N.warmup : 5)),
+      );
+      ours.push(
+        ...(await requestLatencies(bench, api, N.requests / blocks, b === 0 ? N.warmup : 5)),
+      );
+    }
+    results.request_ms_p50 = round(median(ours), 3);
+    results.floor_ms_p50 = round(median(floors), 3);
+    results.request_ratio_vs_floor = round(results.request_ms_p50 / results.floor_ms_p50);
+
+    log(`a ${N.streamTokens}-token stream, ${N.streamRuns} times each`);
+    const ourRates = [];
+    const floorRates = [];
+    for (let r = 0; r < N.streamRuns; r += 1) {
+      const f = await streamRate(floor, floorApi, N.streamTokens);
+      const o = await streamRate(bench, api, N.streamTokens);
+      if (o.events !== f.events) throw new Error(`event counts differ: ${o.events} vs ${f.events}`);
+      floorRates.push(f.perSecond);
+      ourRates.push(o.perSecond);
+    }
+    results.stream_chunks_per_s = Math.round(median(ourRates));
+    results.floor_stream_chunks_per_s = Math.round(median(floorRates));
+    results.stream_ratio_vs_floor = round(
+      results.stream_chunks_per_s / results.floor_stream_chunks_per_s,
+    );
+
+    log(
+      `the openai SDK reading ${N.sdkTokens} tokens at echo_delay_ms 1, through the API and in the page`,
+    );
+    const sdk = await bench.evaluate(
+      async ({ origin, content, runs }) => {
+        const { OpenAI, inPageFetch } = globalThis.bench;
+        const options = {
+          baseURL: `${origin}/v1/openai`,
+          apiKey: 'bench',
+          dangerouslyAllowBrowser: true,
+        };
+        const viaApi = new OpenAI(options);
+        const inPage = new OpenAI({ ...options, fetch: inPageFetch });
+        const read = async (client) => {
+          const started = performance.now();
+          const stream = await client.chat.completions.create({
+            model: 'hearth/echo',
+            messages: [{ role: 'user', content }],
+            stream: true,
+            echo_delay_ms: 1,
+          });
+          let text = '';
+          for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+          if (text !== content) throw new Error('the SDK read a different reply');
+          return performance.now() - started;
+        };
+        const api = [];
+        const page = [];
+        for (let r = 0; r < runs; r += 1) {
+          page.push(await read(inPage));
+          api.push(await read(viaApi));
+        }
+        return { api, page };
+      },
+      { origin, content: words(N.sdkTokens), runs: N.sdkRuns },
+    );
+    results.sdk_ms = Math.round(median(sdk.api));
+    results.sdk_in_page_ms = Math.round(median(sdk.page));
+    results.sdk_ratio_at_1k_tps = round(results.sdk_ms / results.sdk_in_page_ms, 3);
+
+    log(`time to first token at echo_delay_ms 10, ${N.ttftRuns} times each`);
+    const ttft = await bench.evaluate(
+      async ({ api, runs, KEY }) => {
+        const viaApi = [];
+        const direct = [];
+        for (let r = 0; r < runs; r += 1) {
+          direct.push(await globalThis.bench.directFirstToken('a b c', 10));
+          const abort = new AbortController();
+          const started = performance.now();
+          const response = await fetch(api, {
+            method: 'POST',
+            signal: abort.signal,
+            headers: { authorization: KEY, 'content-type': 'application/json' },
+            body: JSON.stringify({
+              model: 'hearth/echo',
+              messages: [{ role: 'user', content: 'a b c' }],
+              stream: true,
+              echo_delay_ms: 10,
+            }),
+          });
+          await response.body.getReader().read();
+          viaApi.push(performance.now() - started);
+          abort.abort();
+        }
+        return { viaApi, direct };
+      },
+      { api, runs: N.ttftRuns, KEY },
+    );
+    results.ttft_api_ms = round(median(ttft.viaApi));
+    results.ttft_direct_ms = round(median(ttft.direct));
+    results.ttft_added_ms = round(results.ttft_api_ms - results.ttft_direct_ms);
+
+    log(`worker and service-worker heap around a ${N.memoryTokens}-token stream`);
+    await streamRate(bench, api, 1000); // warm both workers up
+    const before = await workerHeaps(browser);
+    const big = await streamRate(bench, api, N.memoryTokens);
+    if (big.events !== N.memoryTokens + 2)
+      throw new Error(`the long stream had ${big.events} events`);
+    const after = await workerHeaps(browser);
+    results.memory_growth_mb = round((after - before) / (1024 * 1024));
+
+    log('3 tabs × 10 parallel requests');
+    const tabs = [app, await context.newPage(), await context.newPage()];
+    for (const tab of tabs.slice(1)) {
+      await tab.goto(`${origin}/`);
+      await tab.waitForSelector('api-status[state="ready"]');
+    }
+    const counts = await Promise.all(
+      tabs.map((tab, t) =>
+        tab.evaluate(
+          async ({ t, KEY }) => {
+            const one = async (i) => {
+              const content = `tab ${t} request ${i} says hello`;
+              const response = await fetch('v1/openai/chat/completions', {
+                method: 'POST',
+                headers: { authorization: KEY, 'content-type': 'application/json' },
+                body: JSON.stringify({
+                  model: 'hearth/echo',
+                  messages: [{ role: 'user', content }],
+                  stream: i % 2 === 0,
+                  echo_delay_ms: 2,
+                }),
+              });
+              const text = await response.text();
+              if (i % 2 === 1) return JSON.parse(text).choices[0].message.content === content;
+              const deltas = text
+                .split('\n\n')
+                .filter((e) => e.startsWith('data: {'))
+                .map((e) => JSON.parse(e.slice(6)).choices[0]?.delta?.content ?? '');
+              return deltas.join('') === content && text.endsWith('data: [DONE]\n\n');
+            };
+            const ok = await Promise.all(Array.from({ length: 10 }, (_, i) => one(i)));
+            return ok.filter(Boolean).length;
+          },
+          { t, KEY },
+        ),
+      ),
+    );
+    results.concurrent_ok = counts.reduce((a, b) => a + b, 0);
+    return { results, chromium: browser.version() };
+  } finally {
+    await browser.close();
+    await new Promise((resolve) => server.httpServer.close(resolve));
+  }
+}
+
+const TARGETS = [
+  [
+    'request_ratio_vs_floor',
+    'non-streamed request latency ÷ floor (p50)',
+    (v) => v <= 1.25,
+    '≤ 1.25',
+  ],
+  ['request_ms_p50', 'non-streamed request through the API, ms (p50)', null, ''],
+  ['floor_ms_p50', 'the same, bare service worker, ms (p50)', null, ''],
+  ['stream_ratio_vs_floor', 'stream events/s ÷ floor', (v) => v >= 0.9, '≥ 0.9'],
+  ['stream_chunks_per_s', 'stream events/s through the API', null, ''],
+  ['floor_stream_chunks_per_s', 'stream events/s, bare service worker', null, ''],
+  ['sdk_ratio_at_1k_tps', 'openai SDK wall time, API ÷ in the page', (v) => v <= 1.05, '≤ 1.05'],
+  [
+    'ttft_added_ms',
+    'time to first token added by the API, ms',
+    (v, r) => v <= 1.5 * r.floor_ms_p50,
+    '≤ 1.5 × floor_ms_p50',
+  ],
+  ['memory_growth_mb', 'worker + service-worker heap growth, MB', (v) => v <= 5, '≤ 5'],
+  ['concurrent_ok', '3 tabs × 10 parallel requests answered right', (v) => v === 30, '30'],
+];
+
+const { results, chromium: version } = await main();
+const rows = TARGETS.map(([key, what, check, target]) => {
+  const value = results[key];
+  const verdict = check ? (check(value, results) ? 'met' : 'MISSED') : '';
+  return { key, what, value, target, verdict };
+});
+const width = (k) => Math.max(...rows.map((r) => String(r[k]).length), k.length);
+const line = (r) =>
+  ['key', 'value', 'target', 'verdict', 'what']
+    .map((k) => String(r[k]).padEnd(width(k)))
+    .join('  ');
+console.log(
+  line({ key: 'key', value: 'value', target: 'target', verdict: 'verdict', what: 'what' }),
+);
+for (const row of rows) console.log(line(row));
+
+const report = {
+  date: new Date().toISOString(),
+  quick,
+  machine: {
+    chromium: version,
+    cpus: cpus().length,
+    cpu: cpus()[0]?.model ?? 'unknown',
+    node: process.version,
+  },
+  ...results,
+};
+mkdirSync('bench/results', { recursive: true });
+writeFileSync(
+  `bench/results/${quick ? 'quick' : 'latest'}.json`,
+  `${JSON.stringify(report, null, 2)}\n`,
+);
+console.log(`\nwrote bench/results/${quick ? 'quick' : 'latest'}.json`);

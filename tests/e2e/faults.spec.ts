@@ -1,0 +1,349 @@
+/**
+ * Faults and abuse through the real service worker: a generated corpus of bad requests, an engine
+ * worker killed mid-stream, a frozen host tab, and a client that never reads.
+ */
+import { expect, test, type Page } from '@playwright/test';
+import { attachToWorkers, workerHeaps } from '../../scripts/cdp-workers.mjs';
+import { abusiveCorpus, faultIn, type AbusiveRequest, type Answer } from '../abuse-corpus';
+import { hostStatus, openApp } from './sdk';
+
+const KEY = { authorization: 'Bearer k', 'content-type': 'application/json' };
+
+/** Sends requests from the page, each followed by a normal one; returns what came back. */
+function sendAll(page: Page, requests: AbusiveRequest[]) {
+  return page.evaluate(
+    async ({ requests, KEY }) => {
+      const results: { answer: Answer; nextStatus: number }[] = [];
+      const normal = JSON.stringify({
+        model: 'hearth/echo',
+        messages: [{ role: 'user', content: 'ok' }],
+      });
+      for (const r of requests) {
+        // A hang fails the test: every answer must come well within this.
+        const signal = AbortSignal.timeout(15_000);
+        const response = await fetch(r.path, {
+          method: r.method,
+          headers: r.headers,
+          signal,
+          ...(r.body && { body: new Uint8Array(r.body) }),
+        });
+        const answer = {
+          status: response.status,
+          contentType: response.headers.get('content-type'),
+          requestId: response.headers.get('x-request-id'),
+          text: await response.text(),
+        };
+        const next = await fetch('v1/openai/chat/completions', {
+          method: 'POST',
+          headers: KEY,
+          body: normal,
+          signal,
+        });
+        await next.text();
+        results.push({ answer, nextStatus: next.status });
+      }
+      return results;
+    },
+    { requests, KEY },
+  );
+}
+
+test('a generated corpus of bad requests gets OpenAI-shaped 4xx or whole replies, never a hang or a 500', async ({
+  page,
+}) => {
+  test.setTimeout(180_000);
+  await openApp(page);
+  const corpus = abusiveCorpus(250);
+  const results = await sendAll(page, corpus);
+  const faults = results.flatMap(({ answer, nextStatus }, i) => {
+    const fault =
+      faultIn(answer) ?? (nextStatus === 200 ? null : `the next request got ${nextStatus}`);
+    return fault ? [`${fault} — for ${JSON.stringify(corpus[i]).slice(0, 300)}`] : [];
+  });
+  expect(faults).toEqual([]);
+  // The corpus reaches past validation, into the engine, not only into 400s.
+  const statuses = new Set(results.map((r) => r.answer.status));
+  for (const status of [200, 400, 401, 415]) expect(statuses).toContain(status);
+});
+
+test('extreme requests: 10,000 messages, bodies at and over the limit, deep nesting, bad bytes and headers', async ({
+  page,
+}) => {
+  await openApp(page);
+  const results = await page.evaluate(async (KEY) => {
+    const LIMIT = 4 * 1024 * 1024;
+    const encoder = new TextEncoder();
+    const post = async (body: string | Uint8Array, headers: Record<string, string> = KEY) => {
+      const response = await fetch('v1/openai/chat/completions', {
+        method: 'POST',
+        headers,
+        body: body as BodyInit,
+        signal: AbortSignal.timeout(20_000),
+      });
+      const text = await response.text();
+      const next = await fetch('v1/openai/chat/completions', {
+        method: 'POST',
+        headers: KEY,
+        body: JSON.stringify({ model: 'hearth/echo', messages: [{ role: 'user', content: 'ok' }] }),
+      });
+      const json =
+        response.headers.get('content-type') === 'application/json' ? JSON.parse(text) : null;
+      return {
+        status: response.status,
+        code: response.ok ? null : json?.error.code,
+        next: next.status,
+        content: json?.choices?.[0]?.message.content ?? null,
+      };
+    };
+    const chat = (content: unknown, extra = '') =>
+      `{"model":"hearth/echo","messages":[{"role":"user","content":${JSON.stringify(content)}}]${extra}}`;
+    const padTo = (json: string, size: number) =>
+      json + ' '.repeat(size - encoder.encode(json).length);
+    const many = Array.from({ length: 10_000 }, (_, i) => ({
+      role: i % 2 ? 'assistant' : 'user',
+      content: `m${i}`,
+    }));
+    many.push({ role: 'user', content: 'last' });
+    const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
+    return {
+      tenThousandMessages: await post(JSON.stringify({ model: 'hearth/echo', messages: many })),
+      atTheLimit: await post(padTo(chat('at the limit'), LIMIT)),
+      overTheLimit: await post(padTo(chat('over the limit'), LIMIT + 1)),
+      deepInAnIgnoredField: await post(chat('x', `,"metadata":${deep(100_000)}`)),
+      deepWhereItIsRead: await post(
+        `{"model":"hearth/echo","messages":[{"role":"user","content":${deep(100_000)}}]}`,
+      ),
+      invalidUtf8: await post(
+        new Uint8Array([
+          ...encoder.encode('{"model":"hearth/echo","messages":[{"role":"user","content":"'),
+          0xc3,
+          0x28,
+          ...encoder.encode('"}]}'),
+        ]),
+      ),
+      loneSurrogates: await post(
+        '{"model":"hearth/echo","messages":[{"role":"user","content":"a\\ud800b\\udfffc"}]}',
+      ),
+      lineSeparators: await post(chat('a\u2028b\u2029c', ',"stream":true')),
+      noContentType: await post(chat('x'), { authorization: 'Bearer k' }),
+      noKey: await post(chat('x'), { 'content-type': 'application/json' }),
+      bareBearer: await post(chat('x'), { ...KEY, authorization: 'Bearer' }),
+      hugeKey: await post(chat('x'), { ...KEY, authorization: `Bearer ${'k'.repeat(100_000)}` }),
+      oddContentType: await post(chat('x'), {
+        ...KEY,
+        'content-type': 'application/json;;; charset="weird"',
+      }),
+    };
+  }, KEY);
+  expect(results).toMatchObject({
+    tenThousandMessages: { status: 200, next: 200 },
+    atTheLimit: { status: 200, next: 200 },
+    overTheLimit: { status: 413, code: 'request_too_large', next: 200 },
+    deepInAnIgnoredField: { status: 200, next: 200 },
+    deepWhereItIsRead: { status: 400, next: 200 },
+    invalidUtf8: { status: 400, code: 'invalid_json', next: 200 },
+    loneSurrogates: { status: 200, next: 200 },
+    lineSeparators: { status: 200, next: 200 },
+    noContentType: { status: 415, next: 200 },
+    noKey: { status: 401, next: 200 },
+    bareBearer: { status: 401, next: 200 },
+    hugeKey: { status: 200, next: 200 },
+    oddContentType: { status: 200, next: 200 },
+  });
+  expect(results.loneSurrogates.content).toBe('a\uFFFDb\uFFFDc');
+});
+
+/** The page's count of SSE events read so far by `streamInPage`. */
+const streamed = (page: Page) =>
+  page.evaluate(() => (globalThis as { streamed?: number }).streamed ?? 0);
+
+/** Streams an echo reply in the page; resolves with its events (without the final blank line). */
+function streamInPage(page: Page, tokens: number, delayMs: number) {
+  return page.evaluate(
+    async ({ tokens, delayMs, KEY }) => {
+      const started = Date.now();
+      const response = await fetch('v1/openai/chat/completions', {
+        method: 'POST',
+        headers: KEY,
+        body: JSON.stringify({
+          model: 'hearth/echo',
+          messages: [
+            { role: 'user', content: Array.from({ length: tokens }, (_, i) => `w${i}`).join(' ') },
+          ],
+          stream: true,
+          echo_delay_ms: delayMs,
+        }),
+      });
+      const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let text = '';
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        text += value;
+        (globalThis as { streamed?: number }).streamed = text.split('\n\n').length - 1;
+      }
+      return {
+        status: response.status,
+        events: text.split('\n\n').filter(Boolean),
+        seconds: (Date.now() - started) / 1000,
+      };
+    },
+    { tokens, delayMs, KEY },
+  );
+}
+
+/** A plain request from the page: its status and content. */
+function ask(page: Page, content: string) {
+  return page.evaluate(
+    async ({ content, KEY }) => {
+      const response = await fetch('v1/openai/chat/completions', {
+        method: 'POST',
+        headers: KEY,
+        body: JSON.stringify({ model: 'hearth/echo', messages: [{ role: 'user', content }] }),
+      });
+      const body = (await response.json()) as { choices?: { message: { content: string } }[] };
+      return { status: response.status, content: body.choices?.[0]?.message.content };
+    },
+    { content, KEY },
+  );
+}
+
+const lastEvent = (events: string[]) =>
+  JSON.parse(events.at(-1)!.slice('data: '.length)) as unknown;
+
+test.describe('the engine worker killed', () => {
+  const kill = async (page: Page) => {
+    const engine = page.workers().find((w) => w.url().includes('/assets/worker-'));
+    expect(engine).toBeDefined();
+    // The worker ends itself: to the page and the service worker this is a crash.
+    await engine!
+      .evaluate(() => (globalThis as unknown as { close(): void }).close())
+      .catch(() => undefined);
+  };
+
+  test('mid-stream: the stream ends with an error event, the worker restarts, the next request works', async ({
+    page,
+  }) => {
+    await openApp(page);
+    const before = (await hostStatus(page)).host.id;
+    const stream = streamInPage(page, 200, 50);
+    await expect.poll(() => streamed(page)).toBeGreaterThan(2);
+    await kill(page);
+    const { events } = await stream;
+    expect(lastEvent(events)).toMatchObject({ error: { code: 'engine_unavailable' } });
+    expect(await ask(page, 'again')).toEqual({ status: 200, content: 'again' });
+    expect((await hostStatus(page)).host.id).not.toBe(before);
+  });
+
+  test('before the first token: the request runs on the restarted worker and the client never knows', async ({
+    page,
+  }) => {
+    await openApp(page);
+    const stream = streamInPage(page, 3, 1500);
+    await expect.poll(async () => (await hostStatus(page)).queue.running).toBe(1);
+    await kill(page);
+    const { status, events } = await stream;
+    expect(status).toBe(200);
+    expect(events.at(-1)).toBe('data: [DONE]');
+  });
+});
+
+test('a frozen host tab: its engine worker runs on, requests end, and nothing hangs', async ({
+  context,
+}) => {
+  const host = await context.newPage();
+  const client = await context.newPage();
+  await openApp(host);
+  await openApp(client);
+  const stream = streamInPage(client, 30, 100);
+  await expect.poll(() => streamed(client)).toBeGreaterThan(2);
+  const cdp = await context.newCDPSession(host);
+  await cdp.send('Page.setWebLifecycleState', { state: 'frozen' });
+  const { events } = await stream;
+  expect(events.at(-1)).toBe('data: [DONE]');
+  expect(await ask(client, 'while frozen')).toEqual({ status: 200, content: 'while frozen' });
+  // A service-worker restart needs the host's page to hand over a port again. Chromium (156)
+  // still delivers that message to a frozen page; were it not to, the answer would be a 503 in
+  // seconds. Either way, no hang.
+  const sw = await context.newCDPSession(client);
+  await sw.send('ServiceWorker.enable');
+  await sw.send('ServiceWorker.stopAllWorkers');
+  expect([200, 503]).toContain((await ask(client, 'after a restart')).status);
+  await cdp.send('Page.setWebLifecycleState', { state: 'active' });
+  expect(await ask(client, 'thawed')).toEqual({ status: 200, content: 'thawed' });
+});
+
+test('a stalled engine: a stream that gets no token for 60 s ends with engine_stalled, and the engine serves again', async ({
+  page,
+  browser,
+}) => {
+  test.setTimeout(150_000);
+  await openApp(page);
+  const stream = streamInPage(page, 100, 100);
+  await expect.poll(() => streamed(page)).toBeGreaterThan(2);
+  const { workers, close } = await attachToWorkers(browser);
+  const engine = workers.find((w) => w.type === 'worker')!;
+  await engine.call('Debugger.enable');
+  await engine.call('Debugger.pause');
+  const { events, seconds } = await stream;
+  expect(lastEvent(events)).toMatchObject({
+    error: { code: 'engine_stalled', type: 'server_error' },
+  });
+  expect(seconds).toBeGreaterThan(60);
+  expect(seconds).toBeLessThan(90);
+  await engine.call('Debugger.resume');
+  await close();
+  expect(await ask(page, 'resumed')).toEqual({ status: 200, content: 'resumed' });
+  await expect.poll(async () => (await hostStatus(page)).open_ports).toBe(0);
+});
+
+test('a client that never reads: requests behind it are served, its buffered reply is released when it gives up, and memory returns', async ({
+  page,
+  browser,
+}) => {
+  await openApp(page);
+  await page.evaluate(async (KEY) => {
+    await (
+      await fetch('v1/openai/chat/completions', {
+        method: 'POST',
+        headers: KEY,
+        body: JSON.stringify({
+          model: 'hearth/echo',
+          messages: [{ role: 'user', content: 'warm up' }],
+          stream: true,
+        }),
+      })
+    ).text();
+  }, KEY);
+  const before = await workerHeaps(browser);
+  const served = await page.evaluate(async (KEY) => {
+    const content = Array.from({ length: 200_000 }, (_, i) => `w${i}`).join(' ');
+    const g = globalThis as unknown as { unread: Response };
+    g.unread = await fetch('v1/openai/chat/completions', {
+      method: 'POST',
+      headers: KEY,
+      body: JSON.stringify({
+        model: 'hearth/echo',
+        messages: [{ role: 'user', content }],
+        stream: true,
+      }),
+    });
+    const next = await fetch('v1/openai/chat/completions', {
+      method: 'POST',
+      headers: KEY,
+      body: JSON.stringify({
+        model: 'hearth/echo',
+        messages: [{ role: 'user', content: 'served meanwhile' }],
+      }),
+    });
+    return ((await next.json()) as { choices: { message: { content: string } }[] }).choices[0]
+      ?.message.content;
+  }, KEY);
+  expect(served).toBe('served meanwhile');
+  // The whole unread reply has been produced, and the service worker holds it for the reader.
+  await expect.poll(async () => (await hostStatus(page)).open_ports).toBe(0);
+  const holding = await workerHeaps(browser);
+  expect(holding - before).toBeGreaterThan(2 * 1024 * 1024);
+  await page.evaluate(() => (globalThis as unknown as { unread: Response }).unread.body!.cancel());
+  await expect.poll(async () => (await workerHeaps(browser)) - before).toBeLessThan(1024 * 1024);
+});

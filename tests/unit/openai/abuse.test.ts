@@ -1,0 +1,97 @@
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { abusiveRequest, faultIn, type AbusiveRequest } from '../../abuse-corpus';
+import { chatRequest, echoBody, echoStack, URL_BASE } from '../helpers';
+
+const stack = echoStack();
+afterAll(() => stack.close());
+
+function toRequest(r: AbusiveRequest): Request {
+  return new Request(`${URL_BASE}/${r.path}`, {
+    method: r.method,
+    headers: r.headers,
+    ...(r.body && { body: new Uint8Array(r.body) }),
+  });
+}
+
+async function answer(response: Response) {
+  return {
+    status: response.status,
+    contentType: response.headers.get('content-type'),
+    requestId: response.headers.get('x-request-id'),
+    text: await response.text(),
+  };
+}
+
+/** Rejects if `promise` takes longer than `ms`: a hang is a failure, not a slow test. */
+function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms),
+    ),
+  ]);
+}
+
+describe('the API under abuse', () => {
+  it('answers every generated request with an OpenAI-shaped 4xx or a whole reply, and the next request still works', async () => {
+    await fc.assert(
+      fc.asyncProperty(abusiveRequest, async (request) => {
+        const got = await within(stack.api.fetch(toRequest(request)).then(answer), 5000);
+        expect(faultIn(got), JSON.stringify(request).slice(0, 500)).toBeNull();
+        const next = await within(stack.api.fetch(chatRequest(echoBody('still fine'))), 5000);
+        expect(next.status).toBe(200);
+        await next.text();
+      }),
+      { numRuns: 400 },
+    );
+    expect(stack.server.openPorts).toBe(0);
+  });
+});
+
+describe('the abuse checker', () => {
+  const ok = { status: 200, contentType: 'application/json', requestId: 'req_1' };
+  it.each([
+    ['a 500', { ...ok, status: 500, text: '{}' }],
+    ['no request id', { ...ok, requestId: null, text: '{"object":"list"}' }],
+    ['an error that is not JSON', { ...ok, status: 400, contentType: 'text/plain', text: 'bad' }],
+    ['an error body of another shape', { ...ok, status: 400, text: '{"error":"bad"}' }],
+    [
+      'a stream cut before [DONE]',
+      { ...ok, contentType: 'text/event-stream', text: 'data: {}\n\n' },
+    ],
+    [
+      'a stream ending in an error event',
+      { ...ok, contentType: 'text/event-stream', text: 'data: {"error":{}}\n\ndata: [DONE]\n\n' },
+    ],
+  ])('rejects %s', (_what, answer) => {
+    expect(faultIn(answer)).not.toBeNull();
+  });
+});
+
+describe('extreme but valid requests', () => {
+  it('answers 10,000 messages', async () => {
+    const messages = Array.from({ length: 10_000 }, (_, i) => ({
+      role: i % 2 === 0 ? 'user' : 'assistant',
+      content: `message ${i}`,
+    }));
+    messages.push({ role: 'user', content: 'last' });
+    const response = await stack.api.fetch(chatRequest({ model: 'hearth/echo', messages }));
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ usage: { prompt_tokens: 20_000 + 1 } });
+  });
+
+  it('ignores a deeply nested value in a field it does not read', async () => {
+    const depth = 100_000;
+    const body = `{"model":"hearth/echo","messages":[{"role":"user","content":"hi"}],"metadata":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+    const response = await stack.api.fetch(chatRequest(body));
+    expect(response.status).toBe(200);
+  });
+
+  it('refuses a deeply nested value where it reads one, as a 400', async () => {
+    const depth = 100_000;
+    const body = `{"model":"hearth/echo","messages":[{"role":"user","content":${'['.repeat(depth)}${']'.repeat(depth)}}]}`;
+    const response = await stack.api.fetch(chatRequest(body));
+    expect(response.status).toBe(400);
+  });
+});
