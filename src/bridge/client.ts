@@ -31,10 +31,10 @@ function cancelled(): OpenAIError {
   return new OpenAIError('engine_error', 'The request was cancelled.');
 }
 
-/** Opens a request port on the host and returns our end. */
-function openRequestPort(host: MessagePort): MessagePort {
+/** Opens a request port on the host, with its first message, and returns our end. */
+function openRequestPort(host: MessagePort, first: RequestMessage): MessagePort {
   const { port1, port2 } = new MessageChannel();
-  const open: HostPortMessage = { type: 'request/open', port: port2 };
+  const open: HostPortMessage = { type: 'request/open', port: port2, first };
   host.postMessage(open, [port2]);
   return port1;
 }
@@ -98,7 +98,12 @@ export class PortBackend implements ChatBackend {
         if (signal.aborted) return;
         if (this.#lost.has(host)) return fail(new HostLostError());
         untrack = this.#track(host, fail);
-        const requestPort = openRequestPort(host);
+        const start: RequestMessage = {
+          type: 'chat/start',
+          requestId: options.requestId ?? '',
+          request,
+        };
+        const requestPort = openRequestPort(host, start);
         port = requestPort;
         requestPort.onmessage = (event: MessageEvent<ReplyMessage>) => {
           const message = event.data;
@@ -118,7 +123,6 @@ export class PortBackend implements ChatBackend {
             }
           }
         };
-        send(requestPort, { type: 'chat/start', requestId: options.requestId ?? '', request });
       },
       (err: unknown) => fail(OpenAIError.from(err)),
     );
@@ -137,7 +141,7 @@ export class PortBackend implements ChatBackend {
 
   /** The host's status; 503 when the host does not answer in time. */
   async status(timeoutMs = STATUS_TIMEOUT_MS): Promise<HostStatus> {
-    const port = openRequestPort(await this.#hostPort());
+    const port = openRequestPort(await this.#hostPort(), { type: 'status/get' });
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       return await new Promise<HostStatus>((resolve, reject) => {
@@ -148,7 +152,6 @@ export class PortBackend implements ChatBackend {
         port.onmessage = (event: MessageEvent<ReplyMessage>) => {
           if (event.data.type === 'status/result') resolve(event.data.status);
         };
-        send(port, { type: 'status/get' });
       });
     } finally {
       clearTimeout(timer);

@@ -58,8 +58,11 @@ export type WorkerToPage =
    */
   { type: 'worker/ready' };
 
-/** On the host port: the service worker opens one request port per request. */
-export type HostPortMessage = { type: 'request/open'; port: MessagePort };
+/**
+ * On the host port: the service worker opens one request port per request, and sends the
+ * request's first message with it (one hop less before the first token).
+ */
+export type HostPortMessage = { type: 'request/open'; port: MessagePort; first: RequestMessage };
 
 /** On a request port, service worker → engine worker. */
 export type RequestMessage =

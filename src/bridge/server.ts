@@ -99,11 +99,11 @@ export class HostServer {
   /** Serves the request ports the service worker opens on `hostPort`. */
   attach(hostPort: MessagePort): void {
     hostPort.onmessage = (event: MessageEvent<HostPortMessage>) => {
-      if (event.data.type === 'request/open') this.#serve(event.data.port);
+      if (event.data.type === 'request/open') this.#serve(event.data.port, event.data.first);
     };
   }
 
-  #serve(port: MessagePort): void {
+  #serve(port: MessagePort, first: RequestMessage): void {
     const abort = new AbortController();
     const post = (message: ReplyMessage) => port.postMessage(message);
     let answerAlive: ((alive: boolean) => void) | undefined;
@@ -117,8 +117,7 @@ export class HostServer {
         };
         post({ type: 'chat/ask-alive' });
       });
-    port.onmessage = (event: MessageEvent<RequestMessage>) => {
-      const message = event.data;
+    const handle = (message: RequestMessage) => {
       switch (message.type) {
         case 'chat/start': {
           const options = { signal: abort.signal, requestId: message.requestId, alive };
@@ -139,6 +138,8 @@ export class HostServer {
           unreachable(message);
       }
     };
+    handle(first);
+    port.onmessage = (event: MessageEvent<RequestMessage>) => handle(event.data);
   }
 
   #count(delta: number): void {

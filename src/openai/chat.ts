@@ -40,23 +40,29 @@ const encoder = new TextEncoder();
 
 function sseBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo) {
   const writer = new SseReplyWriter(meta);
-  let pending: Output | undefined = first;
+  /** Writes one output; the end closes the stream. */
+  const write = (controller: ReadableStreamDefaultController<Uint8Array>, output: Output) => {
+    if (output.type === 'tokens') {
+      controller.enqueue(encoder.encode(writer.tokens(output.tokens)));
+      return;
+    }
+    const usage = toUsage(output.usage, model.price);
+    controller.enqueue(encoder.encode(writer.end(output.finish_reason, usage)));
+    controller.close();
+  };
   return new ReadableStream<Uint8Array>({
+    // The first token is in the body before the response leaves: no extra hop to read it.
+    start(controller) {
+      write(controller, first);
+    },
     async pull(controller) {
       try {
-        const output = pending ?? (await run.next());
-        pending = undefined;
-        if (output.type === 'tokens') {
-          controller.enqueue(encoder.encode(writer.tokens(output.tokens)));
-          return;
-        }
-        const usage = toUsage(output.usage, model.price);
-        controller.enqueue(encoder.encode(writer.end(output.finish_reason, usage)));
+        write(controller, await run.next());
       } catch (err) {
         if (run.cancelled) return; // the client cancelled: nobody is reading any more
         controller.enqueue(encoder.encode(sseEvent(OpenAIError.from(err).toBody())));
+        controller.close();
       }
-      controller.close();
     },
     cancel() {
       run.cancel();
