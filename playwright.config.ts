@@ -1,5 +1,5 @@
 import { defineConfig } from '@playwright/test';
-import { findChromium, NO_CHROMIUM_HELP } from './scripts/find-chromium.mjs';
+import { CHROMIUM_ARGS, findChromium, NO_CHROMIUM_HELP } from './scripts/find-chromium.mjs';
 
 const executablePath = await findChromium();
 if (!executablePath) throw new Error(NO_CHROMIUM_HELP);
@@ -12,16 +12,8 @@ const SUBPATH = '/hearth/';
 /** The build id of the test build, known so that a test can fake an older one. */
 export const E2E_BUILD = 'e2e-build';
 
-/** Flags known to work headless on machines without a GPU or internet (notes/toolchain.md). */
-export const chromiumArgs = [
-  '--no-sandbox',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-  '--enable-unsafe-webgpu',
-];
+/** The shared flags, plus a WebGPU adapter (SwiftShader, on the CPU, where there is no GPU). */
+export const chromiumArgs = [...CHROMIUM_ARGS, '--enable-unsafe-webgpu'];
 
 export default defineConfig({
   testDir: 'tests/e2e',

@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { chromium } from 'playwright-core';
 import { build, preview } from 'vite';
-import { findChromium, NO_CHROMIUM_HELP } from '../scripts/find-chromium.mjs';
+import { CHROMIUM_ARGS, findChromium, NO_CHROMIUM_HELP } from '../scripts/find-chromium.mjs';
 import { workerHeaps } from '../scripts/cdp-workers.mjs';
 
 const PORT = Number(process.env.BENCH_PORT ?? 4190);
@@ -142,17 +142,8 @@ async function main() {
   if (!executablePath) throw new Error(NO_CHROMIUM_HELP);
   const server = await buildBench();
   const origin = `http://127.0.0.1:${PORT}`;
-  const browser = await chromium.launch({
-    executablePath,
-    args: [
-      '--no-sandbox',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
-  });
+  const browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+
   try {
     const context = await browser.newContext();
     const app = await context.newPage();

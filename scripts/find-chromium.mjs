@@ -10,6 +10,20 @@ const SYSTEM_PATHS = [
   '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome',
 ];
 
+/**
+ * Flags known to work headless on machines without a GPU or the internet (notes/toolchain.md):
+ * without the background-networking ones, Chromium's attempts to reach Google flood a closed
+ * network.
+ */
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
+
 export const NO_CHROMIUM_HELP = `No Chromium was found for the browser tests. Either:
   - install one: on Debian or Ubuntu, apt-get install -y chromium
   - point CHROMIUM_PATH at a Chromium or Chrome binary

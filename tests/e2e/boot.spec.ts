@@ -1,6 +1,6 @@
 /** Page boot: service-worker control, the engine host, and the status the page shows. */
 import { expect, test } from '@playwright/test';
-import { openApp } from './sdk';
+import { openApp } from './helpers';
 
 test('a first visit gets controlled, hosts the engine and says the API is ready', async ({
   page,

@@ -5,9 +5,7 @@
 import { expect, test, type Page } from '@playwright/test';
 import { attachToWorkers, workerHeaps } from '../../scripts/cdp-workers.mjs';
 import { abusiveCorpus, faultIn, type AbusiveRequest, type Answer } from '../abuse-corpus';
-import { hostStatus, openApp } from './sdk';
-
-const KEY = { authorization: 'Bearer k', 'content-type': 'application/json' };
+import { ask, hostStatus, KEY, lastEvent, openApp, streamInPage, streamed, words } from './helpers';
 
 /** Sends requests from the page, each followed by a normal one; returns what came back. */
 function sendAll(page: Page, requests: AbusiveRequest[]) {
@@ -153,64 +151,6 @@ test('extreme requests: 10,000 messages, bodies at and over the limit, deep nest
   expect(results.loneSurrogates.content).toBe('a\uFFFDb\uFFFDc');
 });
 
-/** The page's count of SSE events read so far by `streamInPage`. */
-const streamed = (page: Page) =>
-  page.evaluate(() => (globalThis as { streamed?: number }).streamed ?? 0);
-
-/** Streams an echo reply in the page; resolves with its events (without the final blank line). */
-function streamInPage(page: Page, tokens: number, delayMs: number) {
-  return page.evaluate(
-    async ({ tokens, delayMs, KEY }) => {
-      const started = Date.now();
-      const response = await fetch('v1/openai/chat/completions', {
-        method: 'POST',
-        headers: KEY,
-        body: JSON.stringify({
-          model: 'hearth/echo',
-          messages: [
-            { role: 'user', content: Array.from({ length: tokens }, (_, i) => `w${i}`).join(' ') },
-          ],
-          stream: true,
-          echo_delay_ms: delayMs,
-        }),
-      });
-      const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-      let text = '';
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        text += value;
-        (globalThis as { streamed?: number }).streamed = text.split('\n\n').length - 1;
-      }
-      return {
-        status: response.status,
-        events: text.split('\n\n').filter(Boolean),
-        seconds: (Date.now() - started) / 1000,
-      };
-    },
-    { tokens, delayMs, KEY },
-  );
-}
-
-/** A plain request from the page: its status and content. */
-function ask(page: Page, content: string) {
-  return page.evaluate(
-    async ({ content, KEY }) => {
-      const response = await fetch('v1/openai/chat/completions', {
-        method: 'POST',
-        headers: KEY,
-        body: JSON.stringify({ model: 'hearth/echo', messages: [{ role: 'user', content }] }),
-      });
-      const body = (await response.json()) as { choices?: { message: { content: string } }[] };
-      return { status: response.status, content: body.choices?.[0]?.message.content };
-    },
-    { content, KEY },
-  );
-}
-
-const lastEvent = (events: string[]) =>
-  JSON.parse(events.at(-1)!.slice('data: '.length)) as unknown;
-
 test.describe('the engine worker killed', () => {
   const kill = async (page: Page) => {
     const engine = page.workers().find((w) => w.url().includes('/assets/worker-'));
@@ -226,7 +166,7 @@ test.describe('the engine worker killed', () => {
   }) => {
     await openApp(page);
     const before = (await hostStatus(page)).host.id;
-    const stream = streamInPage(page, 200, 50);
+    const stream = streamInPage(page, words(200), 50);
     await expect.poll(() => streamed(page)).toBeGreaterThan(2);
     await kill(page);
     const { events } = await stream;
@@ -239,12 +179,12 @@ test.describe('the engine worker killed', () => {
     page,
   }) => {
     await openApp(page);
-    const stream = streamInPage(page, 3, 1500);
+    const stream = streamInPage(page, words(3), 1500);
     await expect.poll(async () => (await hostStatus(page)).queue.running).toBe(1);
     await kill(page);
     const { status, events } = await stream;
     expect(status).toBe(200);
-    expect(events.at(-1)).toBe('data: [DONE]');
+    expect(events.at(-1)?.data).toBe('[DONE]');
   });
 });
 
@@ -255,12 +195,12 @@ test('a frozen host tab: its engine worker runs on, requests end, and nothing ha
   const client = await context.newPage();
   await openApp(host);
   await openApp(client);
-  const stream = streamInPage(client, 30, 100);
+  const stream = streamInPage(client, words(30), 100);
   await expect.poll(() => streamed(client)).toBeGreaterThan(2);
   const cdp = await context.newCDPSession(host);
   await cdp.send('Page.setWebLifecycleState', { state: 'frozen' });
   const { events } = await stream;
-  expect(events.at(-1)).toBe('data: [DONE]');
+  expect(events.at(-1)?.data).toBe('[DONE]');
   expect(await ask(client, 'while frozen')).toEqual({ status: 200, content: 'while frozen' });
   // A service-worker restart needs the host's page to hand over a port again. Chromium (156)
   // still delivers that message to a frozen page; were it not to, the answer would be a 503 in
@@ -279,7 +219,7 @@ test('a stalled engine: a stream that gets no token for 60 s ends with engine_st
 }) => {
   test.setTimeout(150_000);
   await openApp(page);
-  const stream = streamInPage(page, 100, 100);
+  const stream = streamInPage(page, words(100), 100);
   await expect.poll(() => streamed(page)).toBeGreaterThan(2);
   const { workers, close } = await attachToWorkers(browser);
   const engine = workers.find((w) => w.type === 'worker')!;

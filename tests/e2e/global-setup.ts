@@ -1,5 +1,5 @@
 import { build } from 'vite';
-import { OPENAI_BUNDLE } from './sdk';
+import { OPENAI_BUNDLE } from './helpers';
 
 /** Bundles the official `openai` SDK for the browser, as a page would ship it. */
 export default async function globalSetup(): Promise<void> {

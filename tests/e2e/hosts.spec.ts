@@ -4,45 +4,7 @@
  */
 import { expect, test, type Page } from '@playwright/test';
 import { E2E_BUILD } from '../../playwright.config';
-import { hostStatus, openApp } from './sdk';
-
-const KEY = { authorization: 'Bearer k', 'content-type': 'application/json' };
-
-/** A long echo prompt: `n` words. */
-const words = (n: number, word = 'w') =>
-  Array.from({ length: n }, (_, i) => `${word}${i}`).join(' ');
-
-/** Starts a stream in the page; resolves with its events and when they came, once it ends. */
-function streamInPage(page: Page, content: string, delayMs: number) {
-  return page.evaluate(
-    async ({ content, delayMs, KEY }) => {
-      const response = await fetch('v1/openai/chat/completions', {
-        method: 'POST',
-        headers: KEY,
-        body: JSON.stringify({
-          model: 'hearth/echo',
-          messages: [{ role: 'user', content }],
-          stream: true,
-          echo_delay_ms: delayMs,
-        }),
-      });
-      const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-      const events: { data: string; at: number }[] = [];
-      let buffer = '';
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        buffer += value;
-        const parts = buffer.split('\n\n');
-        buffer = parts.pop() ?? '';
-        for (const part of parts) events.push({ data: part.slice(6), at: Date.now() });
-        (globalThis as { streamed?: number }).streamed = events.length;
-      }
-      return events;
-    },
-    { content, delayMs, KEY },
-  );
-}
+import { hostStatus, KEY, openApp, streamInPage, streamed, words } from './helpers';
 
 test('two tabs: exactly one hosts, and requests from both are served first in, first out', async ({
   context,
@@ -66,7 +28,7 @@ test('two tabs: exactly one hosts, and requests from both are served first in, f
           body: JSON.stringify({
             model: 'hearth/echo',
             messages: [{ role: 'user', content }],
-            echo_delay_ms: 40,
+            echo_delay_ms: 150,
           }),
         });
         const body = (await response.json()) as { choices: { message: { content: string } }[] };
@@ -106,12 +68,10 @@ test.describe('the host tab closes', () => {
     await openApp(host);
     await openApp(other);
     const stream = streamInPage(other, words(100), 100);
-    await expect
-      .poll(() => other.evaluate(() => (globalThis as { streamed?: number }).streamed ?? 0))
-      .toBeGreaterThan(2);
+    await expect.poll(() => streamed(other)).toBeGreaterThan(2);
     const closedAt = Date.now();
     await host.close();
-    const events = await stream;
+    const { events } = await stream;
     const last = events.at(-1)!;
     expect(JSON.parse(last.data)).toMatchObject({ error: { code: 'engine_unavailable' } });
     expect(last.at - closedAt).toBeLessThan(1000);
@@ -249,12 +209,10 @@ test('after the service worker is stopped the next request succeeds, and a host 
 
   // The restarted service worker asked for the host's lock again: a closing host is noticed at once.
   const stream = streamInPage(other, words(100), 100);
-  await expect
-    .poll(() => other.evaluate(() => (globalThis as { streamed?: number }).streamed ?? 0))
-    .toBeGreaterThan(1);
+  await expect.poll(() => streamed(other)).toBeGreaterThan(1);
   const closedAt = Date.now();
   await host.close();
-  const events = await stream;
+  const { events } = await stream;
   expect(JSON.parse(events.at(-1)!.data)).toMatchObject({ error: { code: 'engine_unavailable' } });
   expect(events.at(-1)!.at - closedAt).toBeLessThan(1000);
 });

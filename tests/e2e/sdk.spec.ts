@@ -3,7 +3,7 @@
  * the SDK base URL and against `{origin}/v1` (the alias gateways use).
  */
 import { expect, test } from '@playwright/test';
-import { openApp } from './sdk';
+import { openApp } from './helpers';
 
 for (const suffix of ['v1/openai', 'v1']) {
   test.describe(`the openai SDK with baseURL {origin}{base}${suffix}`, () => {

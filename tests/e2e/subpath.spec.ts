@@ -3,7 +3,7 @@
  * API lives under the sub-path and nowhere else.
  */
 import { expect, test } from '@playwright/test';
-import { openApp } from './sdk';
+import { openApp } from './helpers';
 
 test.beforeEach(async ({ page }) => {
   await openApp(page);

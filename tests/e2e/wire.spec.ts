@@ -2,7 +2,7 @@
  * Plain `fetch` from a page of the app: the exact bytes, headers and JSON shapes on the wire.
  */
 import { expect, test, type Page } from '@playwright/test';
-import { openApp } from './sdk';
+import { openApp } from './helpers';
 
 interface WireResponse {
   status: number;

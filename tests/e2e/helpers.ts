@@ -1,0 +1,98 @@
+import { expect, type Page } from '@playwright/test';
+import type OpenAIClass from 'openai';
+
+/** Where global-setup writes the browser bundle of the `openai` SDK. */
+export const OPENAI_BUNDLE = new URL('./.cache/openai/openai.js', import.meta.url);
+
+declare global {
+  /** The `openai` SDK's client class, injected by `openApp`. */
+  var OpenAI: typeof OpenAIClass;
+}
+
+/** Opens the app, waits until its API answers, and loads the `openai` SDK into the page. */
+export async function openApp(page: Page, path = './'): Promise<void> {
+  await page.goto(path);
+  await expect(page.locator('api-status')).toHaveAttribute('state', 'ready');
+  await page.addScriptTag({ path: OPENAI_BUNDLE.pathname });
+}
+
+/** `GET /v1/hearth/status` from a page of the app. */
+export function hostStatus(page: Page) {
+  return page.evaluate(async () => {
+    const response = await fetch('v1/hearth/status', { headers: { authorization: 'Bearer k' } });
+    return (await response.json()) as {
+      host: { id: string; build: string };
+      models: string[];
+      loaded_model: string | null;
+      queue: { running: number; waiting: number };
+      open_ports: number;
+    };
+  });
+}
+
+/** Headers of a JSON request with a key. */
+export const KEY = { authorization: 'Bearer k', 'content-type': 'application/json' };
+
+/** An echo prompt of `n` words (so a reply of `n` tokens). */
+export const words = (n: number, word = 'w') =>
+  Array.from({ length: n }, (_, i) => `${word}${i}`).join(' ');
+
+/** SSE events `streamInPage` has read so far in `page`. */
+export const streamed = (page: Page) =>
+  page.evaluate(() => (globalThis as { streamed?: number }).streamed ?? 0);
+
+/**
+ * Streams an echo reply in the page with plain fetch; resolves, once the stream ends, with its
+ * status, its events (the `data` of each, and when it came) and how long it took.
+ */
+export function streamInPage(page: Page, content: string, delayMs: number) {
+  return page.evaluate(
+    async ({ content, delayMs, KEY }) => {
+      const started = Date.now();
+      const response = await fetch('v1/openai/chat/completions', {
+        method: 'POST',
+        headers: KEY,
+        body: JSON.stringify({
+          model: 'hearth/echo',
+          messages: [{ role: 'user', content }],
+          stream: true,
+          echo_delay_ms: delayMs,
+        }),
+      });
+      const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+      const events: { data: string; at: number }[] = [];
+      let buffer = '';
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        buffer += value;
+        const parts = buffer.split('\n\n');
+        buffer = parts.pop() ?? '';
+        for (const part of parts)
+          events.push({ data: part.slice('data: '.length), at: Date.now() });
+        (globalThis as { streamed?: number }).streamed = events.length;
+      }
+      return { status: response.status, events, seconds: (Date.now() - started) / 1000 };
+    },
+    { content, delayMs, KEY },
+  );
+}
+
+/** The last event of a stream, parsed. */
+export const lastEvent = (events: { data: string }[]) => JSON.parse(events.at(-1)!.data) as unknown;
+
+/** A plain non-streamed echo request from the page: its status and content. */
+export function ask(page: Page, content: string) {
+  return page.evaluate(
+    async ({ content, KEY }) => {
+      const response = await fetch('v1/openai/chat/completions', {
+        method: 'POST',
+        headers: KEY,
+        body: JSON.stringify({ model: 'hearth/echo', messages: [{ role: 'user', content }] }),
+      });
+      const body = (await response.json()) as { choices?: { message: { content: string } }[] };
+      return { status: response.status, content: body.choices?.[0]?.message.content };
+    },
+    { content, KEY },
+  );
+}
