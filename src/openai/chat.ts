@@ -75,24 +75,26 @@ function jsonBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo
     async pull(controller) {
       let output = first;
       let content = '';
-      for (;;) {
-        try {
-          while (output.type === 'tokens') {
-            content += output.tokens.join('');
-            output = await run.next();
-          }
-          break;
-        } catch (err) {
+      try {
+        for (;;) {
           try {
+            while (output.type === 'tokens') {
+              content += output.tokens.join('');
+              output = await run.next();
+            }
+            break;
+          } catch (err) {
+            // Its host died after the status line: it runs again from the start, once, or
+            // `restart` throws (DESIGN §3).
             output = await run.restart(err);
             content = '';
-          } catch (final) {
-            if (run.cancelled) return; // the client cancelled: nobody is reading any more
-            // The status line is out: all that is left is to cut the body off (DESIGN §3).
-            controller.error(OpenAIError.from(final));
-            return;
           }
         }
+      } catch (err) {
+        if (run.cancelled) return; // the client cancelled: nobody is reading any more
+        // The status line is out: all that is left is to cut the body off.
+        controller.error(OpenAIError.from(err));
+        return;
       }
       const usage = toUsage(output.usage, model.price);
       const body = completionBody(meta, content, output.finish_reason, usage);
@@ -106,7 +108,7 @@ function jsonBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo
 }
 
 /** Validates a request up to the point where the engine is asked (every 4xx but 429). */
-export async function acceptChatRequest(
+async function acceptChatRequest(
   request: Request,
   deps: ChatDeps,
 ): Promise<{ chat: ChatRequest; model: ModelInfo }> {
