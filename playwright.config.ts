@@ -32,8 +32,17 @@ export default defineConfig({
   projects: [
     {
       name: 'root',
-      testIgnore: /subpath\.spec\.ts$/,
+      testIgnore: /(subpath|no-webgpu)\.spec\.ts$/,
       use: { baseURL: `http://127.0.0.1:${PORT}/` },
+    },
+    {
+      // The same app in a Chromium with no WebGPU adapter at all.
+      name: 'no-webgpu',
+      testMatch: /no-webgpu\.spec\.ts$/,
+      use: {
+        baseURL: `http://127.0.0.1:${PORT}/`,
+        launchOptions: { executablePath, args: CHROMIUM_ARGS },
+      },
     },
     {
       name: 'subpath',

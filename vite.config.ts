@@ -1,12 +1,17 @@
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 import { VitePWA } from 'vite-plugin-pwa';
+import { hearthCatalog } from './scripts/catalog-plugin';
 
 const { version } = JSON.parse(
   readFileSync(new URL('./package.json', import.meta.url), 'utf8'),
 ) as {
   version: string;
 };
+
+/** The self-hosted model catalogue, merged into the catalogue at build time. */
+const SELF_HOSTED = fileURLToPath(new URL('./public/models.json', import.meta.url));
 
 /** `HEARTH_BASE` as Vite wants it: `/` or `/sub/path/`. */
 function basePath(raw = '/'): string {
@@ -27,7 +32,7 @@ export default defineConfig(({ command }) => {
     base: basePath(process.env.HEARTH_BASE),
     server: { host: '127.0.0.1', port: 5173, strictPort: true },
     preview: { host: '127.0.0.1', port: Number(process.env.PORT ?? 4173), strictPort: true },
-    worker: { format: 'es' },
+    worker: { format: 'es', plugins: () => [hearthCatalog(SELF_HOSTED)] },
     // HEARTH_OUT_DIR lets two builds (e.g. the e2e tests' sub-path build) live side by side.
     build: {
       target: 'es2022',
@@ -40,6 +45,7 @@ export default defineConfig(({ command }) => {
       }),
     },
     plugins: [
+      hearthCatalog(SELF_HOSTED),
       VitePWA({
         strategies: 'injectManifest',
         srcDir: 'sw',
@@ -51,6 +57,8 @@ export default defineConfig(({ command }) => {
           globPatterns: ['**/*.{js,css,html,svg,png,ico,webmanifest,json}'],
           // The engine worker's chunk grows past Workbox's 2 MiB default once WebLLM is in it.
           maximumFileSizeToCacheInBytes: 16 * 1024 * 1024,
+          // The service worker's own build needs the catalogue too.
+          buildPlugins: { vite: [hearthCatalog(SELF_HOSTED)] },
         },
         devOptions: { enabled: true, type: 'module' },
       }),

@@ -7,9 +7,11 @@
 import { cleanupOutdatedCaches, precacheAndRoute } from 'workbox-precaching';
 import { PortBackend } from '../src/bridge/client';
 import type { SwToPage } from '../src/bridge/messages';
-import { ECHO_MODEL, staticModelDirectory } from '../src/openai/models';
 import { createApi } from '../src/openai/router';
+import catalog from 'virtual:hearth-catalog';
+import { deviceStatus, gpuFacts } from './device';
 import { HostLink } from './host-link';
+import { DeviceModels } from './models';
 
 declare const self: ServiceWorkerGlobalScope;
 
@@ -22,11 +24,22 @@ const link = new HostLink({
   onLost: (port) => backend.hostLost(port),
 });
 const backend = new PortBackend(() => link.port());
+/** The host's status now, or null without waiting for a host to appear. */
+const hostStatus = () =>
+  link.hostId === undefined ? Promise.resolve(null) : backend.status(1000).catch(() => null);
+const models = new DeviceModels({
+  catalog,
+  appUrl: scope.href,
+  caches,
+  gpu: gpuFacts,
+  loadedModel: async () => (await hostStatus())?.loaded_model ?? null,
+});
 const api = createApi({
   backend,
-  models: staticModelDirectory([ECHO_MODEL]),
+  models,
   base: scope.pathname,
-  status: () => backend.status(),
+  status: async () => ({ ...(await backend.status()), ...(await deviceStatus()) }),
+  catalog: () => models.catalog(),
 });
 
 // Registered before Workbox's own listener, so that the API is never looked up in the precache.

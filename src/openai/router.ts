@@ -18,6 +18,8 @@ export interface ApiOptions {
   authorize?: (key: string) => boolean | Promise<boolean>;
   /** Body of `GET /v1/hearth/status`. */
   status?: () => Promise<unknown>;
+  /** The models of `GET /v1/hearth/catalog`. */
+  catalog?: () => Promise<unknown[]>;
   /** The app's base path, e.g. `/` or `/repo/`; the API lives at `{base}v1/`. */
   base?: string;
   /** Longest wait for a first token (default 4 minutes). */
@@ -107,12 +109,20 @@ export function createApi(options: ApiOptions): Api {
     { method: 'GET', path: 'openai/models/*', handler: getModel },
     { method: 'GET', path: 'models/*', handler: getModel },
   ];
-  const status = options.status;
+  const { status, catalog } = options;
   if (status) {
     routes.push({
       method: 'GET',
       path: 'hearth/status',
       handler: async ({ requestId }) => jsonResponse(await status(), requestId),
+    });
+  }
+  if (catalog) {
+    routes.push({
+      method: 'GET',
+      path: 'hearth/catalog',
+      handler: async ({ requestId }) =>
+        jsonResponse({ object: 'list', data: await catalog() }, requestId),
     });
   }
 

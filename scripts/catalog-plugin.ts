@@ -1,0 +1,88 @@
+/**
+ * @module
+ * Makes the model catalogue at build time, as the virtual module `virtual:hearth-catalog`:
+ * WebLLM's prebuilt chat models (read from the pinned package, in Node) and the self-hosted ones
+ * of `public/models.json`. The service worker and the engine worker import it; neither has to
+ * load the WebLLM bundle to know what exists.
+ */
+import { readFileSync } from 'node:fs';
+import * as v from 'valibot';
+import type { Plugin } from 'vite';
+import { catalogEntry, prebuiltCatalog, type CatalogEntry } from '../src/openai/catalog';
+
+const VIRTUAL_ID = 'virtual:hearth-catalog';
+const RESOLVED_ID = `\0${VIRTUAL_ID}`;
+
+/** The self-hosted catalogue file: WebLLM model records, with an id and whether they take tools. */
+const selfHostedSchema = v.object({
+  models: v.array(
+    v.looseObject({
+      /** `<organisation>/<model_name>`; defaults to `self-hosted/<model_id>`. */
+      id: v.optional(v.pipe(v.string(), v.regex(/^[\w.-]+\/[\w.-]+$/))),
+      /** The weights' base URL: absolute, or relative to the app. */
+      model: v.string(),
+      model_id: v.string(),
+      model_lib: v.string(),
+      overrides: v.optional(v.record(v.string(), v.unknown())),
+      vram_required_MB: v.optional(v.number()),
+      low_resource_required: v.optional(v.boolean()),
+      required_features: v.optional(v.array(v.string())),
+      tools: v.optional(v.boolean()),
+      integrity: v.optional(v.record(v.string(), v.unknown())),
+      model_manifest: v.optional(v.string()),
+    }),
+  ),
+});
+
+/** The self-hosted models of `file`, checked; a missing file is an empty catalogue. */
+export function readSelfHosted(file: string): CatalogEntry[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  const parsed = v.safeParse(selfHostedSchema, JSON.parse(text));
+  if (!parsed.success) {
+    const issue = parsed.issues[0];
+    const where = issue.path?.map((p) => String(p.key)).join('.') ?? '';
+    throw new Error(`${file}: ${where}: ${issue.message}`);
+  }
+  return parsed.output.models.map((record) =>
+    catalogEntry(record as Parameters<typeof catalogEntry>[0], {
+      owner: (record.id ?? 'self-hosted/x').split('/')[0] ?? 'self-hosted',
+      id: record.id ?? `self-hosted/${record.model_id}`,
+      source: 'self-hosted',
+      tools: record.tools ?? false,
+    }),
+  );
+}
+
+/** The whole catalogue: prebuilt models first, then self-hosted ones (whose ids must differ). */
+export async function buildCatalog(selfHostedFile: string): Promise<CatalogEntry[]> {
+  const webllm = await import('@mlc-ai/web-llm');
+  const prebuilt = prebuiltCatalog(
+    webllm.prebuiltAppConfig.model_list,
+    webllm.functionCallingModelIds,
+  );
+  const selfHosted = readSelfHosted(selfHostedFile);
+  const ids = new Set(prebuilt.map((e) => e.id));
+  for (const entry of selfHosted) {
+    if (ids.has(entry.id)) throw new Error(`${selfHostedFile}: the id ${entry.id} is taken`);
+    ids.add(entry.id);
+  }
+  return [...prebuilt, ...selfHosted];
+}
+
+/** The Vite plugin that serves `virtual:hearth-catalog`. */
+export function hearthCatalog(selfHostedFile: string): Plugin {
+  return {
+    name: 'hearth-catalog',
+    resolveId: (id) => (id === VIRTUAL_ID ? RESOLVED_ID : undefined),
+    async load(id) {
+      if (id !== RESOLVED_ID) return undefined;
+      this.addWatchFile(selfHostedFile);
+      return `export default ${JSON.stringify(await buildCatalog(selfHostedFile))};`;
+    },
+  };
+}

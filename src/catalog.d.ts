@@ -1,0 +1,5 @@
+/** The model catalogue, made at build time by scripts/catalog-plugin.ts. */
+declare module 'virtual:hearth-catalog' {
+  const catalog: import('./openai/catalog').CatalogEntry[];
+  export default catalog;
+}

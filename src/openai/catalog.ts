@@ -1,0 +1,182 @@
+/**
+ * @module
+ * The model catalogue: WebLLM's prebuilt chat models and self-hosted ones, as plain data made at
+ * build time (the service worker never loads the WebLLM bundle), and the rules that say whether
+ * this device can run a model and whether its files are all on the device.
+ */
+import type { ModelInfo } from './models';
+
+/** What WebLLM calls a model record (the fields the catalogue reads). */
+export interface ModelRecordLike {
+  model: string;
+  model_id: string;
+  model_lib: string;
+  overrides?: { context_window_size?: number; [key: string]: unknown };
+  vram_required_MB?: number;
+  low_resource_required?: boolean;
+  required_features?: string[];
+  model_type?: number;
+  integrity?: object;
+  model_manifest?: string;
+}
+
+/** One model of the catalogue. */
+export interface CatalogEntry {
+  /** `<organisation>/<model_name>`: `mlc-ai/<WebLLM model_id>` for prebuilt models. */
+  id: string;
+  owned_by: string;
+  /** WebLLM's own id. */
+  model_id: string;
+  /** Where the weights live (absolute, or relative to the app for self-hosted models). */
+  model_url: string;
+  /** The compiled WebGPU library. */
+  model_lib: string;
+  context_window: number;
+  vram_required_mb: number | null;
+  /** The download, estimated from the parameter count and quantisation until the files are known. */
+  size_mb: number | null;
+  /** GPU features the model needs (`shader-f16` for every f16 quantisation). */
+  required_features: string[];
+  low_resource: boolean;
+  /** Whether it takes `tools` (WebLLM's function-calling models). */
+  tools: boolean;
+  /** Whether it thinks aloud (`<think>…</think>`), returned as `reasoning_content`. */
+  reasoning: boolean;
+  source: 'prebuilt' | 'self-hosted';
+  /** The record's own fields WebLLM needs, passed back as they were. */
+  overrides?: Record<string, unknown>;
+  integrity?: object;
+  model_manifest?: string;
+}
+
+/** WebLLM's `ModelType.LLM`; embedding (1) and vision (2) models are not chat models here. */
+const LLM = 0;
+/** WebLLM allocates the KV cache for this many tokens when a record does not say. */
+const DEFAULT_CONTEXT_WINDOW = 4096;
+/** Bits per weight of each quantisation, scales included. */
+const BITS: Record<string, number> = { q0f16: 16, q0f32: 32, q3f16: 3.5, q4f16: 4.5, q4f32: 4.5 };
+
+/** The model size in MB from a name like `Qwen2.5-0.5B-…-q4f32_1-MLC`, or null. */
+export function estimateSizeMb(modelId: string): number | null {
+  const params = /(?:^|[-_])E?(\d+(?:\.\d+)?)([BM])(?=[-_])/i.exec(modelId);
+  const quant = /q(\d)f(16|32)/i.exec(modelId);
+  if (!params?.[1] || !params[2] || !quant) return null;
+  const bits = BITS[`q${quant[1]}f${quant[2]}`];
+  if (bits === undefined) return null;
+  const count = Number(params[1]) * (params[2].toUpperCase() === 'B' ? 1e9 : 1e6);
+  return Math.round((count * bits) / 8 / 1e6);
+}
+
+/**
+ * The GPU features a model needs. Only `shader-f16` is ever declared, and most f16 records do
+ * not declare it although their shaders are f16 (notes/webllm §5.7): infer it from the name.
+ */
+export function requiredFeatures(record: ModelRecordLike): string[] {
+  const features = new Set(record.required_features ?? []);
+  if (/q\df16/i.test(record.model_id)) features.add('shader-f16');
+  return [...features].sort();
+}
+
+/** Whether a model thinks aloud before answering. */
+export function isReasoningModel(modelId: string): boolean {
+  return /DeepSeek-R1|^Qwen3|Reasoning/i.test(modelId);
+}
+
+/** A catalogue entry for a WebLLM record. */
+export function catalogEntry(
+  record: ModelRecordLike,
+  options: { owner: string; source: CatalogEntry['source']; tools: boolean; id?: string },
+): CatalogEntry {
+  const entry: CatalogEntry = {
+    id: options.id ?? `${options.owner}/${record.model_id}`,
+    owned_by: options.owner,
+    model_id: record.model_id,
+    model_url: record.model,
+    model_lib: record.model_lib,
+    context_window: record.overrides?.context_window_size ?? DEFAULT_CONTEXT_WINDOW,
+    vram_required_mb: record.vram_required_MB ?? null,
+    size_mb: estimateSizeMb(record.model_id),
+    required_features: requiredFeatures(record),
+    low_resource: record.low_resource_required ?? false,
+    tools: options.tools,
+    reasoning: isReasoningModel(record.model_id),
+    source: options.source,
+  };
+  if (record.overrides) entry.overrides = record.overrides;
+  if (record.integrity) entry.integrity = record.integrity;
+  if (record.model_manifest) entry.model_manifest = record.model_manifest;
+  return entry;
+}
+
+/** The prebuilt chat models of a WebLLM app config. */
+export function prebuiltCatalog(
+  models: readonly ModelRecordLike[],
+  functionCallingModelIds: readonly string[],
+): CatalogEntry[] {
+  return models
+    .filter((r) => (r.model_type ?? LLM) === LLM)
+    .map((r) =>
+      catalogEntry(r, {
+        owner: 'mlc-ai',
+        source: 'prebuilt',
+        tools: functionCallingModelIds.includes(r.model_id),
+      }),
+    );
+}
+
+/** 2026-01-01T00:00:00Z: catalogue models carry no date of their own. */
+const CATALOGUE_CREATED = 1767225600;
+/** Most choices a WebLLM request may ask for; they run one after another. */
+const WEBLLM_MAX_N = 8;
+
+/** The API's view of a catalogue model. */
+export function catalogModelInfo(entry: CatalogEntry): ModelInfo {
+  return {
+    id: entry.id,
+    owned_by: entry.owned_by,
+    created: CATALOGUE_CREATED,
+    context_window: entry.context_window,
+    capabilities: {
+      tools: entry.tools,
+      max_n: WEBLLM_MAX_N,
+      stream_n: false,
+      logprobs: true,
+      response_formats: ['text', 'json_object', 'json_schema'],
+    },
+    price: { prompt: 0, completion: 0 },
+  };
+}
+
+/** What this device's WebGPU offers, as far as model fit goes. */
+export interface GpuFacts {
+  /** Whether the browser has WebGPU (`navigator.gpu`) in this context. */
+  webgpu: boolean;
+  /** The adapter, if one was granted. */
+  adapter: {
+    vendor: string;
+    architecture: string;
+    /** A software adapter (SwiftShader): it works, slowly. */
+    fallback: boolean;
+    features: string[];
+    maxStorageBufferBindingSize: number;
+    maxBufferSize: number;
+  } | null;
+}
+
+/** WebLLM's floor for the storage buffer binding size (it falls back from 1 GiB to this). */
+const MIN_STORAGE_BINDING = 128 * 1024 * 1024;
+
+/** Why this device cannot run the model, or null when it can. */
+export function unavailableReason(entry: CatalogEntry, gpu: GpuFacts): string | null {
+  if (!gpu.webgpu) return 'This browser has no WebGPU, which every model but hearth/echo needs.';
+  const adapter = gpu.adapter;
+  if (!adapter) return 'WebGPU found no usable GPU adapter on this device.';
+  const missing = entry.required_features.filter((f) => !adapter.features.includes(f));
+  if (missing.length > 0) {
+    return `This GPU lacks ${missing.join(', ')}, which this model needs; an f32 variant (q4f32) may run.`;
+  }
+  if (adapter.maxStorageBufferBindingSize < MIN_STORAGE_BINDING) {
+    return 'This GPU cannot bind storage buffers as large as WebLLM needs (128 MiB).';
+  }
+  return null;
+}

@@ -1,0 +1,46 @@
+/**
+ * Chromium without a WebGPU adapter (no `--enable-unsafe-webgpu`, no GPU): every WebLLM model is
+ * unavailable, with the reason, and the echo engine still works.
+ */
+import { expect, test } from '@playwright/test';
+import { ask, KEY, openApp } from './helpers';
+
+test('makes every WebLLM model unavailable and answers chat with 503 webgpu_unavailable, not to be retried', async ({
+  page,
+}) => {
+  await openApp(page);
+  const result = await page.evaluate(async (KEY) => {
+    const catalog = (await (await fetch('v1/hearth/catalog', { headers: KEY })).json()) as {
+      data: { id: string; available: boolean; unavailable_reason?: string }[];
+    };
+    const response = await fetch('v1/openai/chat/completions', {
+      method: 'POST',
+      headers: KEY,
+      body: JSON.stringify({
+        model: 'mlc-ai/SmolLM2-360M-Instruct-q4f32_1-MLC',
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    });
+    return {
+      webllm: catalog.data.filter((m) => m.id.startsWith('mlc-ai/')),
+      status: response.status,
+      retry: response.headers.get('x-should-retry'),
+      error: (await response.json()).error,
+    };
+  }, KEY);
+  expect(result.webllm.length).toBeGreaterThan(100);
+  expect(
+    result.webllm.every(
+      (m) => !m.available && /GPU adapter|WebGPU/.test(m.unavailable_reason ?? ''),
+    ),
+  ).toBe(true);
+  expect(result).toMatchObject({
+    status: 503,
+    retry: 'false',
+    error: { code: 'webgpu_unavailable' },
+  });
+  expect(await ask(page, 'the echo engine still works')).toEqual({
+    status: 200,
+    content: 'the echo engine still works',
+  });
+});

@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { catalogEntry } from '../../../src/openai/catalog';
+import { missingFiles, modelBaseUrl, type CacheStorageLike } from '../../../src/openai/on-device';
+
+/** CacheStorage as a map of cache name → url → body. */
+function fakeCaches(contents: Record<string, Record<string, unknown>>): CacheStorageLike {
+  return {
+    async open(name) {
+      const cache = contents[name] ?? {};
+      return {
+        async match(url: string) {
+          if (!(url in cache)) return undefined;
+          const body = cache[url];
+          return new Response(typeof body === 'string' ? body : JSON.stringify(body));
+        },
+      };
+    },
+  };
+}
+
+const APP = 'https://app.example/hearth/';
+const hf = catalogEntry(
+  {
+    model: 'https://huggingface.co/mlc-ai/Smol-q4f32_1-MLC',
+    model_id: 'Smol-q4f32_1-MLC',
+    model_lib: 'https://libs.example/smol-webgpu.wasm',
+  },
+  { owner: 'mlc-ai', source: 'prebuilt', tools: false },
+);
+const BASE = 'https://huggingface.co/mlc-ai/Smol-q4f32_1-MLC/resolve/main/';
+
+function complete() {
+  return {
+    'webllm/config': { [`${BASE}mlc-chat-config.json`]: { tokenizer_files: ['tokenizer.json'] } },
+    'webllm/model': {
+      [`${BASE}tensor-cache.json`]: {
+        records: [{ dataPath: 'params_shard_0.bin' }, { dataPath: 'params_shard_1.bin' }],
+      },
+      [`${BASE}params_shard_0.bin`]: 'x',
+      [`${BASE}params_shard_1.bin`]: 'x',
+      [`${BASE}tokenizer.json`]: '{}',
+    },
+    'webllm/wasm': { 'https://libs.example/smol-webgpu.wasm': 'x' },
+  } as Record<string, Record<string, unknown>>;
+}
+
+describe('missingFiles', () => {
+  it('finds nothing missing when config, weights, every shard, tokenizer and library are cached', async () => {
+    expect(await missingFiles(hf, APP, fakeCaches(complete()))).toEqual([]);
+  });
+
+  it('names a missing shard, which is all WebLLM’s own check would see', async () => {
+    const caches = complete();
+    delete caches['webllm/model']![`${BASE}params_shard_1.bin`];
+    expect(await missingFiles(hf, APP, fakeCaches(caches))).toEqual([`${BASE}params_shard_1.bin`]);
+  });
+
+  it.each([
+    ['the chat config', 'webllm/config', `${BASE}mlc-chat-config.json`],
+    ['the tokenizer', 'webllm/model', `${BASE}tokenizer.json`],
+    ['the model library', 'webllm/wasm', 'https://libs.example/smol-webgpu.wasm'],
+  ])('names %s when it is missing, although every shard is there', async (_what, cache, url) => {
+    const caches = complete();
+    delete caches[cache]![url];
+    expect(await missingFiles(hf, APP, fakeCaches(caches))).toContain(url);
+  });
+
+  it('reports everything when nothing is cached', async () => {
+    const missing = await missingFiles(hf, APP, fakeCaches({}));
+    expect(missing).toEqual([
+      `${BASE}mlc-chat-config.json`,
+      `${BASE}tensor-cache.json`,
+      'https://libs.example/smol-webgpu.wasm',
+    ]);
+  });
+
+  it('resolves a self-hosted model against the app, library included', async () => {
+    const local = catalogEntry(
+      { model: 'models/smol', model_id: 'smol', model_lib: 'models/smol.wasm' },
+      { owner: 'acme', source: 'self-hosted', tools: false },
+    );
+    expect(modelBaseUrl(local, APP)).toBe('https://app.example/hearth/models/smol/resolve/main/');
+    expect(await missingFiles(local, APP, fakeCaches({}))).toContain(
+      'https://app.example/hearth/models/smol.wasm',
+    );
+  });
+
+  it('does not expect a library on localhost in the cache: WebLLM never caches those', async () => {
+    const local = catalogEntry(
+      { model: 'models/smol', model_id: 'smol', model_lib: 'models/smol.wasm' },
+      { owner: 'acme', source: 'self-hosted', tools: false },
+    );
+    const missing = await missingFiles(local, 'http://localhost:4173/', fakeCaches({}));
+    expect(missing).not.toContain('http://localhost:4173/models/smol.wasm');
+  });
+});
