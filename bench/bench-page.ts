@@ -28,11 +28,12 @@ async function inPageFetch(_url: RequestInfo | URL, init?: RequestInit): Promise
     async pull(controller) {
       const { done, value } = await outputs.next();
       if (done) return controller.close();
+      // The echo engine emits plain tokens and an end, nothing else.
       if (value.type === 'token') controller.enqueue(encoder.encode(writer.tokens([value.text])));
-      else
-        controller.enqueue(
-          encoder.encode(writer.end(value.finish_reason, toUsage(value.usage, ECHO_MODEL.price))),
-        );
+      else if (value.type === 'end') {
+        const usage = toUsage(value.usage, ECHO_MODEL.price);
+        controller.enqueue(encoder.encode(writer.end(value.finish_reason, usage)));
+      }
     },
     cancel: () => abort.abort(),
   });

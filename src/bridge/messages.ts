@@ -8,10 +8,10 @@
  * - the host port, service worker → engine worker, one per hand-over: `HostPortMessage`;
  * - a request port, one per request, both ways: `RequestMessage` and `ReplyMessage`.
  */
-import type { ChatEvent, ChatState, EngineUsage } from '../openai/backend';
+import type { ChatEvent, ChatState, ChoiceResult, EngineUsage, Token } from '../openai/backend';
 import type { SerializedError } from '../openai/errors';
 import type { HostStatus } from '../openai/status';
-import type { ChatRequest, FinishReason } from '../openai/types';
+import type { ChatRequest, FinishReason, ToolCall } from '../openai/types';
 
 /** Bumped whenever any message below changes shape. */
 export const PROTOCOL_VERSION = 1;
@@ -76,7 +76,9 @@ export type RequestMessage =
 export type ReplyMessage =
   | { type: 'chat/state'; state: ChatState }
   /** Tokens produced since the last message, batched so a fast engine costs few messages. */
-  | { type: 'chat/tokens'; tokens: string[] }
+  | { type: 'chat/tokens'; tokens: Token[] }
+  | { type: 'chat/tool_calls'; calls: ToolCall[] }
+  | { type: 'chat/choices'; choices: ChoiceResult[] }
   | { type: 'chat/end'; finish_reason: FinishReason; usage: EngineUsage }
   | { type: 'chat/error'; error: SerializedError }
   /** The request reached the engine after waiting: is the page that sent it still there? */
@@ -90,6 +92,10 @@ export function replyToEvent(message: ReplyMessage): ChatEvent | undefined {
       return { type: 'state', state: message.state };
     case 'chat/tokens':
       return { type: 'tokens', tokens: message.tokens };
+    case 'chat/tool_calls':
+      return { type: 'tool_calls', calls: message.calls };
+    case 'chat/choices':
+      return { type: 'choices', choices: message.choices };
     case 'chat/end':
       return { type: 'end', finish_reason: message.finish_reason, usage: message.usage };
     case 'chat/error':

@@ -5,7 +5,7 @@
  * it is produced. Tokens are batched per turn of the event loop: a fast engine costs a few
  * messages, not one per token, and the first token leaves at once.
  */
-import type { ChatBackend, ChatOptions, ChatState } from '../openai/backend';
+import type { ChatBackend, ChatOptions, ChatState, Token } from '../openai/backend';
 import { OpenAIError } from '../openai/errors';
 import type { HostStatus } from '../openai/status';
 import type { ChatRequest } from '../openai/types';
@@ -37,7 +37,7 @@ function nextTask(callback: () => void): void {
 /** Collects tokens and posts them in batches on one request port. */
 class TokenBatcher {
   readonly #post: (message: ReplyMessage) => void;
-  #tokens: string[] = [];
+  #tokens: Token[] = [];
   #sentAny = false;
   #scheduled = false;
 
@@ -45,7 +45,7 @@ class TokenBatcher {
     this.#post = post;
   }
 
-  add(tokens: readonly string[]): void {
+  add(tokens: readonly Token[]): void {
     for (const token of tokens) this.#tokens.push(token);
     if (!this.#sentAny || this.#tokens.length >= MAX_BATCH) {
       this.flush();
@@ -168,6 +168,14 @@ export class HostServer {
             lastState = event.state;
             batcher.flush();
             post({ type: 'chat/state', state: event.state });
+            break;
+          case 'tool_calls':
+            batcher.flush();
+            post({ type: 'chat/tool_calls', calls: event.calls });
+            break;
+          case 'choices':
+            batcher.flush();
+            post({ type: 'chat/choices', choices: event.choices });
             break;
           case 'end':
             batcher.flush();

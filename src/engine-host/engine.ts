@@ -6,12 +6,20 @@
  * engine over WebLLM turns into `interruptGenerate()` plus `iterator.return()`, so the library's
  * per-model lock is always released.
  */
-import type { EngineUsage } from '../openai/backend';
-import type { ChatRequest, FinishReason } from '../openai/types';
+import type { ChoiceResult, EngineUsage } from '../openai/backend';
+import type { ChatRequest, FinishReason, TokenLogprob, ToolCall } from '../openai/types';
 
-/** What a generation yields: tokens in order, then one end. */
+/** What a generation yields: tokens in order (or tool calls, or whole choices), then one end. */
 export type EngineOutput =
-  | { type: 'token'; text: string }
+  | {
+      type: 'token';
+      text: string;
+      /** Thinking aloud, not the answer. */
+      reasoning?: boolean;
+      logprobs?: TokenLogprob[];
+    }
+  | { type: 'tool_calls'; calls: ToolCall[] }
+  | { type: 'choices'; choices: ChoiceResult[] }
   | { type: 'end'; finish_reason: FinishReason; usage: EngineUsage };
 
 /** Progress of a model load, phase by phase. */

@@ -7,7 +7,13 @@
  * replies are buffered in each request's channel, so a slow client cannot hold the engine.
  */
 import { Channel } from '../bridge/channel';
-import { clientGone, type ChatBackend, type ChatEvent, type ChatOptions } from '../openai/backend';
+import {
+  clientGone,
+  type ChatBackend,
+  type ChatEvent,
+  type ChatOptions,
+  type Token,
+} from '../openai/backend';
 import { OpenAIError } from '../openai/errors';
 import type { ChatRequest } from '../openai/types';
 import type { Engine } from './engine';
@@ -155,8 +161,17 @@ export class EngineQueue implements ChatBackend {
     if (signal.aborted) return;
     events.push({ type: 'state', state: 'running' });
     for await (const output of engine.generate(request, signal)) {
-      if (output.type === 'token') events.push({ type: 'tokens', tokens: [output.text] });
-      else events.push(output);
+      if (output.type !== 'token') {
+        events.push(output);
+        continue;
+      }
+      // A plain token travels as a string: the common case stays cheap.
+      const { text, reasoning, logprobs } = output;
+      const token: Token =
+        reasoning || logprobs
+          ? { text, ...(reasoning && { reasoning }), ...(logprobs && { logprobs }) }
+          : text;
+      events.push({ type: 'tokens', tokens: [token] });
     }
     events.close();
   }

@@ -5,23 +5,57 @@
  * `ChatBackend` in front of its engines; tests plug either in directly.
  */
 import { OpenAIError } from './errors';
-import type { ChatRequest, FinishReason } from './types';
+import type { ChatRequest, FinishReason, TokenLogprob, ToolCall } from './types';
 
 /** Where a request stands before its first token. */
 export type ChatState = 'queued' | 'loading' | 'running';
 
-/** Token counts an engine reports for one request. */
-export interface EngineUsage {
-  prompt_tokens: number;
-  completion_tokens: number;
+/** An engine's own speed figures, for people (they are not part of the wire format). */
+export interface SpeedFigures {
+  prefill_tokens_per_s: number;
+  decode_tokens_per_s: number;
+  time_to_first_token_s: number;
 }
 
-/** What a backend yields for one request, in order: states, token batches, one end. */
+/** Token counts an engine reports for one request. */
+export interface EngineUsage {
+  /** Every token of the input messages, a cached prefix included. */
+  prompt_tokens: number;
+  completion_tokens: number;
+  speed?: SpeedFigures;
+}
+
+/** A token with more than its text. */
+export interface RichToken {
+  text: string;
+  /** Thinking aloud (`reasoning_content`), not the answer. */
+  reasoning?: boolean;
+  /** When `logprobs` was asked for. */
+  logprobs?: TokenLogprob[];
+}
+
+/** A token: plain text in the common case (kept cheap on the hot path), or text with more. */
+export type Token = string | RichToken;
+
+/** One whole choice, for replies of several choices (`n` > 1, never streamed). */
+export interface ChoiceResult {
+  content: string | null;
+  reasoning?: string;
+  tool_calls?: ToolCall[];
+  logprobs?: TokenLogprob[];
+  finish_reason: FinishReason;
+}
+
+/** What a backend yields for one request, in order: states, then the reply, then one end. */
 export type ChatEvent =
   /** The request moved on (queued behind others, waiting for a model load, running). */
   | { type: 'state'; state: ChatState }
   /** One or more tokens, in order; each becomes one stream chunk. */
-  | { type: 'tokens'; tokens: string[] }
+  | { type: 'tokens'; tokens: Token[] }
+  /** The model called tools (after any tokens, before the end). */
+  | { type: 'tool_calls'; calls: ToolCall[] }
+  /** Several whole choices at once (`n` > 1), instead of tokens. */
+  | { type: 'choices'; choices: ChoiceResult[] }
   /** The generation is complete. */
   | { type: 'end'; finish_reason: FinishReason; usage: EngineUsage };
 

@@ -9,7 +9,13 @@
 import type { ChatBackend } from './backend';
 import { assertJsonContentType, readJsonBody } from './body';
 import { ChatRun, type Output } from './chat-run';
-import { completionBody, SseReplyWriter, toUsage, type ReplyMeta } from './completion';
+import {
+  completionBody,
+  ReplyAccumulator,
+  SseReplyWriter,
+  toUsage,
+  type ReplyMeta,
+} from './completion';
 import { OpenAIError } from './errors';
 import { assertCapabilities, type ModelDirectory, type ModelInfo } from './models';
 import { jsonHeaders, newCompletionId } from './respond';
@@ -42,18 +48,32 @@ function sseBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo)
   const writer = new SseReplyWriter(meta);
   /** Writes one output; the end closes the stream. */
   const write = (controller: ReadableStreamDefaultController<Uint8Array>, output: Output) => {
-    if (output.type === 'tokens') {
-      controller.enqueue(encoder.encode(writer.tokens(output.tokens)));
-      return;
+    switch (output.type) {
+      case 'tokens':
+        controller.enqueue(encoder.encode(writer.tokens(output.tokens)));
+        return;
+      case 'tool_calls':
+        controller.enqueue(encoder.encode(writer.toolCalls(output.calls)));
+        return;
+      case 'choices':
+        // Several choices are never streamed (the capability check refuses `n` > 1 with `stream`).
+        throw new OpenAIError('engine_error', 'The engine sent several choices to a stream.');
+      case 'end': {
+        const usage = toUsage(output.usage, model.price);
+        controller.enqueue(encoder.encode(writer.end(output.finish_reason, usage)));
+        controller.close();
+      }
     }
-    const usage = toUsage(output.usage, model.price);
-    controller.enqueue(encoder.encode(writer.end(output.finish_reason, usage)));
-    controller.close();
   };
   return new ReadableStream<Uint8Array>({
     // The first token is in the body before the response leaves: no extra hop to read it.
     start(controller) {
-      write(controller, first);
+      try {
+        write(controller, first);
+      } catch (err) {
+        controller.enqueue(encoder.encode(sseEvent(OpenAIError.from(err).toBody())));
+        controller.close();
+      }
     },
     async pull(controller) {
       try {
@@ -74,12 +94,14 @@ function jsonBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       let output = first;
-      let content = '';
+      let reply = new ReplyAccumulator();
       try {
         for (;;) {
           try {
-            while (output.type === 'tokens') {
-              content += output.tokens.join('');
+            while (output.type !== 'end') {
+              if (output.type === 'tokens') reply.tokens(output.tokens);
+              else if (output.type === 'tool_calls') reply.toolCalls(output.calls);
+              else reply.choices(output.choices);
               output = await run.next();
             }
             break;
@@ -87,7 +109,7 @@ function jsonBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo
             // Its host died after the status line: it runs again from the start, once, or
             // `restart` throws (DESIGN §3).
             output = await run.restart(err);
-            content = '';
+            reply = new ReplyAccumulator();
           }
         }
       } catch (err) {
@@ -97,7 +119,7 @@ function jsonBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo
         return;
       }
       const usage = toUsage(output.usage, model.price);
-      const body = completionBody(meta, content, output.finish_reason, usage);
+      const body = completionBody(meta, reply.result(output.finish_reason), usage);
       controller.enqueue(encoder.encode(JSON.stringify(body)));
       controller.close();
     },
@@ -144,6 +166,7 @@ export async function handleChatCompletions(
     created: Math.floor(Date.now() / 1000),
     model: model.id,
     include_usage: chat.include_usage,
+    logprobs: chat.logprobs === true,
   };
   if (!chat.stream) {
     return new Response(jsonBody(run, first, meta, model), {

@@ -2,12 +2,22 @@
  * @module
  * Response bodies of the chat-completions endpoint: the non-streamed completion and the stream's
  * chunks in DESIGN §3's fixed order. The per-token path writes SSE text from a prefix and suffix
- * made once per stream, so a token costs one `JSON.stringify` of its own text.
+ * made once per stream, so a plain token costs one `JSON.stringify` of its own text.
  */
-import type { EngineUsage } from './backend';
+import type { ChoiceResult, EngineUsage, Token } from './backend';
 import { estimateCost, type ModelPrice } from './models';
 import { SSE_DONE, sseEvent, sseJson } from './sse';
-import type { ChatCompletion, ChatCompletionChunk, ChunkDelta, FinishReason, Usage } from './types';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChoiceLogprobs,
+  ChunkDelta,
+  CompletionChoice,
+  FinishReason,
+  TokenLogprob,
+  ToolCall,
+  Usage,
+} from './types';
 
 /** What every body of one reply shares. */
 export interface ReplyMeta {
@@ -17,6 +27,8 @@ export interface ReplyMeta {
   model: string;
   /** `stream_options.include_usage`: chunks carry `usage: null`, and a usage chunk comes last. */
   include_usage: boolean;
+  /** Whether `logprobs` was asked for (a non-streamed choice then always carries them). */
+  logprobs?: boolean;
 }
 
 /** Engine counts plus total and price. */
@@ -29,11 +41,34 @@ export function toUsage(usage: EngineUsage, price: ModelPrice): Usage {
   };
 }
 
+const logprobsOf = (content: TokenLogprob[] | undefined): ChoiceLogprobs | null =>
+  content ? { content, refusal: null } : null;
+
+/** One choice of a non-streamed reply. */
+export function completionChoice(
+  index: number,
+  choice: ChoiceResult,
+  withLogprobs: boolean,
+): CompletionChoice {
+  const message: CompletionChoice['message'] = {
+    role: 'assistant',
+    content: choice.content,
+    refusal: null,
+  };
+  if (choice.reasoning) message.reasoning_content = choice.reasoning;
+  if (choice.tool_calls?.length) message.tool_calls = choice.tool_calls;
+  return {
+    index,
+    message,
+    logprobs: withLogprobs ? logprobsOf(choice.logprobs ?? []) : null,
+    finish_reason: choice.finish_reason,
+  };
+}
+
 /** The non-streamed reply. */
 export function completionBody(
   meta: ReplyMeta,
-  content: string,
-  finish_reason: FinishReason,
+  choices: readonly ChoiceResult[],
   usage: Usage,
 ): ChatCompletion {
   return {
@@ -41,14 +76,7 @@ export function completionBody(
     object: 'chat.completion',
     created: meta.created,
     model: meta.model,
-    choices: [
-      {
-        index: 0,
-        message: { role: 'assistant', content, refusal: null },
-        logprobs: null,
-        finish_reason,
-      },
-    ],
+    choices: choices.map((c, i) => completionChoice(i, c, meta.logprobs === true)),
     usage,
   };
 }
@@ -58,13 +86,14 @@ export function chunkBody(
   meta: ReplyMeta,
   delta: ChunkDelta,
   finish_reason: FinishReason | null,
+  logprobs: ChoiceLogprobs | null = null,
 ): ChatCompletionChunk {
   const chunk: ChatCompletionChunk = {
     id: meta.id,
     object: 'chat.completion.chunk',
     created: meta.created,
     model: meta.model,
-    choices: [{ index: 0, delta, logprobs: null, finish_reason }],
+    choices: [{ index: 0, delta, logprobs, finish_reason }],
   };
   if (meta.include_usage) chunk.usage = null;
   return chunk;
@@ -99,18 +128,33 @@ export class SseReplyWriter {
     this.#suffix = `${suffix}\n\n`;
   }
 
-  /** Events for a batch of tokens; the reply's first one also carries the role. */
-  tokens(tokens: readonly string[]): string {
-    let out = '';
-    for (const token of tokens) {
-      if (!this.#started) {
-        this.#started = true;
-        out += sseEvent(chunkBody(this.#meta, { role: 'assistant', content: token }, null));
-      } else {
-        out += this.#prefix + sseJson(token) + this.#suffix;
-      }
+  /** The event for one token; the reply's first event also carries the role. */
+  #token(token: Token): string {
+    if (typeof token === 'string' && this.#started) {
+      return this.#prefix + sseJson(token) + this.#suffix;
     }
+    const text = typeof token === 'string' ? token : token.text;
+    const delta: ChunkDelta = this.#started ? {} : { role: 'assistant' };
+    this.#started = true;
+    if (typeof token !== 'string' && token.reasoning) delta.reasoning_content = text;
+    else delta.content = text;
+    const logprobs = typeof token === 'string' ? null : logprobsOf(token.logprobs);
+    return sseEvent(chunkBody(this.#meta, delta, null, logprobs));
+  }
+
+  /** Events for a batch of tokens. */
+  tokens(tokens: readonly Token[]): string {
+    let out = '';
+    for (const token of tokens) out += this.#token(token);
     return out;
+  }
+
+  /** The event carrying the model's tool calls. */
+  toolCalls(calls: readonly ToolCall[]): string {
+    const delta: ChunkDelta = this.#started ? {} : { role: 'assistant' };
+    this.#started = true;
+    delta.tool_calls = calls.map((call, index) => ({ index, ...call }));
+    return sseEvent(chunkBody(this.#meta, delta, null));
   }
 
   /** The final chunk, the usage chunk when asked for, and `[DONE]`. */
@@ -120,5 +164,48 @@ export class SseReplyWriter {
     out += sseEvent(chunkBody(this.#meta, {}, finish_reason));
     if (this.#meta.include_usage) out += sseEvent(usageChunkBody(this.#meta, usage));
     return out + SSE_DONE;
+  }
+}
+
+/** Collects a non-streamed reply from token batches, tool calls or whole choices. */
+export class ReplyAccumulator {
+  #content = '';
+  #reasoning = '';
+  #logprobs: TokenLogprob[] = [];
+  #toolCalls: ToolCall[] = [];
+  #choices: ChoiceResult[] | undefined;
+
+  tokens(tokens: readonly Token[]): void {
+    for (const token of tokens) {
+      if (typeof token === 'string') {
+        this.#content += token;
+        continue;
+      }
+      if (token.reasoning) this.#reasoning += token.text;
+      else this.#content += token.text;
+      if (token.logprobs) this.#logprobs.push(...token.logprobs);
+    }
+  }
+
+  toolCalls(calls: readonly ToolCall[]): void {
+    this.#toolCalls.push(...calls);
+  }
+
+  choices(choices: readonly ChoiceResult[]): void {
+    this.#choices = [...choices];
+  }
+
+  /** The choices of the reply, the single one ending with `finish_reason`. */
+  result(finish_reason: FinishReason): ChoiceResult[] {
+    if (this.#choices) return this.#choices;
+    const choice: ChoiceResult = {
+      // With tool calls and no text, OpenAI's content is null.
+      content: this.#toolCalls.length > 0 && this.#content === '' ? null : this.#content,
+      finish_reason,
+    };
+    if (this.#reasoning) choice.reasoning = this.#reasoning;
+    if (this.#toolCalls.length > 0) choice.tool_calls = this.#toolCalls;
+    if (this.#logprobs.length > 0) choice.logprobs = this.#logprobs;
+    return [choice];
   }
 }

@@ -90,23 +90,65 @@ export interface Usage {
   estimated_cost: number;
 }
 
+/** One alternative at a token position. */
+export interface TopLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[] | null;
+}
+
+/** The log probability of one emitted token, and of the alternatives asked for. */
+export interface TokenLogprob extends TopLogprob {
+  top_logprobs: TopLogprob[];
+}
+
+/** `choices[].logprobs` when `logprobs` was asked for. */
+export interface ChoiceLogprobs {
+  content: TokenLogprob[];
+  refusal: null;
+}
+
+/** The assistant's message in a non-streamed reply. */
+export interface AssistantMessage {
+  role: 'assistant';
+  /** Null when the model answered with tool calls only. */
+  content: string | null;
+  /** What a reasoning model thought before answering (DeepSeek's field, read by most clients). */
+  reasoning_content?: string;
+  tool_calls?: ToolCall[];
+  refusal: null;
+}
+
+/** One choice of a non-streamed reply. */
+export interface CompletionChoice {
+  index: number;
+  message: AssistantMessage;
+  logprobs: ChoiceLogprobs | null;
+  finish_reason: FinishReason;
+}
+
 /** A non-streamed reply. */
 export interface ChatCompletion {
   id: string;
   object: 'chat.completion';
   created: number;
   model: string;
-  choices: {
-    index: number;
-    message: { role: 'assistant'; content: string; refusal: null };
-    logprobs: null;
-    finish_reason: FinishReason;
-  }[];
+  choices: CompletionChoice[];
   usage: Usage;
 }
 
-/** The delta of a stream chunk. */
-export type ChunkDelta = { role: 'assistant'; content: string } | { content: string } | object;
+/** A tool call as a stream delta carries it. */
+export interface ToolCallDelta extends ToolCall {
+  index: number;
+}
+
+/** The delta of a stream chunk: the role first, then content, reasoning or tool calls. */
+export interface ChunkDelta {
+  role?: 'assistant';
+  content?: string;
+  reasoning_content?: string;
+  tool_calls?: ToolCallDelta[];
+}
 
 /** One event of a streamed reply. */
 export interface ChatCompletionChunk {
@@ -117,7 +159,7 @@ export interface ChatCompletionChunk {
   choices: {
     index: number;
     delta: ChunkDelta;
-    logprobs: null;
+    logprobs: ChoiceLogprobs | null;
     finish_reason: FinishReason | null;
   }[];
   /** Present only with `include_usage`: null on every chunk but the usage chunk. */

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   chunkBody,
   completionBody,
+  ReplyAccumulator,
   SseReplyWriter,
   toUsage,
   usageChunkBody,
@@ -43,7 +44,7 @@ describe('toUsage', () => {
 
 describe('completionBody', () => {
   it('has the OpenAI shape with one choice and usage', () => {
-    expect(completionBody(meta, 'hi', 'stop', usage)).toEqual({
+    expect(completionBody(meta, [{ content: 'hi', finish_reason: 'stop' }], usage)).toEqual({
       id: 'chatcmpl-1',
       object: 'chat.completion',
       created: 1700000000,
@@ -103,6 +104,79 @@ describe('SseReplyWriter', () => {
       chunkBody(meta, { role: 'assistant', content: '' }, null),
       chunkBody(meta, {}, 'stop'),
       '[DONE]',
+    ]);
+  });
+});
+
+describe('replies of real models', () => {
+  const logprob = { token: 'a', logprob: -0.5, bytes: [97], top_logprobs: [] };
+
+  it('streams thinking as reasoning_content, the answer as content, and logprobs beside them', () => {
+    const writer = new SseReplyWriter(meta);
+    const text =
+      writer.tokens([
+        { text: 'Let me see', reasoning: true },
+        { text: 'a', logprobs: [logprob] },
+        'b',
+      ]) + writer.end('stop', usage);
+    expect(events(text)).toEqual([
+      chunkBody(meta, { role: 'assistant', reasoning_content: 'Let me see' }, null),
+      chunkBody(meta, { content: 'a' }, null, { content: [logprob], refusal: null }),
+      chunkBody(meta, { content: 'b' }, null),
+      chunkBody(meta, {}, 'stop'),
+      '[DONE]',
+    ]);
+  });
+
+  it('streams tool calls in one delta, indexed', () => {
+    const call = {
+      id: 'call_1',
+      type: 'function' as const,
+      function: { name: 'f', arguments: '{"x":1}' },
+    };
+    const writer = new SseReplyWriter(meta);
+    expect(events(writer.toolCalls([call]) + writer.end('tool_calls', usage))).toEqual([
+      chunkBody(meta, { role: 'assistant', tool_calls: [{ index: 0, ...call }] }, null),
+      chunkBody(meta, {}, 'tool_calls'),
+      '[DONE]',
+    ]);
+  });
+
+  it('collects a non-streamed reply: content, reasoning, logprobs when asked, tool calls with null content', () => {
+    const reply = new ReplyAccumulator();
+    reply.tokens([{ text: 'hmm', reasoning: true }, { text: 'A', logprobs: [logprob] }, 'B']);
+    const [choice] = reply.result('stop');
+    expect(completionBody({ ...meta, logprobs: true }, [choice!], usage).choices[0]).toEqual({
+      index: 0,
+      message: { role: 'assistant', content: 'AB', reasoning_content: 'hmm', refusal: null },
+      logprobs: { content: [logprob], refusal: null },
+      finish_reason: 'stop',
+    });
+    const tools = new ReplyAccumulator();
+    const call = {
+      id: 'call_1',
+      type: 'function' as const,
+      function: { name: 'f', arguments: '{}' },
+    };
+    tools.toolCalls([call]);
+    expect(completionBody(meta, tools.result('tool_calls'), usage).choices[0]).toEqual({
+      index: 0,
+      message: { role: 'assistant', content: null, tool_calls: [call], refusal: null },
+      logprobs: null,
+      finish_reason: 'tool_calls',
+    });
+  });
+
+  it('writes several choices, indexed in order', () => {
+    const reply = new ReplyAccumulator();
+    reply.choices([
+      { content: 'one', finish_reason: 'stop' },
+      { content: 'two', finish_reason: 'length' },
+    ]);
+    const body = completionBody(meta, reply.result('stop'), usage);
+    expect(body.choices.map((c) => [c.index, c.message.content, c.finish_reason])).toEqual([
+      [0, 'one', 'stop'],
+      [1, 'two', 'length'],
     ]);
   });
 });
