@@ -1,0 +1,503 @@
+/**
+ * @module
+ * Between the API and WebLLM 0.2.86, both ways, as pure functions: a `ChatRequest` becomes
+ * WebLLM's request (DESIGN §3's field table, with WebLLM's quirks worked around), WebLLM's chunks
+ * become engine outputs whatever WebLLM emits (`abort` is no finish reason, tool calls arrive as
+ * raw JSON text first, thinking is mixed into content), and its errors — objects or
+ * `"Name: message"` strings — become API errors. Notes: ../../../shared/notes/webllm-0.2.86.md.
+ */
+import type { ChoiceResult, SpeedFigures } from '../openai/backend';
+import { OpenAIError, type ErrorCode } from '../openai/errors';
+import type { ChatRequest, FinishReason, TokenLogprob, ToolCall } from '../openai/types';
+import type { EngineOutput } from './engine';
+
+/** A message as WebLLM takes it. */
+export interface WebLLMMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string;
+  name?: string;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+}
+
+/** WebLLM's `ChatCompletionRequest`, the fields Hearth sets. */
+export interface WebLLMRequest {
+  model: string;
+  messages: WebLLMMessage[];
+  stream: boolean;
+  stream_options?: { include_usage: boolean };
+  n?: number;
+  max_tokens?: number;
+  stop?: string[];
+  temperature?: number;
+  top_p?: number;
+  seed?: number;
+  frequency_penalty?: number;
+  presence_penalty?: number;
+  logit_bias?: Record<string, number>;
+  logprobs?: boolean;
+  top_logprobs?: number;
+  /** WebLLM knows no `json_schema` type: a schema string under `json_object` (notes §3.3). */
+  response_format?: { type: 'json_object'; schema: string };
+  tools?: {
+    type: 'function';
+    function: { name: string; description?: string; parameters?: object };
+  }[];
+}
+
+/** WebLLM's finish reasons; `abort` follows `interruptGenerate()`. */
+export type WebLLMFinishReason = FinishReason | 'abort';
+
+/** WebLLM's usage, with its non-OpenAI `extra`. */
+export interface WebLLMUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens?: number;
+  extra?: {
+    prefill_tokens_per_s?: number | null;
+    decode_tokens_per_s?: number | null;
+    time_to_first_token_s?: number | null;
+  };
+}
+
+/** A tool call as WebLLM emits it (its id is always "0", or absent). */
+interface WebLLMToolCall {
+  id?: string;
+  type?: 'function';
+  function: { name: string; arguments: string };
+}
+
+/** WebLLM's `ChatCompletionChunk`. */
+export interface WebLLMChunk {
+  choices: {
+    index: number;
+    delta: {
+      content?: string | null;
+      role?: string;
+      tool_calls?: (WebLLMToolCall & { index?: number })[];
+    };
+    finish_reason: WebLLMFinishReason | null;
+    logprobs?: { content: TokenLogprob[] | null } | null;
+  }[];
+  usage?: WebLLMUsage;
+}
+
+/** WebLLM's non-streamed `ChatCompletion`. */
+export interface WebLLMCompletion {
+  choices: {
+    index: number;
+    message: { content: string | null; tool_calls?: WebLLMToolCall[] };
+    finish_reason: WebLLMFinishReason;
+    logprobs: { content: TokenLogprob[] | null } | null;
+  }[];
+  usage?: WebLLMUsage;
+}
+
+/** What the mapping needs to know of the model. */
+export interface MappedModel {
+  /** The model id WebLLM was given (its `model_id` in the app config). */
+  webllmId: string;
+  /** It thinks aloud (`<think>…</think>`). */
+  reasoning: boolean;
+}
+
+/** The schema `json_object` stands for: any JSON object (a bare `{}` would allow any value). */
+const ANY_OBJECT = '{"type":"object"}';
+
+/** The request WebLLM gets for `request`. */
+export function toWebLLMRequest(request: ChatRequest, model: MappedModel): WebLLMRequest {
+  const several = request.n > 1;
+  const out: WebLLMRequest = {
+    model: model.webllmId,
+    messages: request.messages.map((m) => {
+      const message: WebLLMMessage = { role: m.role, content: m.content };
+      if (m.name !== undefined) message.name = m.name;
+      if (m.tool_calls) message.tool_calls = m.tool_calls;
+      if (m.tool_call_id !== undefined) message.tool_call_id = m.tool_call_id;
+      return message;
+    }),
+    // Streams, so that tokens flow and a request can be stopped; several choices cannot stream.
+    stream: !several,
+  };
+  if (!several) out.stream_options = { include_usage: true };
+  if (several) out.n = request.n;
+  const copied = [
+    'max_tokens',
+    'stop',
+    'temperature',
+    'top_p',
+    'seed',
+    'frequency_penalty',
+    'presence_penalty',
+    'logit_bias',
+    'logprobs',
+    'top_logprobs',
+  ] as const;
+  for (const key of copied) {
+    if (request[key] !== undefined) (out as unknown as Record<string, unknown>)[key] = request[key];
+  }
+  const format = request.response_format;
+  if (format?.type === 'json_object')
+    out.response_format = { type: 'json_object', schema: ANY_OBJECT };
+  if (format?.type === 'json_schema') {
+    const schema = format.json_schema.schema;
+    out.response_format = {
+      type: 'json_object',
+      schema: schema ? JSON.stringify(schema) : ANY_OBJECT,
+    };
+  }
+  // WebLLM ignores `tool_choice`; "none" is honoured by not offering the tools at all.
+  if (request.tools?.length && request.tool_choice !== 'none') {
+    out.tools = request.tools.map((t) => ({ type: 'function', function: t.function }));
+  }
+  return out;
+}
+
+/** WebLLM's finish reason as OpenAI's: a generation it was told to stop simply stopped. */
+export function finishReason(reason: WebLLMFinishReason | null | undefined): FinishReason {
+  return reason === 'length' || reason === 'tool_calls' ? reason : 'stop';
+}
+
+/** WebLLM's speed figures, or nothing when it gave none (`Infinity` and `NaN` become 0). */
+export function speedOf(usage: WebLLMUsage | undefined): SpeedFigures | undefined {
+  const extra = usage?.extra;
+  if (!extra) return undefined;
+  const finite = (x: number | null | undefined) =>
+    typeof x === 'number' && Number.isFinite(x) ? x : 0;
+  return {
+    prefill_tokens_per_s: finite(extra.prefill_tokens_per_s),
+    decode_tokens_per_s: finite(extra.decode_tokens_per_s),
+    time_to_first_token_s: finite(extra.time_to_first_token_s),
+  };
+}
+
+/** A fresh tool-call id (WebLLM numbers its calls "0", "1"… in every reply). */
+function callId(): string {
+  return `call_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`;
+}
+
+function toolCalls(calls: readonly WebLLMToolCall[]): ToolCall[] {
+  return calls.map((c) => ({
+    id: callId(),
+    type: 'function',
+    function: { name: c.function.name, arguments: c.function.arguments },
+  }));
+}
+
+const OPEN = '<think>';
+const CLOSE = '</think>';
+
+/** The length of the longest suffix of `text` that is a prefix of `tag`. */
+function partialTagAtEnd(text: string, tag: string): number {
+  for (let n = Math.min(tag.length - 1, text.length); n > 0; n -= 1) {
+    if (tag.startsWith(text.slice(-n))) return n;
+  }
+  return 0;
+}
+
+/** A piece of a reasoning model's output: its thinking, or its answer. */
+export interface Piece {
+  text: string;
+  reasoning: boolean;
+}
+
+/**
+ * Splits a reasoning model's streamed text into thinking and answer at `<think>…</think>`, tags
+ * split across chunks included. Some models (DeepSeek-R1) start thinking without the opening
+ * tag, which their prompt template already wrote.
+ */
+export class ThinkSplitter {
+  readonly #startsThinking: boolean;
+  #state: 'start' | 'thinking' | 'answer' = 'start';
+  #held = '';
+  #trimNext = false;
+
+  constructor(options: { startsThinking?: boolean } = {}) {
+    this.#startsThinking = options.startsThinking ?? false;
+  }
+
+  /** The pieces `text` completes; some of it may be held back until the next call. */
+  push(text: string): Piece[] {
+    this.#held += text;
+    const pieces: Piece[] = [];
+    for (;;) {
+      if (this.#state === 'start') {
+        const lead = this.#held.trimStart();
+        if (lead.startsWith(OPEN)) {
+          this.#held = lead.slice(OPEN.length);
+          this.#state = 'thinking';
+          this.#trimNext = true;
+          continue;
+        }
+        if (OPEN.startsWith(lead) && lead.length < OPEN.length) return pieces; // undecided yet
+        this.#state = this.#startsThinking ? 'thinking' : 'answer';
+        if (this.#state === 'thinking') this.#trimNext = true;
+        continue;
+      }
+      if (this.#state === 'answer') {
+        this.#emit(pieces, this.#held, false);
+        this.#held = '';
+        return pieces;
+      }
+      const close = this.#held.indexOf(CLOSE);
+      if (close !== -1) {
+        this.#emit(pieces, this.#held.slice(0, close).trimEnd(), true);
+        this.#held = this.#held.slice(close + CLOSE.length);
+        this.#state = 'answer';
+        this.#trimNext = true;
+        continue;
+      }
+      // Hold back a possible start of `</think>`, and whitespace that may precede it.
+      const keep = partialTagAtEnd(this.#held, CLOSE);
+      let cut = this.#held.length - keep;
+      while (cut > 0 && /\s/.test(this.#held[cut - 1] ?? '')) cut -= 1;
+      this.#emit(pieces, this.#held.slice(0, cut), true);
+      this.#held = this.#held.slice(cut);
+      return pieces;
+    }
+  }
+
+  /** Whatever is still held, at the end of the output. */
+  flush(): Piece[] {
+    const pieces: Piece[] = [];
+    const reasoning =
+      this.#state === 'thinking' || (this.#state === 'start' && this.#startsThinking);
+    this.#emit(pieces, this.#held, reasoning);
+    this.#held = '';
+    return pieces;
+  }
+
+  #emit(pieces: Piece[], text: string, reasoning: boolean): void {
+    let out = text;
+    if (this.#trimNext) {
+      out = out.trimStart();
+      if (out === '') return;
+      this.#trimNext = false;
+    }
+    if (out !== '') pieces.push({ text: out, reasoning });
+  }
+}
+
+/** Whether a reasoning model begins thinking before any tag (its template opened it). */
+export function startsThinking(modelId: string): boolean {
+  return /DeepSeek-R1/i.test(modelId);
+}
+
+/** Splits a whole reply (not streamed) into its thinking and its answer. */
+export function splitThinking(
+  text: string,
+  modelId: string,
+): { reasoning: string; content: string } {
+  const splitter = new ThinkSplitter({ startsThinking: startsThinking(modelId) });
+  const pieces = [...splitter.push(text), ...splitter.flush()];
+  return {
+    reasoning: pieces
+      .filter((p) => p.reasoning)
+      .map((p) => p.text)
+      .join(''),
+    content: pieces
+      .filter((p) => !p.reasoning)
+      .map((p) => p.text)
+      .join(''),
+  };
+}
+
+/**
+ * Reads one WebLLM stream into engine outputs. With tools, WebLLM streams the calls' raw JSON as
+ * content before the final chunk parses it: that text is held back, and either the tool calls or
+ * (when the model did not call any) the text itself comes out at the end.
+ */
+export class ChunkReader {
+  readonly #splitter: ThinkSplitter | undefined;
+  readonly #tools: boolean;
+  #held = '';
+  #calls: ToolCall[] = [];
+  #finish: WebLLMFinishReason | null = null;
+  #usage: WebLLMUsage | undefined;
+
+  constructor(options: { model: MappedModel; tools: boolean }) {
+    const { model } = options;
+    this.#splitter = model.reasoning
+      ? new ThinkSplitter({ startsThinking: startsThinking(model.webllmId) })
+      : undefined;
+    this.#tools = options.tools;
+  }
+
+  /** The outputs one chunk makes. */
+  read(chunk: WebLLMChunk): EngineOutput[] {
+    if (chunk.usage) this.#usage = chunk.usage;
+    const choice = chunk.choices[0];
+    if (!choice) return [];
+    const outputs: EngineOutput[] = [];
+    const text = choice.delta.content ?? '';
+    if (text !== '') {
+      if (this.#tools) this.#held += text;
+      else outputs.push(...this.#tokens(text, choice.logprobs?.content ?? undefined));
+    }
+    if (choice.delta.tool_calls?.length) this.#calls.push(...toolCalls(choice.delta.tool_calls));
+    if (choice.finish_reason) this.#finish = choice.finish_reason;
+    return outputs;
+  }
+
+  #tokens(text: string, logprobs: TokenLogprob[] | undefined): EngineOutput[] {
+    const pieces = this.#splitter ? this.#splitter.push(text) : [{ text, reasoning: false }];
+    return pieces.map((p, i) => ({
+      type: 'token',
+      text: p.text,
+      ...(p.reasoning && { reasoning: true }),
+      // Logprobs belong to the chunk's tokens: they ride with its first piece.
+      ...(logprobs && i === 0 && { logprobs }),
+    }));
+  }
+
+  /** Whether WebLLM stopped because it was interrupted (the request was cancelled). */
+  get aborted(): boolean {
+    return this.#finish === 'abort';
+  }
+
+  /**
+   * The outputs that close the reply: held text or tool calls, then the end. `promptTokens`
+   * replaces WebLLM's count, which leaves out a reused prefix (notes §3.4).
+   */
+  finish(promptTokens?: number): EngineOutput[] {
+    const outputs: EngineOutput[] = [];
+    if (this.#calls.length > 0) outputs.push({ type: 'tool_calls', calls: this.#calls });
+    else if (this.#held !== '') outputs.push(...this.#tokens(this.#held, undefined));
+    if (this.#splitter) {
+      outputs.push(
+        ...this.#splitter
+          .flush()
+          .map((p): EngineOutput => ({
+            type: 'token',
+            text: p.text,
+            ...(p.reasoning && { reasoning: true }),
+          })),
+      );
+    }
+    const usage = this.#usage;
+    const speed = speedOf(usage);
+    outputs.push({
+      type: 'end',
+      finish_reason: this.#calls.length > 0 ? 'tool_calls' : finishReason(this.#finish),
+      usage: {
+        prompt_tokens: promptTokens ?? usage?.prompt_tokens ?? 0,
+        completion_tokens: usage?.completion_tokens ?? 0,
+        ...(speed && { speed }),
+      },
+    });
+    return outputs;
+  }
+}
+
+/** The outputs of a non-streamed WebLLM reply of several choices. */
+export function completionOutputs(
+  completion: WebLLMCompletion,
+  model: MappedModel,
+  promptTokens?: number,
+): EngineOutput[] {
+  const choices = completion.choices.map((c): ChoiceResult => {
+    const calls = c.message.tool_calls?.length ? toolCalls(c.message.tool_calls) : undefined;
+    const text = c.message.content ?? '';
+    const { reasoning, content } = model.reasoning
+      ? splitThinking(text, model.webllmId)
+      : { reasoning: '', content: text };
+    const choice: ChoiceResult = {
+      content: calls && content === '' ? null : content,
+      finish_reason: calls ? 'tool_calls' : finishReason(c.finish_reason),
+    };
+    if (reasoning) choice.reasoning = reasoning;
+    if (calls) choice.tool_calls = calls;
+    if (c.logprobs?.content) choice.logprobs = c.logprobs.content;
+    return choice;
+  });
+  const usage = completion.usage;
+  const speed = speedOf(usage);
+  return [
+    { type: 'choices', choices },
+    {
+      type: 'end',
+      finish_reason: choices[0]?.finish_reason ?? 'stop',
+      usage: {
+        prompt_tokens: promptTokens ?? usage?.prompt_tokens ?? 0,
+        completion_tokens: usage?.completion_tokens ?? 0,
+        ...(speed && { speed }),
+      },
+    },
+  ];
+}
+
+/** How each WebLLM error reaches the client: code, and the request field at fault. */
+const ERRORS: Record<string, [ErrorCode, string | null]> = {
+  ContextWindowSizeExceededError: ['context_length_exceeded', 'messages'],
+  MessageOrderError: ['invalid_value', 'messages'],
+  SystemMessageOrderError: ['invalid_value', 'messages'],
+  ContentTypeError: ['invalid_value', 'messages'],
+  UnsupportedRoleError: ['invalid_value', 'messages'],
+  UserMessageContentErrorForNonVLM: ['unsupported_parameter', 'messages'],
+  MultipleTextContentError: ['invalid_value', 'messages'],
+  UnsupportedContentPartError: ['unsupported_parameter', 'messages'],
+  UnsupportedDetailError: ['unsupported_parameter', 'messages'],
+  UnsupportedImageURLError: ['unsupported_parameter', 'messages'],
+  // A system prompt cannot be combined with tools on WebLLM's function-calling models.
+  CustomSystemPromptError: ['unsupported_parameter', 'messages'],
+  CustomResponseFormatError: ['unsupported_parameter', 'response_format'],
+  UnsupportedModelIdError: ['unsupported_parameter', 'tools'],
+  StreamingCountError: ['unsupported_parameter', 'n'],
+  InvalidStreamOptionsError: ['invalid_value', 'stream_options'],
+  InvalidResponseFormatError: ['invalid_value', 'response_format'],
+  InvalidResponseFormatGrammarError: ['invalid_value', 'response_format'],
+  InvalidResponseFormatStructuralTagError: ['invalid_value', 'response_format'],
+  GrammarMatcherInitError: ['invalid_value', 'response_format'],
+  RangeError: ['invalid_value', null],
+  MinValueError: ['invalid_value', null],
+  NonNegativeError: ['invalid_value', null],
+  InvalidNumberStringError: ['invalid_value', 'logit_bias'],
+  DependencyError: ['invalid_value', 'top_logprobs'],
+  SeedTypeError: ['invalid_value', 'seed'],
+  WebGPUNotAvailableError: ['webgpu_unavailable', null],
+  WebGPUNotFoundError: ['webgpu_unavailable', null],
+  FeatureSupportError: ['webgpu_unavailable', null],
+  ShaderF16SupportError: ['webgpu_unavailable', null],
+  ModelNotFoundError: ['model_not_found', 'model'],
+  SpecifiedModelNotFoundError: ['model_not_found', 'model'],
+};
+
+/** The name and message of an error WebLLM threw, whether an object or a `"Name: msg"` string. */
+export function errorParts(err: unknown): { name: string; message: string } {
+  if (err instanceof Error) return { name: err.name, message: err.message };
+  const text = String(err);
+  const match = /^([A-Za-z0-9]+Error):\s*([\s\S]*)$/.exec(text);
+  return match
+    ? { name: match[1] ?? 'Error', message: match[2] ?? '' }
+    : { name: 'Error', message: text };
+}
+
+/** The field a WebLLM value error names: "Make sure 0 < top_p <= 1.", or quoted in backticks. */
+function paramIn(message: string): string | null {
+  return (
+    /Make sure (?:[-\d.]+ <=? )?([a-z_]+)\b/.exec(message)?.[1] ??
+    /`([a-z_]+)`/.exec(message)?.[1] ??
+    null
+  );
+}
+
+/** WebLLM's error as the API's. */
+export function fromWebLLMError(err: unknown): OpenAIError {
+  if (err instanceof OpenAIError) return err;
+  const { name, message } = errorParts(err);
+  const known = ERRORS[name];
+  if (known) {
+    const [code, param] = known;
+    return new OpenAIError(code, message || name, {
+      param: param ?? paramIn(message),
+      ...(code === 'webgpu_unavailable' && { shouldRetry: false }),
+    });
+  }
+  if (name === 'QuotaExceededError') {
+    return new OpenAIError(
+      'engine_error',
+      `The device's storage is full, so the model's files could not be kept: ${message}`,
+    );
+  }
+  return new OpenAIError('engine_error', `The engine failed: ${name}: ${message}`);
+}
