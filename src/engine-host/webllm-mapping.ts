@@ -365,13 +365,11 @@ export class ChunkReader {
     else if (this.#held !== '') outputs.push(...this.#tokens(this.#held, undefined));
     if (this.#splitter) {
       outputs.push(
-        ...this.#splitter
-          .flush()
-          .map((p): EngineOutput => ({
-            type: 'token',
-            text: p.text,
-            ...(p.reasoning && { reasoning: true }),
-          })),
+        ...this.#splitter.flush().map((p): EngineOutput => ({
+          type: 'token',
+          text: p.text,
+          ...(p.reasoning && { reasoning: true }),
+        })),
       );
     }
     const usage = this.#usage;
