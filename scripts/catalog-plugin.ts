@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import type { Plugin } from 'vite';
-import { catalogEntry, prebuiltCatalog, type CatalogEntry } from '../src/openai/catalog';
+import { catalogEntry, prebuiltCatalog, type CatalogEntry } from '../src/openai/catalog.ts';
 
 const VIRTUAL_ID = 'virtual:hearth-catalog';
 const RESOLVED_ID = `\0${VIRTUAL_ID}`;

@@ -93,7 +93,7 @@ export class DeviceModels implements ModelDirectory {
     return entry && catalogModelInfo(entry);
   }
 
-  async ensureReady(model: ModelInfo): Promise<void> {
+  async ensureReady(model: ModelInfo, { files } = { files: true }): Promise<void> {
     const entry = this.#byId.get(model.id);
     if (!entry) return; // the echo engine needs nothing
     const reason = unavailableReason(entry, await this.#options.gpu());
@@ -102,7 +102,7 @@ export class DeviceModels implements ModelDirectory {
         shouldRetry: false,
       });
     }
-    if (!(await this.#downloaded(entry))) {
+    if (files && !(await this.#downloaded(entry))) {
       throw new OpenAIError(
         'model_not_downloaded',
         `The model '${model.id}' is not on this device; download it first.`,

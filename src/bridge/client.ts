@@ -7,9 +7,9 @@
  */
 import {
   HostLostError,
-  type ChatBackend,
   type ChatEvent,
   type ChatOptions,
+  type ModelBackend,
 } from '../openai/backend';
 import { OpenAIError } from '../openai/errors';
 import type { HostStatus } from '../openai/status';
@@ -44,7 +44,7 @@ function send(port: MessagePort, message: RequestMessage): void {
 }
 
 /** A `ChatBackend` that runs requests in the engine worker behind the host port. */
-export class PortBackend implements ChatBackend {
+export class PortBackend implements ModelBackend {
   readonly #hostPort: HostPortSource;
   /** For each host port, how to fail each request still running on it. */
   readonly #running = new Map<MessagePort, Set<(error: OpenAIError) => void>>();
@@ -71,6 +71,24 @@ export class PortBackend implements ChatBackend {
   }
 
   chat(request: ChatRequest, options: ChatOptions): Channel<ChatEvent> {
+    const start: RequestMessage = {
+      type: 'chat/start',
+      requestId: options.requestId ?? '',
+      request,
+    };
+    return this.#request(start, options);
+  }
+
+  /** Puts `model` on the host's GPU; the channel ends when it is loaded. */
+  load(model: string, options: ChatOptions): Channel<ChatEvent> {
+    return this.#request(
+      { type: 'model/load', requestId: options.requestId ?? '', model },
+      options,
+    );
+  }
+
+  /** Runs one request on its own port: its events, until `chat/end` or `model/loaded`. */
+  #request(first: RequestMessage, options: ChatOptions): Channel<ChatEvent> {
     const { signal } = options;
     const events = new Channel<ChatEvent>();
     if (signal.aborted) {
@@ -98,12 +116,7 @@ export class PortBackend implements ChatBackend {
         if (signal.aborted) return;
         if (this.#lost.has(host)) return fail(new HostLostError());
         untrack = this.#track(host, fail);
-        const start: RequestMessage = {
-          type: 'chat/start',
-          requestId: options.requestId ?? '',
-          request,
-        };
-        const requestPort = openRequestPort(host, start);
+        const requestPort = openRequestPort(host, first);
         port = requestPort;
         requestPort.onmessage = (event: MessageEvent<ReplyMessage>) => {
           const message = event.data;
@@ -113,6 +126,9 @@ export class PortBackend implements ChatBackend {
             void (options.alive?.() ?? Promise.resolve(true)).then((alive) =>
               send(requestPort, { type: 'chat/alive', alive }),
             );
+          } else if (message.type === 'model/loaded') {
+            finish();
+            events.close();
           } else {
             const chatEvent = replyToEvent(message);
             if (!chatEvent) return;

@@ -45,7 +45,14 @@ export type SwToPage =
 /** The page → its engine worker. */
 export type PageToWorker =
   /** `preload`: the model the previous host had on the GPU, to load again. */
-  | { type: 'worker/init'; hostId: string; build: string; preload: string | null }
+  | {
+      type: 'worker/init';
+      hostId: string;
+      build: string;
+      /** The app's address, against which self-hosted model URLs resolve. */
+      appUrl: string;
+      preload: string | null;
+    }
   /** The engine worker's end of a new host port. */
   | { type: 'worker/port'; port: MessagePort };
 
@@ -68,6 +75,8 @@ export type HostPortMessage = { type: 'request/open'; port: MessagePort; first: 
 export type RequestMessage =
   | { type: 'chat/start'; requestId: string; request: ChatRequest }
   | { type: 'chat/cancel' }
+  /** Put a model on the GPU; answered by `model/loaded` or `chat/error`. */
+  | { type: 'model/load'; requestId: string; model: string }
   /** The answer to `chat/ask-alive`. */
   | { type: 'chat/alive'; alive: boolean }
   | { type: 'status/get' };
@@ -83,6 +92,7 @@ export type ReplyMessage =
   | { type: 'chat/error'; error: SerializedError }
   /** The request reached the engine after waiting: is the page that sent it still there? */
   | { type: 'chat/ask-alive' }
+  | { type: 'model/loaded'; model: string }
   | { type: 'status/result'; status: HostStatus };
 
 /** The `ChatEvent` a reply message carries, if any. */
@@ -100,6 +110,7 @@ export function replyToEvent(message: ReplyMessage): ChatEvent | undefined {
       return { type: 'end', finish_reason: message.finish_reason, usage: message.usage };
     case 'chat/error':
     case 'chat/ask-alive':
+    case 'model/loaded':
     case 'status/result':
       return undefined;
     default:

@@ -5,7 +5,7 @@
  * it is produced. Tokens are batched per turn of the event loop: a fast engine costs a few
  * messages, not one per token, and the first token leaves at once.
  */
-import type { ChatBackend, ChatOptions, ChatState, Token } from '../openai/backend';
+import type { ChatBackend, ChatOptions, ChatState, ModelBackend, Token } from '../openai/backend';
 import { OpenAIError } from '../openai/errors';
 import type { HostStatus } from '../openai/status';
 import type { ChatRequest } from '../openai/types';
@@ -77,11 +77,11 @@ export interface HostServerOptions {
 
 /** Serves host ports for one engine worker. */
 export class HostServer {
-  readonly #backend: ChatBackend;
+  readonly #backend: ChatBackend | ModelBackend;
   readonly #options: HostServerOptions;
   #openPorts = 0;
 
-  constructor(backend: ChatBackend, options: HostServerOptions) {
+  constructor(backend: ChatBackend | ModelBackend, options: HostServerOptions) {
     this.#backend = backend;
     this.#options = options;
   }
@@ -124,6 +124,11 @@ export class HostServer {
           void this.#run(message.request, options, post).finally(() => port.close());
           return;
         }
+        case 'model/load': {
+          const options = { signal: abort.signal, requestId: message.requestId };
+          void this.#load(message.model, options, post).finally(() => port.close());
+          return;
+        }
         case 'chat/cancel':
           abort.abort();
           answerAlive?.(false);
@@ -145,6 +150,29 @@ export class HostServer {
   #count(delta: number): void {
     this.#openPorts += delta;
     this.#options.onChange?.();
+  }
+
+  async #load(
+    model: string,
+    options: ChatOptions,
+    post: (message: ReplyMessage) => void,
+  ): Promise<void> {
+    this.#count(1);
+    try {
+      if (!('load' in this.#backend)) {
+        throw new OpenAIError('model_not_found', `Nothing here loads '${model}'.`);
+      }
+      for await (const event of this.#backend.load(model, options)) {
+        if (event.type === 'state' && event.state === 'loading')
+          post({ type: 'chat/state', state: 'loading' });
+      }
+      if (!options.signal.aborted) post({ type: 'model/loaded', model });
+    } catch (err) {
+      if (!options.signal.aborted)
+        post({ type: 'chat/error', error: OpenAIError.from(err).serialize() });
+    } finally {
+      this.#count(-1);
+    }
   }
 
   async #run(

@@ -69,7 +69,8 @@ class EngineHost {
       type: 'module',
       name: 'hearth-engine',
     });
-    this.#post({ type: 'worker/init', hostId: this.#id, build, preload });
+    const appUrl = new URL(import.meta.env.BASE_URL, location.href).href;
+    this.#post({ type: 'worker/init', hostId: this.#id, build, appUrl, preload });
   }
 
   #post(message: PageToWorker, transfer: Transferable[] = []): void {

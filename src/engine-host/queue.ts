@@ -9,7 +9,7 @@
 import { Channel } from '../bridge/channel';
 import {
   clientGone,
-  type ChatBackend,
+  type ModelBackend,
   type ChatEvent,
   type ChatOptions,
   type Token,
@@ -29,6 +29,10 @@ interface Job {
   events: Channel<ChatEvent>;
   /** Whether it queued behind another request (rather than starting at once). */
   waited: boolean;
+  /** Its place in the order of arrival. */
+  seq: number;
+  /** Only puts the model on the GPU (`POST /v1/hearth/models/{id}/load`), no generation. */
+  loadOnly?: boolean;
 }
 
 /** Queue counts for status. */
@@ -45,12 +49,19 @@ export interface QueueOptions {
 }
 
 /** A `ChatBackend` that runs requests one at a time on the engine serving their model. */
-export class EngineQueue implements ChatBackend {
+export class EngineQueue implements ModelBackend {
   readonly #engines: readonly Engine[];
   readonly #maxWaiting: number;
   readonly #onChange: () => void;
   readonly #waiting: Job[] = [];
   #running: Job | undefined;
+  #seq = 0;
+  /**
+   * While the request at the front waits for another model: the requests that arrived before
+   * this number may go first, on the model that is loaded (DESIGN §1). Later ones may not, or a
+   * steady stream of them would keep the front waiting for ever.
+   */
+  #switchCutoff: number | undefined;
   /** A load started on its own (a new host reloading its predecessor's model). */
   #preloading: Promise<void> = Promise.resolve();
 
@@ -88,6 +99,19 @@ export class EngineQueue implements ChatBackend {
   }
 
   chat(request: ChatRequest, options: ChatOptions): Channel<ChatEvent> {
+    return this.#submit(request, options, false);
+  }
+
+  /**
+   * Puts `model` on the GPU, in turn with the requests (one thing at a time on the GPU). The
+   * channel ends when it is loaded, or fails with why not.
+   */
+  load(model: string, options: ChatOptions): Channel<ChatEvent> {
+    const request: ChatRequest = { model, messages: [], stream: false, include_usage: false, n: 1 };
+    return this.#submit(request, options, true);
+  }
+
+  #submit(request: ChatRequest, options: ChatOptions, loadOnly: boolean): Channel<ChatEvent> {
     const events = new Channel<ChatEvent>();
     const { signal } = options;
     if (this.#running && this.#waiting.length >= this.#maxWaiting) {
@@ -100,7 +124,14 @@ export class EngineQueue implements ChatBackend {
       );
       return events;
     }
-    const job: Job = { request, options, events, waited: this.#running !== undefined };
+    const job: Job = {
+      request,
+      options,
+      events,
+      waited: this.#running !== undefined,
+      seq: (this.#seq += 1),
+      ...(loadOnly && { loadOnly }),
+    };
     signal.addEventListener(
       'abort',
       () => {
@@ -124,9 +155,32 @@ export class EngineQueue implements ChatBackend {
     return events;
   }
 
+  /** Whether `job` needs the GPU to switch from the model on it to another. */
+  #needsSwitch(job: Job): boolean {
+    const engine = this.#engines.find((e) => e.serves(job.request.model));
+    return (
+      engine !== undefined && engine.loadedModel !== null && !engine.isLoaded(job.request.model)
+    );
+  }
+
+  /** Where the next request to run stands in the queue. */
+  #pick(): number {
+    const front = this.#waiting[0];
+    if (!front || !this.#needsSwitch(front)) {
+      this.#switchCutoff = undefined;
+      return 0;
+    }
+    this.#switchCutoff ??= this.#seq + 1;
+    const cutoff = this.#switchCutoff;
+    const ready = this.#waiting.findIndex((j) => j.seq < cutoff && !this.#needsSwitch(j));
+    if (ready !== -1) return ready;
+    this.#switchCutoff = undefined; // nothing left for the loaded model: switch now
+    return 0;
+  }
+
   async #next(): Promise<void> {
     if (this.#running) return;
-    const job = this.#waiting.shift();
+    const [job] = this.#waiting.splice(this.#pick(), 1);
     if (!job) return;
     this.#running = job;
     this.#onChange();
@@ -141,7 +195,7 @@ export class EngineQueue implements ChatBackend {
     }
   }
 
-  async #run({ request, options, events, waited }: Job): Promise<void> {
+  async #run({ request, options, events, waited, loadOnly }: Job): Promise<void> {
     const { signal, alive } = options;
     // A page closed while its request waited leaves no trace but this (DESIGN §3).
     if (waited && alive && !(await alive())) throw clientGone();
@@ -158,6 +212,7 @@ export class EngineQueue implements ChatBackend {
       await engine.load(request.model);
       this.#onChange();
     }
+    if (loadOnly) return events.close();
     if (signal.aborted) return;
     events.push({ type: 'state', state: 'running' });
     for await (const output of engine.generate(request, signal)) {

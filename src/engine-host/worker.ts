@@ -4,6 +4,7 @@
  * serves every host port the service worker is handed, and publishes the host's status to every
  * tab. Streaming never passes through the tab's main thread.
  */
+import catalog from 'virtual:hearth-catalog';
 import {
   hostLockName,
   unreachable,
@@ -15,6 +16,7 @@ import { STATUS_CHANNEL, type StatusMessage } from '../openai/status';
 import { EchoEngine } from './echo-engine';
 import { EngineQueue } from './queue';
 import { Throttle } from './throttle';
+import { WebLLMEngine } from './webllm-engine';
 
 /**
  * Status goes out at most this often, and always after the last change: every tab re-renders
@@ -32,7 +34,6 @@ const publish = new Throttle(STATUS_INTERVAL_MS, () => {
   lastPublished = text;
   statusChannel.postMessage({ type: 'status', status } satisfies StatusMessage);
 });
-const queue = new EngineQueue([new EchoEngine()], { onChange: () => publish.request() });
 let server: HostServer | undefined;
 
 statusChannel.addEventListener('message', (event: MessageEvent<StatusMessage>) => {
@@ -46,12 +47,24 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
   switch (message.type) {
     case 'worker/init': {
       const host = { id: message.hostId, build: message.build };
-      server = new HostServer(queue, {
+      const webllm = new WebLLMEngine({
+        catalog,
+        appUrl: message.appUrl,
+        caches,
+        onChange: () => publish.request(),
+      });
+      const engines = new EngineQueue([new EchoEngine(), webllm], {
+        onChange: () => publish.request(),
+      });
+      server = new HostServer(engines, {
         status: () => ({
           host,
-          models: queue.models,
-          loaded_model: queue.loadedModel,
-          queue: queue.counts,
+          models: engines.models,
+          loaded_model: engines.loadedModel,
+          loading: webllm.loading,
+          failing_models: { ...webllm.failing },
+          last_speed: webllm.lastSpeed,
+          queue: engines.counts,
         }),
         onChange: () => publish.request(),
       });
@@ -61,7 +74,7 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
         postMessage({ type: 'worker/ready' } satisfies WorkerToPage);
         return new Promise(() => {});
       });
-      if (message.preload) queue.preload(message.preload);
+      if (message.preload) engines.preload(message.preload);
       publish.request();
       return;
     }

@@ -97,3 +97,9 @@ export function clientGone(): OpenAIError {
 export interface ChatBackend {
   chat(request: ChatRequest, options: ChatOptions): AsyncIterable<ChatEvent>;
 }
+
+/** A backend that can also put a model on the GPU on its own (`/v1/hearth/models/{id}/load`). */
+export interface ModelBackend extends ChatBackend {
+  /** Yields the load's states; ends when the model is loaded, or throws why not. */
+  load(model: string, options: ChatOptions): AsyncIterable<ChatEvent>;
+}

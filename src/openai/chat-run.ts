@@ -32,7 +32,8 @@ function endedEarly(): OpenAIError {
   return new OpenAIError('engine_error', 'The engine ended the request without a reply.');
 }
 
-function timedOut(state: ChatState, ms: number): OpenAIError {
+/** The 503 for a request that got no first token in time, by where it stood. */
+export function timedOut(state: ChatState, ms: number): OpenAIError {
   const seconds = Math.round(ms / 1000);
   return state === 'loading'
     ? new OpenAIError(
@@ -55,7 +56,11 @@ function stalled(ms: number): OpenAIError {
 }
 
 /** Resolves like `promise`, or rejects with `error()` after `ms`. */
-async function within<T>(promise: Promise<T>, ms: number, error: () => OpenAIError): Promise<T> {
+export async function within<T>(
+  promise: Promise<T>,
+  ms: number,
+  error: () => OpenAIError,
+): Promise<T> {
   // The losing promise settles once the request is cancelled; nobody waits for it then.
   promise.catch(() => undefined);
   let timer: ReturnType<typeof setTimeout> | undefined;

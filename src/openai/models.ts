@@ -71,9 +71,12 @@ export interface ModelDirectory {
   find(id: string): Promise<ModelInfo | undefined>;
   /**
    * Throws when this device cannot answer with a known model now: 503 `webgpu_unavailable`
-   * when it cannot run it, 404 `model_not_downloaded` when it is not on the device.
+   * when it cannot run it, 404 `model_not_downloaded` when it is not on the device (unless
+   * `files` is false: a load fetches what is missing).
    */
-  ensureReady(model: ModelInfo): Promise<void>;
+  ensureReady(model: ModelInfo, options?: { files: boolean }): Promise<void>;
+  /** Forgets what it knows of the device's files (after a load fetched some). */
+  forget?(): void;
 }
 
 /** A model as the OpenAI models endpoints show it. */

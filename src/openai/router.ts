@@ -3,16 +3,18 @@
  * The whole `/v1` API as one `Request → Response` function: route (404, 405), then auth (401),
  * then the endpoint. Every response, success or error, carries an `x-request-id`.
  */
-import type { ChatBackend } from './backend';
+import type { ChatBackend, ModelBackend } from './backend';
 import { BODY_LIMIT } from './body';
 import { handleChatCompletions } from './chat';
+import { loadModel, parseModelPath } from './manage';
 import { OpenAIError } from './errors';
 import { modelObject, type ModelDirectory } from './models';
 import { errorResponse, jsonResponse, newRequestId } from './respond';
 
 /** Everything the API depends on. */
 export interface ApiOptions {
-  backend: ChatBackend;
+  /** A `ModelBackend` also gets the model-management endpoints. */
+  backend: ChatBackend | ModelBackend;
   models: ModelDirectory;
   /** Whether a bearer key may use the API (DESIGN §3: any non-empty key by default). */
   authorize?: (key: string) => boolean | Promise<boolean>;
@@ -115,6 +117,28 @@ export function createApi(options: ApiOptions): Api {
       method: 'GET',
       path: 'hearth/status',
       handler: async ({ requestId }) => jsonResponse(await status(), requestId),
+    });
+  }
+  const { backend } = options;
+  if ('load' in backend) {
+    const manageDeps = {
+      backend,
+      models: options.models,
+      firstTokenTimeoutMs: chatDeps.firstTokenTimeoutMs,
+    };
+    routes.push({
+      method: 'POST',
+      path: 'hearth/models/*',
+      handler: async ({ requestId, rest, request }) => {
+        const target = parseModelPath(rest);
+        if (target?.action !== 'load') {
+          throw new OpenAIError(
+            'unknown_url',
+            `Unknown request URL: ${request.method} /v1/hearth/models/${rest}.`,
+          );
+        }
+        return loadModel(manageDeps, target.id, requestId);
+      },
     });
   }
   if (catalog) {

@@ -15,6 +15,16 @@ export interface HostStatus {
   models: string[];
   /** The model on the GPU, if any. */
   loaded_model: string | null;
+  /** A model load in progress: the phase (`fetch`, `load`, `compile`) and how far (0–1) in it. */
+  loading: { model: string; phase: string; progress: number; text: string } | null;
+  /** Models that lost the GPU device twice on this device, with why; they are refused. */
+  failing_models: Record<string, string>;
+  /** The engine's own speed figures for the last reply, for people. */
+  last_speed: {
+    prefill_tokens_per_s: number;
+    decode_tokens_per_s: number;
+    time_to_first_token_s: number;
+  } | null;
   /** Requests running (0 or 1) and waiting behind it. */
   queue: { running: number; waiting: number };
   /** Request ports the engine worker holds open: requests that have not ended. */

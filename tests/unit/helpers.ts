@@ -17,6 +17,9 @@ export function echoStack(options: Partial<ApiOptions> & { maxWaiting?: number }
       host: { id: 'test-host', build: 'test' },
       models: queue.models,
       loaded_model: queue.loadedModel,
+      loading: null,
+      failing_models: {},
+      last_speed: null,
       queue: queue.counts,
     }),
   });

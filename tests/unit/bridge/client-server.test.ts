@@ -37,6 +37,9 @@ function bridgeTo(backend: ChatBackend) {
       host: { id: 'h', build: 'b' },
       models: [],
       loaded_model: null,
+      loading: null,
+      failing_models: {},
+      last_speed: null,
       queue: { running: 0, waiting: 0 },
     }),
   });

@@ -247,3 +247,50 @@ describe('EngineQueue and the pages behind its requests', () => {
     expect(seen).toContain(JSON.stringify({ running: 1, waiting: 0 }));
   });
 });
+
+describe('EngineQueue and models on the GPU', () => {
+  const loadedWith = async (queue: EngineQueue, engine: GateEngine, model: string) => {
+    const first = collect(queue.chat(req('warm', model), { signal: signal() }));
+    await eventually(() => engine.started.includes('warm'));
+    engine.release('warm');
+    await first;
+  };
+
+  it('serves the requests already queued for the loaded model before switching to another', async () => {
+    const engine = new GateEngine();
+    const queue = new EngineQueue([engine]);
+    await loadedWith(queue, engine, 'acme/a');
+    const running = collect(queue.chat(req('a1', 'acme/a'), { signal: signal() }));
+    await eventually(() => engine.started.at(-1) === 'a1');
+    const order = ['b1', 'a2', 'a3'].map((t) =>
+      collect(queue.chat(req(t, t.startsWith('a') ? 'acme/a' : 'acme/b'), { signal: signal() })),
+    );
+    for (const t of ['a1', 'a2', 'a3', 'b1']) {
+      await eventually(() => engine.started.at(-1) === t);
+      engine.release(t);
+    }
+    await Promise.all([running, ...order]);
+    expect(engine.started).toEqual(['warm', 'a1', 'a2', 'a3', 'b1']);
+    expect(engine.loads).toEqual(['acme/a', 'acme/b']);
+  });
+
+  it('does not let requests that arrive later keep the switch waiting', async () => {
+    const engine = new GateEngine();
+    const queue = new EngineQueue([engine]);
+    await loadedWith(queue, engine, 'acme/a');
+    const running = collect(queue.chat(req('a1', 'acme/a'), { signal: signal() }));
+    await eventually(() => engine.started.at(-1) === 'a1');
+    const b = collect(queue.chat(req('b1', 'acme/b'), { signal: signal() }));
+    const a2 = collect(queue.chat(req('a2', 'acme/a'), { signal: signal() }));
+    engine.release('a1');
+    await eventually(() => engine.started.at(-1) === 'a2');
+    // Arrives while b1 waits for its switch: it goes after b1.
+    const late = collect(queue.chat(req('a3', 'acme/a'), { signal: signal() }));
+    for (const t of ['a2', 'b1', 'a3']) {
+      await eventually(() => engine.started.at(-1) === t);
+      engine.release(t);
+    }
+    await Promise.all([running, b, a2, late]);
+    expect(engine.started).toEqual(['warm', 'a1', 'a2', 'b1', 'a3']);
+  });
+});

@@ -111,6 +111,9 @@ describe('routes', () => {
       host: { id: 'test-host', build: 'test' },
       models: ['hearth/echo'],
       loaded_model: null,
+      loading: null,
+      failing_models: {},
+      last_speed: null,
       queue: { running: 0, waiting: 0 },
       open_ports: 0,
     });
