@@ -7,7 +7,8 @@
  * `prompt_tokens` leaves out a reused prefix; a device lost after loading is not thrown.
  */
 import type { AppConfig, MLCEngine, ModelRecord } from '@mlc-ai/web-llm';
-import type { SpeedFigures } from '../openai/backend';
+import type { ChoiceResult, SpeedFigures, Token } from '../openai/backend';
+import { ReplyAccumulator } from '../openai/completion';
 import type { CatalogEntry } from '../openai/catalog';
 import { OpenAIError } from '../openai/errors';
 import {
@@ -21,19 +22,26 @@ import { DeviceLosses, LOSSES_TO_FAIL } from './device-losses';
 import type { Engine, EngineOutput, LoadProgress } from './engine';
 import {
   ChunkReader,
-  completionOutputs,
   errorParts,
   fromWebLLMError,
   toWebLLMRequest,
   type MappedModel,
   type WebLLMChunk,
-  type WebLLMCompletion,
 } from './webllm-mapping';
 
 /** A model load in progress, for the host's status. */
 export interface LoadState extends LoadProgress {
   model: string;
 }
+
+/** The part of WebLLM's `MLCEngine` this engine drives (tests give a fake one). */
+export type MLCEngineLike = Pick<
+  MLCEngine,
+  'reload' | 'setInitProgressCallback' | 'interruptGenerate' | 'chat'
+>;
+
+/** Where device losses are counted (IndexedDB in the worker; a fake in tests). */
+export type LossStore = Pick<DeviceLosses, 'record' | 'failing'>;
 
 /** What the engine needs from the worker. */
 export interface WebLLMEngineOptions {
@@ -43,7 +51,9 @@ export interface WebLLMEngineOptions {
   caches: CacheStorageLike;
   /** Told whenever what `status` shows changes. */
   onChange: () => void;
-  losses?: DeviceLosses;
+  losses?: LossStore;
+  /** Makes the WebLLM engine; by default, WebLLM's own, imported on first use. */
+  createEngine?: (appConfig: AppConfig) => Promise<MLCEngineLike>;
 }
 
 /** The phase of a load, from WebLLM's progress text (notes §7). */
@@ -79,23 +89,37 @@ interface GpuDeviceLike {
   lost: Promise<{ reason?: string; message?: string }>;
 }
 
+/** Who hears of lost devices; the adapter is patched once, whatever the number of engines. */
+const deviceListeners = new Set<(detail: string) => void>();
+
 /**
  * Calls `onLost` whenever a GPU device is lost for a reason other than being destroyed. WebLLM
  * unloads the model and only logs when that happens after loading (notes §4), so the engine
- * watches every device it is given.
+ * watches every device the adapter hands out.
  */
 function watchDevices(onLost: (detail: string) => void): void {
+  deviceListeners.add(onLost);
   const proto = (globalThis as { GPUAdapter?: { prototype: Record<string, unknown> } }).GPUAdapter
     ?.prototype;
-  if (!proto || typeof proto.requestDevice !== 'function') return;
+  if (!proto || typeof proto.requestDevice !== 'function' || proto.hearthWatched) return;
   const requestDevice = proto.requestDevice as (...args: unknown[]) => Promise<GpuDeviceLike>;
+  proto.hearthWatched = true;
   proto.requestDevice = async function (this: unknown, ...args: unknown[]) {
     const device = await requestDevice.apply(this, args);
     void device.lost.then((info) => {
-      if (info.reason !== 'destroyed') onLost(info.message || info.reason || 'unknown');
+      if (info.reason === 'destroyed') return;
+      for (const listener of deviceListeners) listener(info.message || info.reason || 'unknown');
     });
     return device;
   };
+}
+
+/** An engine token as the API carries it. */
+function tokenOf(output: Extract<EngineOutput, { type: 'token' }>): Token {
+  const { text, reasoning, logprobs } = output;
+  return reasoning || logprobs
+    ? { text, ...(reasoning && { reasoning }), ...(logprobs && { logprobs }) }
+    : text;
 }
 
 function deviceLostError(detail: string): OpenAIError {
@@ -109,8 +133,8 @@ function deviceLostError(detail: string): OpenAIError {
 export class WebLLMEngine implements Engine {
   readonly #options: WebLLMEngineOptions;
   readonly #byId: Map<string, CatalogEntry>;
-  readonly #losses: DeviceLosses;
-  #engine: Promise<MLCEngine> | undefined;
+  readonly #losses: LossStore;
+  #engine: Promise<MLCEngineLike> | undefined;
   #loaded: string | null = null;
   #loading: { model: string; done: Promise<void> } | undefined;
   #progress: LoadState | null = null;
@@ -125,7 +149,7 @@ export class WebLLMEngine implements Engine {
     this.#options = options;
     this.#byId = new Map(options.catalog.map((e) => [e.id, e]));
     this.#losses = options.losses ?? new DeviceLosses();
-    watchDevices((detail) => void this.#onDeviceLost(detail));
+    watchDevices((detail) => void this.deviceLost(detail));
     void this.refresh();
   }
 
@@ -180,14 +204,13 @@ export class WebLLMEngine implements Engine {
     this.#options.onChange();
   }
 
-  #mlc(): Promise<MLCEngine> {
-    this.#engine ??= import('@mlc-ai/web-llm').then(
-      ({ MLCEngine }) =>
-        new MLCEngine({
-          appConfig: appConfigOf(this.#options.catalog, this.#options.appUrl),
-          logLevel: 'WARN',
-        }),
-    );
+  #mlc(): Promise<MLCEngineLike> {
+    const appConfig = appConfigOf(this.#options.catalog, this.#options.appUrl);
+    this.#engine ??= this.#options.createEngine
+      ? this.#options.createEngine(appConfig)
+      : import('@mlc-ai/web-llm').then(
+          ({ MLCEngine }) => new MLCEngine({ appConfig, logLevel: 'WARN' }),
+        );
     return this.#engine;
   }
 
@@ -240,7 +263,8 @@ export class WebLLMEngine implements Engine {
     void this.refresh();
   }
 
-  async #onDeviceLost(detail: string): Promise<void> {
+  /** The GPU device was lost: the running request fails, and the model must load again. */
+  async deviceLost(detail: string): Promise<void> {
     const model = this.#loaded;
     this.#loaded = null;
     this.#deviceLost.reject(deviceLostError(detail));
@@ -264,26 +288,45 @@ export class WebLLMEngine implements Engine {
   }
 
   async *generate(request: ChatRequest, signal: AbortSignal): AsyncGenerator<EngineOutput> {
+    if (request.n <= 1) {
+      yield* this.#stream(request, signal);
+      return;
+    }
+    // Several choices run one after another, each a stream of its own: WebLLM does the same
+    // inside, but this way each can be stopped, and usage counts the prompt once and every
+    // completion token (WebLLM sums prompt tokens over the choices).
+    const choices: ChoiceResult[] = [];
+    let promptTokens = 0;
+    let completionTokens = 0;
+    for (let i = 0; i < request.n; i += 1) {
+      const reply = new ReplyAccumulator();
+      let finish: EngineOutput | undefined;
+      for await (const output of this.#stream({ ...request, n: 1 }, signal)) {
+        if (output.type === 'token') reply.tokens([tokenOf(output)]);
+        else if (output.type === 'tool_calls') reply.toolCalls(output.calls);
+        else if (output.type === 'end') finish = output;
+      }
+      if (signal.aborted || finish?.type !== 'end') return;
+      if (i === 0) promptTokens = finish.usage.prompt_tokens;
+      completionTokens += finish.usage.completion_tokens;
+      choices.push(...reply.result(finish.finish_reason));
+    }
+    yield { type: 'choices', choices };
+    yield {
+      type: 'end',
+      finish_reason: choices[0]?.finish_reason ?? 'stop',
+      usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens },
+    };
+  }
+
+  /** One streamed generation. */
+  async *#stream(request: ChatRequest, signal: AbortSignal): AsyncGenerator<EngineOutput> {
     const entry = this.#byId.get(request.model);
     if (!entry) throw new OpenAIError('model_not_found', `No such model: ${request.model}`);
     const model: MappedModel = { webllmId: entry.id, reasoning: entry.reasoning };
     const body = toWebLLMRequest(request, model);
     const engine = await this.#mlc();
     const lost = this.#deviceLost.promise;
-    if (!body.stream) {
-      let completion: WebLLMCompletion;
-      try {
-        const created = engine.chat.completions.create(body as never) as Promise<unknown>;
-        completion = (await Promise.race([created, lost])) as WebLLMCompletion;
-      } catch (err) {
-        throw fromWebLLMError(err);
-      }
-      if (signal.aborted) return;
-      const outputs = completionOutputs(completion, model, await this.#promptTokens(entry.id));
-      this.#noteSpeed(outputs);
-      yield* outputs;
-      return;
-    }
     let chunks: AsyncIterable<WebLLMChunk>;
     try {
       // Field errors are thrown here; the context window only at the first `next()`.

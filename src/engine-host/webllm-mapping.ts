@@ -6,7 +6,7 @@
  * raw JSON text first, thinking is mixed into content), and its errors — objects or
  * `"Name: message"` strings — become API errors. Notes: ../../../shared/notes/webllm-0.2.86.md.
  */
-import type { ChoiceResult, SpeedFigures } from '../openai/backend';
+import type { SpeedFigures } from '../openai/backend';
 import { OpenAIError, type ErrorCode } from '../openai/errors';
 import type { ChatRequest, FinishReason, TokenLogprob, ToolCall } from '../openai/types';
 import type { EngineOutput } from './engine';
@@ -24,9 +24,8 @@ export interface WebLLMMessage {
 export interface WebLLMRequest {
   model: string;
   messages: WebLLMMessage[];
-  stream: boolean;
-  stream_options?: { include_usage: boolean };
-  n?: number;
+  stream: true;
+  stream_options: { include_usage: boolean };
   max_tokens?: number;
   stop?: string[];
   temperature?: number;
@@ -82,17 +81,6 @@ export interface WebLLMChunk {
   usage?: WebLLMUsage;
 }
 
-/** WebLLM's non-streamed `ChatCompletion`. */
-export interface WebLLMCompletion {
-  choices: {
-    index: number;
-    message: { content: string | null; tool_calls?: WebLLMToolCall[] };
-    finish_reason: WebLLMFinishReason;
-    logprobs: { content: TokenLogprob[] | null } | null;
-  }[];
-  usage?: WebLLMUsage;
-}
-
 /** What the mapping needs to know of the model. */
 export interface MappedModel {
   /** The model id WebLLM was given (its `model_id` in the app config). */
@@ -106,7 +94,6 @@ const ANY_OBJECT = '{"type":"object"}';
 
 /** The request WebLLM gets for `request`. */
 export function toWebLLMRequest(request: ChatRequest, model: MappedModel): WebLLMRequest {
-  const several = request.n > 1;
   const out: WebLLMRequest = {
     model: model.webllmId,
     messages: request.messages.map((m) => {
@@ -116,11 +103,11 @@ export function toWebLLMRequest(request: ChatRequest, model: MappedModel): WebLL
       if (m.tool_call_id !== undefined) message.tool_call_id = m.tool_call_id;
       return message;
     }),
-    // Streams, so that tokens flow and a request can be stopped; several choices cannot stream.
-    stream: !several,
+    // Always a stream, so that tokens flow and a request can be stopped (several choices are
+    // several streams, one after another).
+    stream: true,
+    stream_options: { include_usage: true },
   };
-  if (!several) out.stream_options = { include_usage: true };
-  if (several) out.n = request.n;
   const copied = [
     'max_tokens',
     'stop',
@@ -283,25 +270,6 @@ export function startsThinking(modelId: string): boolean {
   return /DeepSeek-R1/i.test(modelId);
 }
 
-/** Splits a whole reply (not streamed) into its thinking and its answer. */
-export function splitThinking(
-  text: string,
-  modelId: string,
-): { reasoning: string; content: string } {
-  const splitter = new ThinkSplitter({ startsThinking: startsThinking(modelId) });
-  const pieces = [...splitter.push(text), ...splitter.flush()];
-  return {
-    reasoning: pieces
-      .filter((p) => p.reasoning)
-      .map((p) => p.text)
-      .join(''),
-    content: pieces
-      .filter((p) => !p.reasoning)
-      .map((p) => p.text)
-      .join(''),
-  };
-}
-
 /**
  * Reads one WebLLM stream into engine outputs. With tools, WebLLM streams the calls' raw JSON as
  * content before the final chunk parses it: that text is held back, and either the tool calls or
@@ -385,43 +353,6 @@ export class ChunkReader {
     });
     return outputs;
   }
-}
-
-/** The outputs of a non-streamed WebLLM reply of several choices. */
-export function completionOutputs(
-  completion: WebLLMCompletion,
-  model: MappedModel,
-  promptTokens?: number,
-): EngineOutput[] {
-  const choices = completion.choices.map((c): ChoiceResult => {
-    const calls = c.message.tool_calls?.length ? toolCalls(c.message.tool_calls) : undefined;
-    const text = c.message.content ?? '';
-    const { reasoning, content } = model.reasoning
-      ? splitThinking(text, model.webllmId)
-      : { reasoning: '', content: text };
-    const choice: ChoiceResult = {
-      content: calls && content === '' ? null : content,
-      finish_reason: calls ? 'tool_calls' : finishReason(c.finish_reason),
-    };
-    if (reasoning) choice.reasoning = reasoning;
-    if (calls) choice.tool_calls = calls;
-    if (c.logprobs?.content) choice.logprobs = c.logprobs.content;
-    return choice;
-  });
-  const usage = completion.usage;
-  const speed = speedOf(usage);
-  return [
-    { type: 'choices', choices },
-    {
-      type: 'end',
-      finish_reason: choices[0]?.finish_reason ?? 'stop',
-      usage: {
-        prompt_tokens: promptTokens ?? usage?.prompt_tokens ?? 0,
-        completion_tokens: usage?.completion_tokens ?? 0,
-        ...(speed && { speed }),
-      },
-    },
-  ];
 }
 
 /** How each WebLLM error reaches the client: code, and the request field at fault. */

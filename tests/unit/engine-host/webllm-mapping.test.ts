@@ -6,15 +6,26 @@ import { describe, expect, it } from 'vitest';
 import type { EngineOutput } from '../../../src/engine-host/engine';
 import {
   ChunkReader,
-  completionOutputs,
   errorParts,
   fromWebLLMError,
-  splitThinking,
+  startsThinking,
   ThinkSplitter,
   toWebLLMRequest,
   type WebLLMChunk,
 } from '../../../src/engine-host/webllm-mapping';
 import { parseChatRequest } from '../../../src/openai/validate';
+
+/** A whole reply split into its thinking and its answer. */
+function splitThinking(text: string, startsThinking: boolean) {
+  const splitter = new ThinkSplitter({ startsThinking });
+  const pieces = [...splitter.push(text), ...splitter.flush()];
+  const join = (reasoning: boolean) =>
+    pieces
+      .filter((p) => p.reasoning === reasoning)
+      .map((p) => p.text)
+      .join('');
+  return { reasoning: join(true), content: join(false) };
+}
 
 const MODEL = { webllmId: 'mlc-ai/SmolLM2-360M-Instruct-q4f32_1-MLC', reasoning: false };
 const request = (extra: Record<string, unknown> = {}) =>
@@ -104,10 +115,12 @@ describe('toWebLLMRequest', () => {
     });
   });
 
-  it('asks for several choices without streaming, since WebLLM cannot stream them', () => {
-    const out = toWebLLMRequest(request({ n: 3 }), MODEL);
-    expect(out).toMatchObject({ stream: false, n: 3 });
-    expect(out.stream_options).toBeUndefined();
+  it('always asks for a stream, one choice at a time', () => {
+    expect(toWebLLMRequest(request({ n: 3 }), MODEL)).toMatchObject({
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    expect('n' in toWebLLMRequest(request({ n: 3 }), MODEL)).toBe(false);
   });
 
   it('turns json_schema into WebLLM’s schema string, and json_object into an object schema', () => {
@@ -283,7 +296,10 @@ describe('ChunkReader', () => {
 describe('thinking text', () => {
   it('takes DeepSeek-R1’s output, which starts thinking without the tag, as thinking until </think>', () => {
     expect(
-      splitThinking('First, 2+2.\n</think>\n\n4', 'mlc-ai/DeepSeek-R1-Distill-Qwen-7B-q4f32_1-MLC'),
+      splitThinking(
+        'First, 2+2.\n</think>\n\n4',
+        startsThinking('mlc-ai/DeepSeek-R1-Distill-Qwen-7B-q4f32_1-MLC'),
+      ),
     ).toEqual({
       reasoning: 'First, 2+2.',
       content: '4',
@@ -291,7 +307,9 @@ describe('thinking text', () => {
   });
 
   it('leaves a reply without thinking alone', () => {
-    expect(splitThinking('Just the answer.', 'mlc-ai/Qwen3-0.6B-q4f32_1-MLC')).toEqual({
+    expect(
+      splitThinking('Just the answer.', startsThinking('mlc-ai/Qwen3-0.6B-q4f32_1-MLC')),
+    ).toEqual({
       reasoning: '',
       content: 'Just the answer.',
     });
@@ -307,32 +325,6 @@ describe('thinking text', () => {
     const splitter = new ThinkSplitter();
     expect(splitter.push('<')).toEqual([]);
     expect(splitter.push('3 is less')).toEqual([{ text: '<3 is less', reasoning: false }]);
-  });
-});
-
-describe('completionOutputs', () => {
-  it('turns a non-streamed reply of several choices into whole choices and the end', () => {
-    const outputs = completionOutputs(
-      {
-        choices: [
-          { index: 0, message: { content: 'one' }, finish_reason: 'stop', logprobs: null },
-          { index: 1, message: { content: 'two' }, finish_reason: 'abort', logprobs: null },
-        ],
-        usage: { prompt_tokens: 4, completion_tokens: 2 },
-      },
-      MODEL,
-      9,
-    );
-    expect(outputs).toEqual([
-      {
-        type: 'choices',
-        choices: [
-          { content: 'one', finish_reason: 'stop' },
-          { content: 'two', finish_reason: 'stop' },
-        ],
-      },
-      { type: 'end', finish_reason: 'stop', usage: { prompt_tokens: 9, completion_tokens: 2 } },
-    ]);
   });
 });
 
