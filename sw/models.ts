@@ -13,6 +13,7 @@ import {
 import { OpenAIError } from '../src/openai/errors';
 import { ECHO_MODEL, type ModelDirectory, type ModelInfo } from '../src/openai/models';
 import { missingFiles, type CacheStorageLike } from '../src/openai/on-device';
+import type { HostStatus } from '../src/openai/status';
 
 /** A catalogue model as `/v1/hearth/catalog` shows it. */
 export interface CatalogModel {
@@ -43,8 +44,8 @@ export interface DeviceModelsOptions {
   caches: CacheStorageLike;
   /** This browser's WebGPU, as far as model fit goes. */
   gpu: () => Promise<GpuFacts>;
-  /** The model on the host's GPU, if there is a host (without waiting for one). */
-  loadedModel: () => Promise<string | null>;
+  /** The host's status, if there is a host (without waiting for one). */
+  host: () => Promise<Pick<HostStatus, 'loaded_model' | 'failing_models'> | null>;
 }
 
 /** How long a "files are all there" answer is trusted before the caches are read again. */
@@ -113,7 +114,8 @@ export class DeviceModels implements ModelDirectory {
 
   /** Every model, with whether this device can run it, has it, and has it loaded. */
   async catalog(): Promise<CatalogModel[]> {
-    const [gpu, loaded] = await Promise.all([this.#options.gpu(), this.#options.loadedModel()]);
+    const [gpu, host] = await Promise.all([this.#options.gpu(), this.#options.host()]);
+    const loaded = host?.loaded_model ?? null;
     const echo: CatalogModel = {
       id: ECHO_MODEL.id,
       object: 'model',
@@ -131,7 +133,8 @@ export class DeviceModels implements ModelDirectory {
     };
     const models = [echo];
     for (const entry of this.#options.catalog) {
-      const reason = unavailableReason(entry, gpu);
+      // A model that lost the GPU device twice here is refused by the host: show why.
+      const reason = host?.failing_models[entry.id] ?? unavailableReason(entry, gpu);
       models.push({
         id: entry.id,
         object: 'model',

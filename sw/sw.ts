@@ -32,7 +32,7 @@ const models = new DeviceModels({
   appUrl: scope.href,
   caches,
   gpu: gpuFacts,
-  loadedModel: async () => (await hostStatus())?.loaded_model ?? null,
+  host: hostStatus,
 });
 const api = createApi({
   backend,

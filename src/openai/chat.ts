@@ -60,7 +60,9 @@ function sseBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo)
         throw new OpenAIError('engine_error', 'The engine sent several choices to a stream.');
       case 'end': {
         const usage = toUsage(output.usage, model.price);
-        controller.enqueue(encoder.encode(writer.end(output.finish_reason, usage)));
+        controller.enqueue(
+          encoder.encode(writer.end(output.finish_reason, usage, output.usage.speed)),
+        );
         controller.close();
       }
     }

@@ -4,7 +4,7 @@
  * chunks in DESIGN §3's fixed order. The per-token path writes SSE text from a prefix and suffix
  * made once per stream, so a plain token costs one `JSON.stringify` of its own text.
  */
-import type { ChoiceResult, EngineUsage, Token } from './backend';
+import type { ChoiceResult, EngineUsage, SpeedFigures, Token } from './backend';
 import { estimateCost, type ModelPrice } from './models';
 import { SSE_DONE, sseEvent, sseJson } from './sse';
 import type {
@@ -18,6 +18,9 @@ import type {
   ToolCall,
   Usage,
 } from './types';
+
+/** The SSE comment that carries an engine's speed figures: `: hearth-speed {…}`. */
+export const SPEED_COMMENT = ': hearth-speed ';
 
 /** What every body of one reply shares. */
 export interface ReplyMeta {
@@ -157,12 +160,17 @@ export class SseReplyWriter {
     return sseEvent(chunkBody(this.#meta, delta, null));
   }
 
-  /** The final chunk, the usage chunk when asked for, and `[DONE]`. */
-  end(finish_reason: FinishReason, usage: Usage): string {
+  /**
+   * The final chunk, the usage chunk when asked for, and `[DONE]`. The engine's speed figures,
+   * when it gave any, travel as an SSE comment, which every SSE parser skips: people see them,
+   * strict clients never do.
+   */
+  end(finish_reason: FinishReason, usage: Usage, speed?: SpeedFigures): string {
     // An empty reply still opens with the role (DESIGN §3).
     let out = this.#started ? '' : this.tokens(['']);
     out += sseEvent(chunkBody(this.#meta, {}, finish_reason));
     if (this.#meta.include_usage) out += sseEvent(usageChunkBody(this.#meta, usage));
+    if (speed) out += `${SPEED_COMMENT}${sseJson(speed)}\n\n`;
     return out + SSE_DONE;
   }
 }

@@ -180,3 +180,23 @@ describe('replies of real models', () => {
     ]);
   });
 });
+
+describe('speed figures', () => {
+  it('go out as an SSE comment before [DONE], which parsers skip', async () => {
+    const writer = new SseReplyWriter(meta);
+    const speed = {
+      prefill_tokens_per_s: 900,
+      decode_tokens_per_s: 40.5,
+      time_to_first_token_s: 0.2,
+    };
+    const text = writer.tokens(['a']) + writer.end('stop', usage, speed);
+    expect(text).toContain(`\n\n: hearth-speed ${JSON.stringify(speed)}\n\ndata: [DONE]\n\n`);
+    const { decodeSse } = await import('../../../src/openai/sse');
+    const stream = new Response(text).body!;
+    const data: string[] = [];
+    for await (const event of decodeSse(stream)) data.push(event.data);
+    expect(data.some((d) => d.includes('hearth-speed') || d.includes('decode_tokens_per_s'))).toBe(
+      false,
+    );
+  });
+});
