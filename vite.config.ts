@@ -11,7 +11,8 @@ const { version } = JSON.parse(
 };
 
 /** The self-hosted model catalogue, merged into the catalogue at build time. */
-const SELF_HOSTED = fileURLToPath(new URL('./public/models.json', import.meta.url));
+const SELF_HOSTED =
+  process.env.HEARTH_MODELS_FILE ?? fileURLToPath(new URL('./public/models.json', import.meta.url));
 
 /** `HEARTH_BASE` as Vite wants it: `/` or `/sub/path/`. */
 function basePath(raw = '/'): string {
@@ -40,7 +41,12 @@ export default defineConfig(({ command }) => {
       // `npm run bench` builds its pages beside the app, so that they share its origin and scope.
       ...(process.env.HEARTH_BENCH === '1' && {
         rollupOptions: {
-          input: { main: 'index.html', bench: 'bench/index.html', floor: 'bench/floor/index.html' },
+          input: {
+            main: 'index.html',
+            bench: 'bench/index.html',
+            floor: 'bench/floor/index.html',
+            realModel: 'bench/real-model.html',
+          },
         },
       }),
     },
