@@ -8,22 +8,20 @@
  */
 import type { SpeedFigures } from '../openai/backend';
 import { OpenAIError, type ErrorCode } from '../openai/errors';
-import type { ChatRequest, FinishReason, TokenLogprob, ToolCall } from '../openai/types';
+import type {
+  ChatMessage,
+  ChatRequest,
+  FinishReason,
+  TokenLogprob,
+  ToolCall,
+} from '../openai/types';
 import type { EngineOutput } from './engine';
-
-/** A message as WebLLM takes it. */
-export interface WebLLMMessage {
-  role: 'system' | 'user' | 'assistant' | 'tool';
-  content: string;
-  name?: string;
-  tool_calls?: ToolCall[];
-  tool_call_id?: string;
-}
 
 /** WebLLM's `ChatCompletionRequest`, the fields Hearth sets. */
 export interface WebLLMRequest {
   model: string;
-  messages: WebLLMMessage[];
+  /** Hearth's normalised messages are what WebLLM takes: one system message first, strings. */
+  messages: ChatMessage[];
   stream: true;
   stream_options: { include_usage: boolean };
   max_tokens?: number;
@@ -96,13 +94,7 @@ const ANY_OBJECT = '{"type":"object"}';
 export function toWebLLMRequest(request: ChatRequest, model: MappedModel): WebLLMRequest {
   const out: WebLLMRequest = {
     model: model.webllmId,
-    messages: request.messages.map((m) => {
-      const message: WebLLMMessage = { role: m.role, content: m.content };
-      if (m.name !== undefined) message.name = m.name;
-      if (m.tool_calls) message.tool_calls = m.tool_calls;
-      if (m.tool_call_id !== undefined) message.tool_call_id = m.tool_call_id;
-      return message;
-    }),
+    messages: request.messages,
     // Always a stream, so that tokens flow and a request can be stopped (several choices are
     // several streams, one after another).
     stream: true,
