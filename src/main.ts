@@ -49,6 +49,8 @@ async function boot(): Promise<void> {
     ? new Workbox(`${BASE}sw.js`, { scope: BASE })
     : new Workbox(`${BASE}dev-sw.js?dev-sw`, { scope: BASE, type: 'module' });
   void wb.register();
+  // An installed app is what earns persistent storage in Chromium: ask again once installed.
+  addEventListener('appinstalled', () => void status.requestPersistence());
   if (!(await controlled(hadWorker))) {
     status.role = 'uncontrolled';
     return;

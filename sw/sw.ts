@@ -7,6 +7,7 @@
 import { cleanupOutdatedCaches, precacheAndRoute } from 'workbox-precaching';
 import { PortBackend } from '../src/bridge/client';
 import type { SwToPage } from '../src/bridge/messages';
+import { MODEL_CACHES, modelLibUrl, webllmCachesLib } from '../src/openai/on-device';
 import { createApi } from '../src/openai/router';
 import catalog from 'virtual:hearth-catalog';
 import { deviceStatus, gpuFacts } from './device';
@@ -42,6 +43,20 @@ const api = createApi({
   catalog: () => models.catalog(),
 });
 
+/**
+ * Model libraries WebLLM fetches without caching them (self-hosted on `localhost`): the
+ * downloads keep them in `hearth/files`, and the engine worker's fetches are answered from there,
+ * so that such a model loads offline too.
+ */
+const uncachedLibs = new Set(
+  catalog.map((entry) => modelLibUrl(entry, scope.href)).filter((url) => !webllmCachesLib(url)),
+);
+
+async function libraryFromCache(request: Request): Promise<Response> {
+  const cached = await (await caches.open(MODEL_CACHES.files)).match(request.url);
+  return cached ?? fetch(request);
+}
+
 // Registered before Workbox's own listener, so that the API is never looked up in the precache.
 self.addEventListener('fetch', (event) => {
   const url = new URL(event.request.url);
@@ -50,6 +65,8 @@ self.addEventListener('fetch', (event) => {
     // started; whether the page is still there is the next best thing (DESIGN §3).
     const alive = async () => (await self.clients.get(event.clientId)) !== undefined;
     event.respondWith(api.fetch(event.request, { alive }));
+  } else if (event.request.method === 'GET' && uncachedLibs.has(url.href)) {
+    event.respondWith(libraryFromCache(event.request));
   }
 });
 

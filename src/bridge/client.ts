@@ -10,7 +10,9 @@ import {
   type ChatEvent,
   type ChatOptions,
   type ModelBackend,
+  type ModelInspection,
 } from '../openai/backend';
+import { finished, type DownloadProgress } from '../openai/downloads';
 import { OpenAIError } from '../openai/errors';
 import type { HostStatus } from '../openai/status';
 import type { ChatRequest } from '../openai/types';
@@ -26,6 +28,15 @@ import {
 export type HostPortSource = () => Promise<MessagePort>;
 
 const STATUS_TIMEOUT_MS = 3000;
+/** How long a management request (cancel, delete, unload, inspect) may take. */
+const MANAGE_TIMEOUT_MS = 30_000;
+
+/** The chat events of a reply; `model/loaded` ends a load. */
+function chatReply(message: ReplyMessage): { item?: ChatEvent; end?: boolean } {
+  if (message.type === 'model/loaded') return { end: true };
+  const event = replyToEvent(message);
+  return event ? { item: event, end: event.type === 'end' } : {};
+}
 
 function cancelled(): OpenAIError {
   return new OpenAIError('engine_error', 'The request was cancelled.');
@@ -76,24 +87,82 @@ export class PortBackend implements ModelBackend {
       requestId: options.requestId ?? '',
       request,
     };
-    return this.#request(start, options);
+    return this.#request(start, options, chatReply);
   }
 
   /** Puts `model` on the host's GPU; the channel ends when it is loaded. */
   load(model: string, options: ChatOptions): Channel<ChatEvent> {
-    return this.#request(
-      { type: 'model/load', requestId: options.requestId ?? '', model },
-      options,
+    const first: RequestMessage = { type: 'model/load', requestId: options.requestId ?? '', model };
+    return this.#request(first, options, chatReply);
+  }
+
+  download(model: string, options: ChatOptions): Channel<DownloadProgress> {
+    return this.#request({ type: 'model/download', model }, options, (message) =>
+      message.type === 'model/progress'
+        ? { item: message.progress, end: finished(message.progress.phase) }
+        : {},
     );
   }
 
-  /** Runs one request on its own port: its events, until `chat/end` or `model/loaded`. */
-  #request(first: RequestMessage, options: ChatOptions): Channel<ChatEvent> {
+  async cancelDownload(model: string): Promise<void> {
+    await this.#once(
+      { type: 'model/cancel-download', model },
+      (m) => m.type === 'model/done' || undefined,
+    );
+  }
+
+  async deleteModel(model: string): Promise<void> {
+    await this.#once({ type: 'model/delete', model }, (m) => m.type === 'model/done' || undefined);
+  }
+
+  async unload(): Promise<void> {
+    await this.#once({ type: 'model/unload' }, (m) => m.type === 'model/done' || undefined);
+  }
+
+  inspect(model: string): Promise<ModelInspection> {
+    return this.#once({ type: 'model/inspect', model }, (m) =>
+      m.type === 'model/inspection' ? m.inspection : undefined,
+    );
+  }
+
+  /** A request with one answer, which `pick` finds among the replies. */
+  async #once<R>(
+    first: RequestMessage,
+    pick: (message: ReplyMessage) => R | undefined,
+  ): Promise<R> {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), MANAGE_TIMEOUT_MS);
+    const replies = this.#request(first, { signal: abort.signal }, (message) => {
+      const answer = pick(message);
+      return answer === undefined ? {} : { item: answer, end: true };
+    });
+    try {
+      for await (const answer of replies) return answer;
+      throw new OpenAIError('engine_error', 'The engine worker did not answer.');
+    } catch (err) {
+      if (abort.signal.aborted)
+        throw new OpenAIError('engine_unavailable', 'The engine worker did not answer in time.');
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Runs one request on a port of its own: `read` turns each reply into an item of the channel
+   * and says when the request is over. Errors, `chat/ask-alive`, cancellation and the host's
+   * death are handled here, for every kind of request.
+   */
+  #request<T>(
+    first: RequestMessage,
+    options: ChatOptions,
+    read: (message: ReplyMessage) => { item?: T; end?: boolean },
+  ): Channel<T> {
     const { signal } = options;
-    const events = new Channel<ChatEvent>();
+    const items = new Channel<T>();
     if (signal.aborted) {
-      events.fail(cancelled());
-      return events;
+      items.fail(cancelled());
+      return items;
     }
     let port: MessagePort | undefined;
     let untrack = () => {};
@@ -104,7 +173,7 @@ export class PortBackend implements ModelBackend {
     };
     const fail = (error: OpenAIError) => {
       finish();
-      events.fail(error);
+      items.fail(error);
     };
     const onAbort = () => {
       if (port) send(port, { type: 'chat/cancel' });
@@ -120,29 +189,24 @@ export class PortBackend implements ModelBackend {
         port = requestPort;
         requestPort.onmessage = (event: MessageEvent<ReplyMessage>) => {
           const message = event.data;
-          if (message.type === 'chat/error') {
-            fail(OpenAIError.deserialize(message.error));
-          } else if (message.type === 'chat/ask-alive') {
+          if (message.type === 'chat/error') return fail(OpenAIError.deserialize(message.error));
+          if (message.type === 'chat/ask-alive') {
             void (options.alive?.() ?? Promise.resolve(true)).then((alive) =>
               send(requestPort, { type: 'chat/alive', alive }),
             );
-          } else if (message.type === 'model/loaded') {
+            return;
+          }
+          const { item, end } = read(message);
+          if (item !== undefined) items.push(item);
+          if (end) {
             finish();
-            events.close();
-          } else {
-            const chatEvent = replyToEvent(message);
-            if (!chatEvent) return;
-            events.push(chatEvent);
-            if (chatEvent.type === 'end') {
-              finish();
-              events.close();
-            }
+            items.close();
           }
         };
       },
       (err: unknown) => fail(OpenAIError.from(err)),
     );
-    return events;
+    return items;
   }
 
   #track(host: MessagePort, fail: (error: OpenAIError) => void): () => void {

@@ -8,7 +8,15 @@
  * - the host port, service worker → engine worker, one per hand-over: `HostPortMessage`;
  * - a request port, one per request, both ways: `RequestMessage` and `ReplyMessage`.
  */
-import type { ChatEvent, ChatState, ChoiceResult, EngineUsage, Token } from '../openai/backend';
+import type {
+  ChatEvent,
+  ChatState,
+  ChoiceResult,
+  EngineUsage,
+  ModelInspection,
+  Token,
+} from '../openai/backend';
+import type { DownloadProgress } from '../openai/downloads';
 import type { SerializedError } from '../openai/errors';
 import type { HostStatus } from '../openai/status';
 import type { ChatRequest, FinishReason, ToolCall } from '../openai/types';
@@ -77,6 +85,12 @@ export type RequestMessage =
   | { type: 'chat/cancel' }
   /** Put a model on the GPU; answered by `model/loaded` or `chat/error`. */
   | { type: 'model/load'; requestId: string; model: string }
+  /** Start or join a download; answered by `model/progress` until it ends, then the port closes. */
+  | { type: 'model/download'; model: string }
+  | { type: 'model/cancel-download'; model: string }
+  | { type: 'model/delete'; model: string }
+  | { type: 'model/unload' }
+  | { type: 'model/inspect'; model: string }
   /** The answer to `chat/ask-alive`. */
   | { type: 'chat/alive'; alive: boolean }
   | { type: 'status/get' };
@@ -93,6 +107,10 @@ export type ReplyMessage =
   /** The request reached the engine after waiting: is the page that sent it still there? */
   | { type: 'chat/ask-alive' }
   | { type: 'model/loaded'; model: string }
+  | { type: 'model/progress'; progress: DownloadProgress }
+  /** A management request (cancel, delete, unload) is done. */
+  | { type: 'model/done' }
+  | { type: 'model/inspection'; inspection: ModelInspection }
   | { type: 'status/result'; status: HostStatus };
 
 /** The `ChatEvent` a reply message carries, if any. */
@@ -111,6 +129,9 @@ export function replyToEvent(message: ReplyMessage): ChatEvent | undefined {
     case 'chat/error':
     case 'chat/ask-alive':
     case 'model/loaded':
+    case 'model/progress':
+    case 'model/done':
+    case 'model/inspection':
     case 'status/result':
       return undefined;
     default:

@@ -5,7 +5,14 @@
  * it is produced. Tokens are batched per turn of the event loop: a fast engine costs a few
  * messages, not one per token, and the first token leaves at once.
  */
-import type { ChatBackend, ChatOptions, ChatState, ModelBackend, Token } from '../openai/backend';
+import type {
+  ChatBackend,
+  ChatOptions,
+  ChatState,
+  LoadingBackend,
+  ModelService,
+  Token,
+} from '../openai/backend';
 import { OpenAIError } from '../openai/errors';
 import type { HostStatus } from '../openai/status';
 import type { ChatRequest } from '../openai/types';
@@ -73,15 +80,17 @@ export interface HostServerOptions {
   status: () => Omit<HostStatus, 'open_ports'>;
   /** Told whenever `openPorts` changes. */
   onChange?: () => void;
+  /** Downloads, deletions, unloads; without it those requests fail. */
+  models?: ModelService;
 }
 
 /** Serves host ports for one engine worker. */
 export class HostServer {
-  readonly #backend: ChatBackend | ModelBackend;
+  readonly #backend: ChatBackend | LoadingBackend;
   readonly #options: HostServerOptions;
   #openPorts = 0;
 
-  constructor(backend: ChatBackend | ModelBackend, options: HostServerOptions) {
+  constructor(backend: ChatBackend | LoadingBackend, options: HostServerOptions) {
     this.#backend = backend;
     this.#options = options;
   }
@@ -129,6 +138,24 @@ export class HostServer {
           void this.#load(message.model, options, post).finally(() => port.close());
           return;
         }
+        case 'model/download':
+          void this.#download(message.model, abort.signal, post).finally(() => port.close());
+          return;
+        case 'model/cancel-download':
+          void this.#answer(post, port, (models) => models.cancelDownload(message.model));
+          return;
+        case 'model/delete':
+          void this.#answer(post, port, (models) => models.deleteModel(message.model));
+          return;
+        case 'model/unload':
+          void this.#answer(post, port, (models) => models.unload());
+          return;
+        case 'model/inspect':
+          void this.#answer(post, port, async (models) => ({
+            type: 'model/inspection',
+            inspection: await models.inspect(message.model),
+          }));
+          return;
         case 'chat/cancel':
           abort.abort();
           answerAlive?.(false);
@@ -150,6 +177,42 @@ export class HostServer {
   #count(delta: number): void {
     this.#openPorts += delta;
     this.#options.onChange?.();
+  }
+
+  #models(): ModelService {
+    const models = this.#options.models;
+    if (!models) throw new OpenAIError('engine_error', 'This engine manages no models.');
+    return models;
+  }
+
+  /** Runs a management request with one answer (`model/done` unless it says otherwise). */
+  async #answer(
+    post: (message: ReplyMessage) => void,
+    port: MessagePort,
+    task: (models: ModelService) => Promise<ReplyMessage | void>,
+  ): Promise<void> {
+    try {
+      post((await task(this.#models())) ?? { type: 'model/done' });
+    } catch (err) {
+      post({ type: 'chat/error', error: OpenAIError.from(err).serialize() });
+    } finally {
+      port.close();
+    }
+  }
+
+  /** Streams a download's progress until it ends (or the requester stops listening). */
+  async #download(
+    model: string,
+    signal: AbortSignal,
+    post: (message: ReplyMessage) => void,
+  ): Promise<void> {
+    try {
+      for await (const progress of this.#models().download(model, { signal })) {
+        post({ type: 'model/progress', progress });
+      }
+    } catch (err) {
+      if (!signal.aborted) post({ type: 'chat/error', error: OpenAIError.from(err).serialize() });
+    }
   }
 
   async #load(

@@ -4,17 +4,10 @@
  * device often takes the tab with it). One loss earns a reload; a second marks the model as
  * failing on this device, and every host refuses it from then on instead of crash-looping.
  */
-import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
+import { engineDb } from './engine-db';
 
 /** Losses that mark a model as failing. */
 export const LOSSES_TO_FAIL = 2;
-
-interface Schema extends DBSchema {
-  'device-losses': {
-    key: string;
-    value: { model: string; losses: number; at: number; detail: string };
-  };
-}
 
 /** A model's record of lost devices. */
 export interface LossRecord {
@@ -27,20 +20,9 @@ export interface LossRecord {
 
 /** The persisted device losses of this origin. */
 export class DeviceLosses {
-  #db: Promise<IDBPDatabase<Schema>> | undefined;
-
-  #open(): Promise<IDBPDatabase<Schema>> {
-    this.#db ??= openDB<Schema>('hearth-engine', 1, {
-      upgrade(db) {
-        db.createObjectStore('device-losses', { keyPath: 'model' });
-      },
-    });
-    return this.#db;
-  }
-
   /** Counts one more loss for `model`; resolves to the record as it now stands. */
   async record(model: string, detail: string): Promise<LossRecord> {
-    const db = await this.#open();
+    const db = await engineDb();
     const before = await db.get('device-losses', model);
     const record = { model, losses: (before?.losses ?? 0) + 1, at: Date.now(), detail };
     await db.put('device-losses', record);
@@ -49,7 +31,7 @@ export class DeviceLosses {
 
   /** The models marked as failing, with why. */
   async failing(): Promise<Record<string, string>> {
-    const db = await this.#open();
+    const db = await engineDb();
     const failing: Record<string, string> = {};
     for (const record of await db.getAll('device-losses')) {
       if (record.losses >= LOSSES_TO_FAIL) {
@@ -62,6 +44,6 @@ export class DeviceLosses {
 
   /** Forgets the losses of `model` (it was deleted, or the user wants to try again). */
   async clear(model: string): Promise<void> {
-    await (await this.#open()).delete('device-losses', model);
+    await (await engineDb()).delete('device-losses', model);
   }
 }

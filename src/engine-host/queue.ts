@@ -9,7 +9,7 @@
 import { Channel } from '../bridge/channel';
 import {
   clientGone,
-  type ModelBackend,
+  type LoadingBackend,
   type ChatEvent,
   type ChatOptions,
   type Token,
@@ -49,7 +49,7 @@ export interface QueueOptions {
 }
 
 /** A `ChatBackend` that runs requests one at a time on the engine serving their model. */
-export class EngineQueue implements ModelBackend {
+export class EngineQueue implements LoadingBackend {
   readonly #engines: readonly Engine[];
   readonly #maxWaiting: number;
   readonly #onChange: () => void;
@@ -78,6 +78,12 @@ export class EngineQueue implements ModelBackend {
   /** The model on the GPU, if any engine has one. */
   get loadedModel(): string | null {
     return this.#engines.find((e) => e.loadedModel !== null)?.loadedModel ?? null;
+  }
+
+  /** Whether a request (or a load) running or waiting is for `model`. */
+  inUse(model: string): boolean {
+    const jobs = this.#running ? [this.#running, ...this.#waiting] : this.#waiting;
+    return jobs.some((job) => job.request.model === model);
   }
 
   /** The models the engines can answer with now. */

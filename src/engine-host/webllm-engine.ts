@@ -37,7 +37,7 @@ export interface LoadState extends LoadProgress {
 /** The part of WebLLM's `MLCEngine` this engine drives (tests give a fake one). */
 export type MLCEngineLike = Pick<
   MLCEngine,
-  'reload' | 'setInitProgressCallback' | 'interruptGenerate' | 'chat'
+  'reload' | 'unload' | 'setInitProgressCallback' | 'interruptGenerate' | 'chat'
 >;
 
 /** Where device losses are counted (IndexedDB in the worker; a fake in tests). */
@@ -54,6 +54,8 @@ export interface WebLLMEngineOptions {
   losses?: LossStore;
   /** Makes the WebLLM engine; by default, WebLLM's own, imported on first use. */
   createEngine?: (appConfig: AppConfig) => Promise<MLCEngineLike>;
+  /** WebLLM's own `hasModelInCache`; by default, the library's, imported on first use. */
+  hasModelInCache?: (model: string, appConfig: AppConfig) => Promise<boolean>;
 }
 
 /** The phase of a load, from WebLLM's progress text (notes §7). */
@@ -201,6 +203,26 @@ export class WebLLMEngine implements Engine {
     }
     this.#models = present;
     this.#failing = await this.#losses.failing().catch(() => ({}));
+    this.#options.onChange();
+  }
+
+  /**
+   * WebLLM's own answer to "is this model in the cache" (it looks at the weight shards only),
+   * asked with the same app config as the engine, so that it looks where the engine would.
+   */
+  async hasModelInCache(model: string): Promise<boolean> {
+    const appConfig = appConfigOf(this.#options.catalog, this.#options.appUrl);
+    const check =
+      this.#options.hasModelInCache ?? (await import('@mlc-ai/web-llm')).hasModelInCache;
+    return check(model, appConfig);
+  }
+
+  /** Takes the model off the GPU (after the load in progress, if any, has settled). */
+  async unload(): Promise<void> {
+    await this.#loading?.done.catch(() => undefined);
+    if (this.#loaded === null || !this.#engine) return;
+    this.#loaded = null;
+    await (await this.#engine).unload();
     this.#options.onChange();
   }
 

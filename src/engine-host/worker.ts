@@ -13,7 +13,11 @@ import {
 } from '../bridge/messages';
 import { HostServer } from '../bridge/server';
 import { STATUS_CHANNEL, type StatusMessage } from '../openai/status';
+import { DeviceLosses } from './device-losses';
+import { Downloads } from './downloads';
 import { EchoEngine } from './echo-engine';
+import { modelSet } from './engine-db';
+import { LocalModels } from './model-service';
 import { EngineQueue } from './queue';
 import { Throttle } from './throttle';
 import { WebLLMEngine } from './webllm-engine';
@@ -47,14 +51,32 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
   switch (message.type) {
     case 'worker/init': {
       const host = { id: message.hostId, build: message.build };
-      const webllm = new WebLLMEngine({
+      const onChange = () => publish.request();
+      const { appUrl } = message;
+      const losses = new DeviceLosses();
+      const downloaded = modelSet('downloaded');
+      const webllm = new WebLLMEngine({ catalog, appUrl, caches, onChange, losses });
+      const engines = new EngineQueue([new EchoEngine(), webllm], { onChange });
+      const downloads = new Downloads({
         catalog,
-        appUrl: message.appUrl,
+        appUrl,
         caches,
-        onChange: () => publish.request(),
+        fetch: (url, init) => fetch(url, init),
+        pending: modelSet('downloads'),
+        downloaded,
+        onChange,
+        onEnd: (progress) => void models.downloadEnded(progress),
       });
-      const engines = new EngineQueue([new EchoEngine(), webllm], {
-        onChange: () => publish.request(),
+      const models = new LocalModels({
+        catalog,
+        appUrl,
+        caches,
+        downloads,
+        queue: engines,
+        engine: webllm,
+        forgetLosses: (model) => losses.clear(model),
+        downloaded,
+        onChange,
       });
       server = new HostServer(engines, {
         status: () => ({
@@ -64,10 +86,16 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
           loading: webllm.loading,
           failing_models: { ...webllm.failing },
           last_speed: webllm.lastSpeed,
+          downloads: downloads.active,
+          evicted_models: { ...models.evicted },
           queue: engines.counts,
         }),
-        onChange: () => publish.request(),
+        onChange,
+        models,
       });
+      // What the last host left: its unfinished downloads go on here, and what was stored is
+      // checked against what was downloaded.
+      void models.reconcile().then(() => downloads.resume());
       // Held for the worker's whole life: the service worker, asking for the same lock, is
       // granted it the moment this host is gone (a closed tab gives no event on its ports).
       void navigator.locks.request(hostLockName(message.hostId), () => {
@@ -75,7 +103,7 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
         return new Promise(() => {});
       });
       if (message.preload) engines.preload(message.preload);
-      publish.request();
+      onChange();
       return;
     }
     case 'worker/port':

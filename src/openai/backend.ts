@@ -4,6 +4,7 @@
  * engine worker through a `ChatBackend` made of message ports; the engine worker's queue is a
  * `ChatBackend` in front of its engines; tests plug either in directly.
  */
+import type { DownloadProgress } from './downloads';
 import { OpenAIError } from './errors';
 import type { ChatRequest, FinishReason, TokenLogprob, ToolCall } from './types';
 
@@ -98,8 +99,41 @@ export interface ChatBackend {
   chat(request: ChatRequest, options: ChatOptions): AsyncIterable<ChatEvent>;
 }
 
-/** A backend that can also put a model on the GPU on its own (`/v1/hearth/models/{id}/load`). */
-export interface ModelBackend extends ChatBackend {
+/** What `GET /v1/hearth/models/{org}/{name}` tells of a model's files. */
+export interface ModelInspection {
+  /** The files Hearth expects and does not find (empty: the model is on the device). */
+  missing_files: string[];
+  /** WebLLM's own `hasModelInCache`, which looks at the weight shards only. */
+  webllm_has_model_in_cache: boolean;
+  /** It is on the GPU now. */
+  loaded: boolean;
+  /** Its download under way, if any. */
+  download: DownloadProgress | null;
+  /** Why it counts as lost, when it was downloaded and has lost files since. */
+  evicted: string | null;
+}
+
+/** A backend that can also put a model on the GPU on its own (the engine worker's queue). */
+export interface LoadingBackend extends ChatBackend {
   /** Yields the load's states; ends when the model is loaded, or throws why not. */
   load(model: string, options: ChatOptions): AsyncIterable<ChatEvent>;
 }
+
+/** What manages the models on the device, beside the queue. */
+export interface ModelService {
+  /**
+   * Starts a download, or joins the one under way, and yields its progress until it ends.
+   * Aborting stops the listening, not the download.
+   */
+  download(model: string, options: ChatOptions): AsyncIterable<DownloadProgress>;
+  /** Stops a download under way; what it completed stays for a later resume. */
+  cancelDownload(model: string): Promise<void>;
+  /** Removes every file of a model (409 `model_in_use` while requests use it). */
+  deleteModel(model: string): Promise<void>;
+  /** Takes the model off the GPU (409 `model_in_use` while requests use it). */
+  unload(): Promise<void>;
+  inspect(model: string): Promise<ModelInspection>;
+}
+
+/** A backend that also manages the models on the device (`/v1/hearth/models/…`). */
+export interface ModelBackend extends LoadingBackend, ModelService {}

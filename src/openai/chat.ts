@@ -18,7 +18,7 @@ import {
 } from './completion';
 import { OpenAIError } from './errors';
 import { assertCapabilities, type ModelDirectory, type ModelInfo } from './models';
-import { jsonHeaders, newCompletionId } from './respond';
+import { jsonHeaders, newCompletionId, sseHeaders } from './respond';
 import { sseEvent } from './sse';
 import type { ChatRequest } from './types';
 import { parseChatRequest } from './validate';
@@ -175,11 +175,7 @@ export async function handleChatCompletions(
       headers: jsonHeaders(context.requestId),
     });
   }
-  const headers = new Headers({
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    'x-accel-buffering': 'no',
-    'x-request-id': context.requestId,
+  return new Response(sseBody(run, first, meta, model), {
+    headers: sseHeaders(context.requestId),
   });
-  return new Response(sseBody(run, first, meta, model), { headers });
 }

@@ -24,6 +24,8 @@ const CODES = {
   unsupported_media_type: [415, 'invalid_request_error'],
   queue_full: [429, 'rate_limit_error'],
   engine_error: [500, 'server_error'],
+  // A download that the device's storage quota cannot hold (what it had stored is removed).
+  storage_full: [507, 'server_error'],
   // Only ever sent in-band, as the last event of a stream that produced no token for too long.
   engine_stalled: [500, 'server_error'],
   engine_unavailable: [503, 'unavailable_error'],

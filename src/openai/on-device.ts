@@ -1,9 +1,10 @@
 /**
  * @module
- * Whether a model's files are all on the device, under the exact cache keys WebLLM 0.2.86 looks
- * up: its chat config, weight manifest, every weight shard, its tokenizer and its model library.
- * (WebLLM's own `hasModelInCache` checks only the shards.) The caches are passed in, so that this
- * runs the same in the service worker, the engine worker and Node.
+ * A model's files, under the exact cache keys WebLLM 0.2.86 looks up: its chat config (or package
+ * manifest), weight manifest, every weight shard, its tokenizer and its model library. One plan
+ * serves the download, the "is it all there" check (WebLLM's own `hasModelInCache` looks at the
+ * shards only) and the deletion. Caches and fetching are passed in, so that this runs the same in
+ * the service worker, the engine worker and Node.
  */
 import type { CatalogEntry } from './catalog';
 
@@ -12,12 +13,32 @@ export interface CacheStorageLike {
   open(cacheName: string): Promise<{ match(request: string): Promise<Response | undefined> }>;
 }
 
-/** WebLLM's cache names (notes/webllm §5.1). */
-export const WEBLLM_CACHES = {
+/** WebLLM's cache names (notes/webllm §5.1), and Hearth's own for what WebLLM will not cache. */
+export const MODEL_CACHES = {
   config: 'webllm/config',
   model: 'webllm/model',
   wasm: 'webllm/wasm',
+  /** Model libraries WebLLM fetches without caching (on localhost): kept for offline use. */
+  files: 'hearth/files',
 } as const;
+
+/** The name of one of those caches. */
+export type ModelCacheName = (typeof MODEL_CACHES)[keyof typeof MODEL_CACHES];
+
+/** One file of a model: where it comes from and which cache keeps it. */
+export interface ModelFile {
+  url: string;
+  cache: ModelCacheName;
+  /** Its size when the weight manifest says (shards), else unknown until fetched. */
+  bytes?: number;
+  /** Its SRI hash, when the catalogue gives one. */
+  integrity?: string;
+  /** What it is, for progress reports. */
+  kind: 'manifest' | 'config' | 'weights-manifest' | 'shard' | 'tokenizer' | 'library';
+}
+
+/** Reads a JSON file of the model (from the caches, or from the network when downloading). */
+export type JsonSource = (file: ModelFile) => Promise<unknown | undefined>;
 
 /** The weights' base URL as WebLLM cleans it: absolute, ending in `resolve/<branch>/`. */
 export function modelBaseUrl(entry: CatalogEntry, appUrl: string): string {
@@ -34,24 +55,110 @@ export function modelLibUrl(entry: CatalogEntry, appUrl: string): string {
 
 /**
  * Whether WebLLM keeps the model library in its cache: it fetches libraries on `localhost` and
- * relative ones without caching (notes/webllm §5.4).
+ * relative ones without caching (notes/webllm §5.4). Hearth keeps those in `hearth/files`.
  */
 export function webllmCachesLib(libUrl: string): boolean {
   return libUrl.startsWith('http') && !libUrl.includes('localhost');
 }
 
-async function readJson(
-  caches: CacheStorageLike,
-  cacheName: string,
-  url: string,
-): Promise<unknown | undefined> {
-  const response = await (await caches.open(cacheName)).match(url);
-  if (!response) return undefined;
-  try {
-    return await response.json();
-  } catch {
-    return undefined;
+/** The SRI of the catalogue's `integrity` for a key (`config`, `model_lib`, a tokenizer file). */
+function sri(entry: CatalogEntry, key: string, file?: string): string | undefined {
+  const integrity = entry.integrity as
+    { config?: string; model_lib?: string; tokenizer?: Record<string, string> } | undefined;
+  if (key === 'tokenizer') return file ? integrity?.tokenizer?.[file] : undefined;
+  return key === 'config' ? integrity?.config : integrity?.model_lib;
+}
+
+/**
+ * Every file of the model, in download order. The JSON manifests it reads through `json` say
+ * which shards and tokenizer there are; when one cannot be read, the plan stops at it (it is
+ * returned, and what it would have listed is not).
+ */
+export async function planFiles(
+  entry: CatalogEntry,
+  appUrl: string,
+  json: JsonSource,
+): Promise<{ files: ModelFile[]; complete: boolean }> {
+  const base = modelBaseUrl(entry, appUrl);
+  const files: ModelFile[] = [];
+  let chatConfigUrl = new URL('mlc-chat-config.json', base).href;
+  let weightsUrl = new URL('tensor-cache.json', base).href;
+  if (entry.model_manifest) {
+    const manifestFile: ModelFile = {
+      url: new URL(entry.model_manifest, base).href,
+      cache: MODEL_CACHES.config,
+      kind: 'manifest',
+    };
+    files.push(manifestFile);
+    const manifest = (await json(manifestFile)) as
+      { chat_config?: string; weights?: { manifest?: string } } | undefined;
+    if (!manifest) return { files, complete: false };
+    chatConfigUrl = new URL(manifest.chat_config ?? 'mlc-chat-config.json', base).href;
+    weightsUrl = new URL(manifest.weights?.manifest ?? 'tensor-cache.json', base).href;
   }
+  const configFile: ModelFile = { url: chatConfigUrl, cache: MODEL_CACHES.config, kind: 'config' };
+  const configSri = sri(entry, 'config');
+  if (configSri) configFile.integrity = configSri;
+  files.push(configFile);
+  const weightsFile: ModelFile = {
+    url: weightsUrl,
+    cache: MODEL_CACHES.model,
+    kind: 'weights-manifest',
+  };
+  files.push(weightsFile);
+  const lib = modelLibUrl(entry, appUrl);
+  const libFile: ModelFile = {
+    url: lib,
+    cache: webllmCachesLib(lib) ? MODEL_CACHES.wasm : MODEL_CACHES.files,
+    kind: 'library',
+  };
+  const libSri = sri(entry, 'model_lib');
+  if (libSri) libFile.integrity = libSri;
+
+  const config = (await json(configFile)) as { tokenizer_files?: string[] } | undefined;
+  const weights = (await json(weightsFile)) as
+    { records?: { dataPath?: string; nbytes?: number }[] } | undefined;
+  if (!config || !weights) return { files: [...files, libFile], complete: false };
+  // WebLLM reads tokenizer.json when the config lists it, else tokenizer.model.
+  const listed = config.tokenizer_files ?? [];
+  const tokenizer = listed.includes('tokenizer.json')
+    ? 'tokenizer.json'
+    : listed.includes('tokenizer.model')
+      ? 'tokenizer.model'
+      : 'tokenizer.json';
+  const tokenizerFile: ModelFile = {
+    url: new URL(tokenizer, base).href,
+    cache: MODEL_CACHES.model,
+    kind: 'tokenizer',
+  };
+  const tokenizerSri = sri(entry, 'tokenizer', tokenizer);
+  if (tokenizerSri) tokenizerFile.integrity = tokenizerSri;
+  files.push(tokenizerFile);
+  for (const record of weights.records ?? []) {
+    if (typeof record.dataPath !== 'string') continue;
+    const shard: ModelFile = {
+      url: new URL(record.dataPath, weightsUrl).href,
+      cache: MODEL_CACHES.model,
+      kind: 'shard',
+    };
+    if (typeof record.nbytes === 'number') shard.bytes = record.nbytes;
+    files.push(shard);
+  }
+  files.push(libFile);
+  return { files, complete: true };
+}
+
+/** Reads the model's JSON manifests from the caches. */
+export function cachedJson(caches: CacheStorageLike): JsonSource {
+  return async (file) => {
+    const response = await (await caches.open(file.cache)).match(file.url);
+    if (!response) return undefined;
+    try {
+      return await response.json();
+    } catch {
+      return undefined;
+    }
+  };
 }
 
 /**
@@ -63,48 +170,10 @@ export async function missingFiles(
   appUrl: string,
   caches: CacheStorageLike,
 ): Promise<string[]> {
-  const base = modelBaseUrl(entry, appUrl);
+  const { files } = await planFiles(entry, appUrl, cachedJson(caches));
   const missing: string[] = [];
-  let chatConfigUrl = new URL('mlc-chat-config.json', base).href;
-  let weightsUrl = new URL('tensor-cache.json', base).href;
-  if (entry.model_manifest) {
-    const manifestUrl = new URL(entry.model_manifest, base).href;
-    const manifest = (await readJson(caches, WEBLLM_CACHES.config, manifestUrl)) as
-      { chat_config?: string; weights?: { manifest?: string } } | undefined;
-    if (!manifest) return [manifestUrl];
-    chatConfigUrl = new URL(manifest.chat_config ?? 'mlc-chat-config.json', base).href;
-    weightsUrl = new URL(manifest.weights?.manifest ?? 'tensor-cache.json', base).href;
-  }
-  const config = (await readJson(caches, WEBLLM_CACHES.config, chatConfigUrl)) as
-    { tokenizer_files?: string[] } | undefined;
-  if (!config) missing.push(chatConfigUrl);
-
-  const modelCache = await caches.open(WEBLLM_CACHES.model);
-  // WebLLM reads tokenizer.json when the config lists it, else tokenizer.model.
-  const files = config?.tokenizer_files ?? [];
-  const tokenizer = files.includes('tokenizer.json')
-    ? 'tokenizer.json'
-    : files.includes('tokenizer.model')
-      ? 'tokenizer.model'
-      : undefined;
-  if (config && tokenizer === undefined) missing.push(new URL('tokenizer.json', base).href);
-  if (tokenizer) {
-    const url = new URL(tokenizer, base).href;
-    if (!(await modelCache.match(url))) missing.push(url);
-  }
-
-  const weights = (await readJson(caches, WEBLLM_CACHES.model, weightsUrl)) as
-    { records?: { dataPath?: string }[] } | undefined;
-  if (!weights) missing.push(weightsUrl);
-  for (const record of weights?.records ?? []) {
-    if (typeof record.dataPath !== 'string') continue;
-    const url = new URL(record.dataPath, weightsUrl).href;
-    if (!(await modelCache.match(url))) missing.push(url);
-  }
-
-  const lib = modelLibUrl(entry, appUrl);
-  if (webllmCachesLib(lib) && !(await (await caches.open(WEBLLM_CACHES.wasm)).match(lib))) {
-    missing.push(lib);
+  for (const file of files) {
+    if (!(await (await caches.open(file.cache)).match(file.url))) missing.push(file.url);
   }
   return missing;
 }

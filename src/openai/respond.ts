@@ -25,6 +25,16 @@ export function jsonHeaders(requestId: string, extra: Record<string, string> = {
   });
 }
 
+/** The headers of an SSE stream: never cached, never buffered by a proxy. */
+export function sseHeaders(requestId: string): Headers {
+  return new Headers({
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    'x-accel-buffering': 'no',
+    'x-request-id': requestId,
+  });
+}
+
 /** A JSON response. */
 export function jsonResponse(
   body: unknown,

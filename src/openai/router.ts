@@ -3,18 +3,18 @@
  * The whole `/v1` API as one `Request → Response` function: route (404, 405), then auth (401),
  * then the endpoint. Every response, success or error, carries an `x-request-id`.
  */
-import type { ChatBackend, ModelBackend } from './backend';
+import type { ChatBackend } from './backend';
 import { BODY_LIMIT } from './body';
 import { handleChatCompletions } from './chat';
-import { loadModel, parseModelPath } from './manage';
+import { modelEndpoints, unloadModel, type ManagingBackend } from './manage';
 import { OpenAIError } from './errors';
 import { modelObject, type ModelDirectory } from './models';
 import { errorResponse, jsonResponse, newRequestId } from './respond';
 
 /** Everything the API depends on. */
 export interface ApiOptions {
-  /** A `ModelBackend` also gets the model-management endpoints. */
-  backend: ChatBackend | ModelBackend;
+  /** A backend that can load models also gets the model endpoints it can serve. */
+  backend: ChatBackend | ManagingBackend;
   models: ModelDirectory;
   /** Whether a bearer key may use the API (DESIGN §3: any non-empty key by default). */
   authorize?: (key: string) => boolean | Promise<boolean>;
@@ -55,7 +55,7 @@ interface Call {
 
 type Handler = (call: Call) => Promise<Response>;
 interface Route {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   /** Path after `{base}v1/`; a trailing `*` takes the rest, which the handler receives. */
   path: string;
   handler: Handler;
@@ -121,25 +121,23 @@ export function createApi(options: ApiOptions): Api {
   }
   const { backend } = options;
   if ('load' in backend) {
-    const manageDeps = {
+    const answer = modelEndpoints({
       backend,
       models: options.models,
       firstTokenTimeoutMs: chatDeps.firstTokenTimeoutMs,
-    };
-    routes.push({
-      method: 'POST',
-      path: 'hearth/models/*',
-      handler: async ({ requestId, rest, request }) => {
-        const target = parseModelPath(rest);
-        if (target?.action !== 'load') {
-          throw new OpenAIError(
-            'unknown_url',
-            `Unknown request URL: ${request.method} /v1/hearth/models/${rest}.`,
-          );
-        }
-        return loadModel(manageDeps, target.id, requestId);
-      },
     });
+    const handler: Handler = ({ request, rest, requestId }) => answer(request, rest, requestId);
+    for (const method of ['GET', 'POST', 'DELETE'] as const) {
+      routes.push({ method, path: 'hearth/models/*', handler });
+    }
+    const { unload } = backend;
+    if (unload) {
+      routes.push({
+        method: 'POST',
+        path: 'hearth/unload',
+        handler: ({ requestId }) => unloadModel({ unload: () => unload.call(backend) }, requestId),
+      });
+    }
   }
   if (catalog) {
     routes.push({

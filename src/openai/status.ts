@@ -4,6 +4,8 @@
  * the `hearth:status` BroadcastChannel whenever it changes, for every tab of the origin.
  */
 
+import type { DownloadProgress } from './downloads';
+
 /** The BroadcastChannel on which the host publishes its `HostStatus`. */
 export const STATUS_CHANNEL = 'hearth:status';
 
@@ -25,6 +27,13 @@ export interface HostStatus {
     decode_tokens_per_s: number;
     time_to_first_token_s: number;
   } | null;
+  /** Downloads under way (they run in the host, whichever tab started them). */
+  downloads: DownloadProgress[];
+  /**
+   * Models that were downloaded and have lost files since (the browser evicts storage that is
+   * not persisted when the disk runs low), with what is gone: they need downloading again.
+   */
+  evicted_models: Record<string, string>;
   /** Requests running (0 or 1) and waiting behind it. */
   queue: { running: number; waiting: number };
   /** Request ports the engine worker holds open: requests that have not ended. */

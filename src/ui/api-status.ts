@@ -4,6 +4,7 @@
  * an SDK. A placeholder for the chat UI, which is its own piece of work.
  */
 import { css, html, LitElement, nothing, type PropertyValues } from 'lit';
+import { ECHO_MODEL_ID } from '../openai/models';
 import { STATUS_CHANNEL, type HostStatus, type StatusMessage } from '../openai/status';
 import { listModels, sdkBaseUrl } from './api-client';
 
@@ -11,6 +12,9 @@ import { listModels, sdkBaseUrl } from './api-client';
 export type TabRole = 'starting' | 'waiting' | 'host' | 'refused' | 'unsupported' | 'uncontrolled';
 
 type ApiState = 'checking' | 'ready' | 'failed';
+
+/** Whether the origin's storage is persistent: `unknown` until asked. */
+type Persistence = 'unknown' | 'persisted' | 'best-effort' | 'unsupported';
 
 const ROLE_TEXT: Record<TabRole, string> = {
   starting: 'Starting…',
@@ -34,6 +38,7 @@ export class ApiStatus extends LitElement {
     models: { state: true },
     error: { state: true },
     host: { state: true },
+    persistence: { reflect: true },
   };
 
   static override styles = css`
@@ -62,7 +67,10 @@ export class ApiStatus extends LitElement {
   declare private error: string;
   /** The host's status as it last published it. */
   declare private host: HostStatus | null;
+  /** Whether downloaded models are safe from eviction; reflected for tests and styling. */
+  declare persistence: Persistence;
   #channel: BroadcastChannel | undefined;
+  #persistRequested = false;
 
   constructor() {
     super();
@@ -72,13 +80,18 @@ export class ApiStatus extends LitElement {
     this.models = [];
     this.error = '';
     this.host = null;
+    this.persistence = 'unknown';
   }
 
   override connectedCallback(): void {
     super.connectedCallback();
     this.#channel = new BroadcastChannel(STATUS_CHANNEL);
     this.#channel.addEventListener('message', (event: MessageEvent<StatusMessage>) => {
-      if (event.data.type === 'status') this.host = event.data.status;
+      if (event.data.type !== 'status') return;
+      this.host = event.data.status;
+      // Once a model is on the device, it is worth keeping: ask once per page load.
+      const hasModel = this.host.models.some((m) => m !== ECHO_MODEL_ID);
+      if (hasModel && !this.#persistRequested) void this.requestPersistence();
     });
     this.#channel.postMessage({ type: 'status/wanted' } satisfies StatusMessage);
   }
@@ -92,6 +105,22 @@ export class ApiStatus extends LitElement {
     if (changed.has('role') && (this.role === 'host' || this.role === 'waiting')) {
       void this.check();
     }
+  }
+
+  /**
+   * Asks the browser not to evict the origin's storage (the downloaded models). Only a page can
+   * ask; Chromium answers from its heuristics (an installed app, a bookmark, engagement), Firefox
+   * asks the user. Asked when a model is on the device and again after installation.
+   */
+  async requestPersistence(): Promise<void> {
+    this.#persistRequested = true;
+    const storage = navigator.storage as StorageManager | undefined;
+    if (!storage?.persist) {
+      this.persistence = 'unsupported';
+      return;
+    }
+    const persisted = (await storage.persisted()) || (await storage.persist());
+    this.persistence = persisted ? 'persisted' : 'best-effort';
   }
 
   /** Asks the API for its models. */
@@ -114,9 +143,27 @@ export class ApiStatus extends LitElement {
           : html`<p>Checking the API…</p>`;
     return html`
       <p>${ROLE_TEXT[this.role]} ${this.detail}</p>
-      ${api} ${this.renderHost()}
+      ${api} ${this.renderHost()} ${this.renderStorage()}
       <p>SDK base URL: <code>${sdkBaseUrl()}</code></p>
     `;
+  }
+
+  private renderStorage() {
+    switch (this.persistence) {
+      case 'unknown':
+        return nothing;
+      case 'persisted':
+        return html`<p class="storage">
+          Storage is persistent: the browser will not evict the downloaded models.
+        </p>`;
+      case 'best-effort':
+        return html`<p class="storage">
+          Storage is best-effort: the browser may evict downloaded models when the disk runs low.
+          Installing Hearth (or bookmarking it) usually makes it persistent.
+        </p>`;
+      case 'unsupported':
+        return html`<p class="storage">This browser cannot make storage persistent.</p>`;
+    }
   }
 
   private renderHost() {

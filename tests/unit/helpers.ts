@@ -19,6 +19,8 @@ export function echoStack(options: Partial<ApiOptions> & { maxWaiting?: number }
       loaded_model: queue.loadedModel,
       loading: null,
       failing_models: {},
+      downloads: [],
+      evicted_models: {},
       last_speed: null,
       queue: queue.counts,
     }),

@@ -39,6 +39,8 @@ function bridgeTo(backend: ChatBackend) {
       loaded_model: null,
       loading: null,
       failing_models: {},
+      downloads: [],
+      evicted_models: {},
       last_speed: null,
       queue: { running: 0, waiting: 0 },
     }),

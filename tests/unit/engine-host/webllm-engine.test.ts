@@ -67,6 +67,11 @@ class FakeMLC {
   interruptGenerate() {
     this.interrupts += 1;
   }
+  unloads = 0;
+  async unload() {
+    this.unloads += 1;
+    this.loadedModelIdToPipeline.clear();
+  }
   chat = {
     completions: {
       create: async (body: {
@@ -127,6 +132,10 @@ function setup(options: { losses?: Record<string, number> } = {}) {
       configs.push(appConfig);
       return fake as unknown as MLCEngineLike;
     },
+    hasModelInCache: async (model, appConfig) => {
+      configs.push(appConfig);
+      return model === MODEL;
+    },
   });
   return { engine, fake, configs, losses };
 }
@@ -178,6 +187,28 @@ describe('WebLLMEngine', () => {
     expect(phases).toEqual(['fetch']);
     expect(engine.isLoaded(MODEL)).toBe(true);
     expect(engine.loading).toBeNull();
+  });
+
+  it('unloads the model after the load under way, and is loaded no more', async () => {
+    const { engine, fake } = setup();
+    await engine.unload();
+    expect(fake.unloads).toBe(0); // nothing was loaded
+    let release: () => void = () => undefined;
+    fake.reloadGate = new Promise((resolve) => (release = resolve));
+    const load = engine.load(MODEL);
+    const unload = engine.unload();
+    release();
+    await Promise.all([load, unload]);
+    expect(fake.unloads).toBe(1);
+    expect(engine.loadedModel).toBeNull();
+    expect(engine.isLoaded(MODEL)).toBe(false);
+  });
+
+  it('asks WebLLM’s own hasModelInCache with the engine’s app config', async () => {
+    const { engine, configs } = setup();
+    expect(await engine.hasModelInCache(MODEL)).toBe(true);
+    expect(await engine.hasModelInCache('acme/local')).toBe(false);
+    expect(configs[0]?.model_list.map((m) => m.model_id)).toEqual([MODEL, 'acme/local']);
   });
 
   it('says which model failed to load, and why', async () => {

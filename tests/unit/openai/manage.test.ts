@@ -119,7 +119,9 @@ describe('parseModelPath', () => {
   it.each([
     ['acme/slow/load', { id: 'acme/slow', action: 'load' }],
     ['acme%2Fslow/load', { id: 'acme/slow', action: 'load' }],
-    ['acme/slow', undefined],
+    ['acme/slow', { id: 'acme/slow', action: '' }],
+    ['acme%2Fslow', { id: 'acme/slow', action: '' }],
+    ['acme', undefined],
     ['a/b/c/load', undefined],
     ['%E0%A4%A/load', undefined],
   ])('reads %s', (rest, expected) => {

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { catalogEntry } from '../../../src/openai/catalog';
-import { missingFiles, modelBaseUrl, type CacheStorageLike } from '../../../src/openai/on-device';
+import {
+  missingFiles,
+  modelBaseUrl,
+  planFiles,
+  type CacheStorageLike,
+} from '../../../src/openai/on-device';
 
 /** CacheStorage as a map of cache name → url → body. */
 function fakeCaches(contents: Record<string, Record<string, unknown>>): CacheStorageLike {
@@ -85,12 +90,77 @@ describe('missingFiles', () => {
     );
   });
 
-  it('does not expect a library on localhost in the cache: WebLLM never caches those', async () => {
+  it('expects a library on localhost in Hearth’s own cache, since WebLLM never caches those', async () => {
     const local = catalogEntry(
       { model: 'models/smol', model_id: 'smol', model_lib: 'models/smol.wasm' },
       { owner: 'acme', source: 'self-hosted', tools: false },
     );
-    const missing = await missingFiles(local, 'http://localhost:4173/', fakeCaches({}));
-    expect(missing).not.toContain('http://localhost:4173/models/smol.wasm');
+    const lib = 'http://localhost:4173/models/smol.wasm';
+    const config = 'http://localhost:4173/models/smol/resolve/main/';
+    const caches = {
+      'webllm/config': {
+        [`${config}mlc-chat-config.json`]: { tokenizer_files: ['tokenizer.json'] },
+      },
+      'webllm/model': {
+        [`${config}tensor-cache.json`]: { records: [] },
+        [`${config}tokenizer.json`]: '{}',
+      },
+    } as Record<string, Record<string, unknown>>;
+    expect(await missingFiles(local, 'http://localhost:4173/', fakeCaches(caches))).toEqual([lib]);
+    caches['hearth/files'] = { [lib]: 'x' };
+    expect(await missingFiles(local, 'http://localhost:4173/', fakeCaches(caches))).toEqual([]);
+  });
+
+  it('plans the files of a model with a package manifest from that manifest', async () => {
+    const packaged = catalogEntry(
+      {
+        model: 'https://hf.example/g',
+        model_id: 'g',
+        model_lib: 'https://libs.example/g.wasm',
+        model_manifest: 'mlc-model-manifest.json',
+      },
+      { owner: 'mlc-ai', source: 'prebuilt', tools: false },
+    );
+    const base = 'https://hf.example/g/resolve/main/';
+    const { files } = await planFiles(packaged, APP, async (file) =>
+      file.kind === 'manifest'
+        ? { chat_config: 'chat.json', weights: { manifest: 'w/tensor-cache.json' } }
+        : file.kind === 'config'
+          ? { tokenizer_files: ['tokenizer.model'] }
+          : { records: [{ dataPath: 's0.bin', nbytes: 10 }] },
+    );
+    expect(files.map((f) => [f.kind, f.url, f.cache, f.bytes])).toEqual([
+      ['manifest', `${base}mlc-model-manifest.json`, 'webllm/config', undefined],
+      ['config', `${base}chat.json`, 'webllm/config', undefined],
+      ['weights-manifest', `${base}w/tensor-cache.json`, 'webllm/model', undefined],
+      ['tokenizer', `${base}tokenizer.model`, 'webllm/model', undefined],
+      ['shard', `${base}w/s0.bin`, 'webllm/model', 10],
+      ['library', 'https://libs.example/g.wasm', 'webllm/wasm', undefined],
+    ]);
+  });
+
+  it('carries the catalogue’s SRI hashes to the files they cover', async () => {
+    const pinned = catalogEntry(
+      {
+        model: 'https://hf.example/p',
+        model_id: 'p',
+        model_lib: 'https://libs.example/p.wasm',
+        integrity: {
+          config: 'sha256-AAA',
+          model_lib: 'sha256-BBB',
+          tokenizer: { 'tokenizer.json': 'sha256-CCC' },
+        },
+      },
+      { owner: 'mlc-ai', source: 'prebuilt', tools: false },
+    );
+    const { files } = await planFiles(pinned, APP, async (file) =>
+      file.kind === 'config' ? { tokenizer_files: ['tokenizer.json'] } : { records: [] },
+    );
+    expect(Object.fromEntries(files.map((f) => [f.kind, f.integrity]))).toEqual({
+      config: 'sha256-AAA',
+      'weights-manifest': undefined,
+      tokenizer: 'sha256-CCC',
+      library: 'sha256-BBB',
+    });
   });
 });

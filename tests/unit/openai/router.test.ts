@@ -113,6 +113,8 @@ describe('routes', () => {
       loaded_model: null,
       loading: null,
       failing_models: {},
+      downloads: [],
+      evicted_models: {},
       last_speed: null,
       queue: { running: 0, waiting: 0 },
       open_ports: 0,

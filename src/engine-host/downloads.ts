@@ -1,0 +1,376 @@
+/**
+ * @module
+ * Model downloads as jobs of the host's engine worker, not of any request: they run while pages
+ * come and go, every tab sees them, and a new host resumes the ones its predecessor left. Files
+ * go into the caches WebLLM reads, under the keys it looks up, one whole file at a time, so an
+ * interrupted download resumes at the first file it lacks. A model is downloaded only when every
+ * file is there; a full disk fails the download and frees what it had stored.
+ */
+import type { CatalogEntry } from '../openai/catalog';
+import type { DownloadProgress } from '../openai/downloads';
+import { OpenAIError } from '../openai/errors';
+import { cachedJson, missingFiles, planFiles, type ModelFile } from '../openai/on-device';
+import type { ModelSet } from './engine-db';
+
+/** The part of `Cache` the downloads use. */
+export interface CacheLike {
+  match(request: string): Promise<Response | undefined>;
+  put(request: string, response: Response): Promise<void>;
+  delete(request: string): Promise<boolean>;
+}
+
+/** The part of `CacheStorage` the downloads use. */
+export interface DownloadCaches {
+  open(cacheName: string): Promise<CacheLike>;
+}
+
+/** What the downloads need from the worker. */
+export interface DownloadOptions {
+  catalog: readonly CatalogEntry[];
+  appUrl: string;
+  caches: DownloadCaches;
+  fetch: (url: string, init: { signal: AbortSignal }) => Promise<Response>;
+  /** Downloads under way, kept so that a new host resumes them. */
+  pending: ModelSet;
+  /** Models downloaded, kept so that one lost to eviction is noticed. */
+  downloaded: ModelSet;
+  /** Told whenever a download makes progress (at most every `progressMs`). */
+  onChange: () => void;
+  /** Told when a download ends, however it ends. */
+  onEnd?: (progress: DownloadProgress) => void;
+  /** Tries per file before the download fails (network errors and 5xx only). */
+  attempts?: number;
+  /** Pause before the first retry; it doubles each time. */
+  retryMs?: number;
+  progressMs?: number;
+  /** Files fetched at once (WebLLM fetches four shards at a time). */
+  parallel?: number;
+}
+
+/** A failure that retrying cannot mend. */
+class Permanent extends Error {}
+
+const isQuotaError = (err: unknown) =>
+  err instanceof DOMException
+    ? err.name === 'QuotaExceededError'
+    : err instanceof Error && err.name === 'QuotaExceededError';
+
+/** `sha256-…`, `sha384-…` or `sha512-…` of `data`, to compare with an SRI string. */
+async function sriOf(algorithm: string, data: ArrayBuffer): Promise<string> {
+  const name = { sha256: 'SHA-256', sha384: 'SHA-384', sha512: 'SHA-512' }[algorithm];
+  if (!name) throw new Permanent(`unknown integrity algorithm ${algorithm}`);
+  const digest = new Uint8Array(await crypto.subtle.digest(name, data));
+  let binary = '';
+  for (const byte of digest) binary += String.fromCharCode(byte);
+  return `${algorithm}-${btoa(binary)}`;
+}
+
+/** A stored file's size: its `content-length`, or its bytes counted. */
+async function sizeOf(response: Response): Promise<number> {
+  const length = Number(response.headers.get('content-length'));
+  return length > 0 ? length : (await response.arrayBuffer()).byteLength;
+}
+
+/** Adds a file's size to the total once (a retried or resumed file counts once). */
+function countTotal(job: Job, url: string, bytes: number): void {
+  if (job.progress.bytes_total === null || job.sized.has(url)) return;
+  job.sized.add(url);
+  job.progress.bytes_total += bytes;
+}
+
+/** One download. */
+class Job {
+  readonly progress: DownloadProgress;
+  readonly abort = new AbortController();
+  readonly listeners = new Set<(progress: DownloadProgress) => void>();
+  /** Files whose size is in `bytes_total` already (a retried file counts once). */
+  readonly sized = new Set<string>();
+  /** Files stored or found by this download, and counted in `bytes_done`. */
+  readonly stored = new Set<string>();
+  done: Promise<void> = Promise.resolve();
+  #lastReport = 0;
+  #reportScheduled = false;
+
+  constructor(
+    model: string,
+    readonly progressMs: number,
+    readonly onChange: () => void,
+  ) {
+    this.progress = {
+      object: 'hearth.download',
+      model,
+      phase: 'queued',
+      bytes_done: 0,
+      bytes_total: null,
+      files_done: 0,
+      files_total: null,
+      file: null,
+    };
+  }
+
+  /** Tells the listeners; byte counts at most every `progressMs`, phases at once. */
+  report(now = false): void {
+    const due = now || Date.now() - this.#lastReport >= this.progressMs;
+    if (!due) {
+      if (this.#reportScheduled) return;
+      this.#reportScheduled = true;
+      setTimeout(() => {
+        this.#reportScheduled = false;
+        this.report(true);
+      }, this.progressMs);
+      return;
+    }
+    this.#lastReport = Date.now();
+    const snapshot = { ...this.progress };
+    for (const listener of this.listeners) listener(snapshot);
+    this.onChange();
+  }
+}
+
+/** The downloads of one engine worker. */
+export class Downloads {
+  readonly #options: DownloadOptions;
+  readonly #byId: Map<string, CatalogEntry>;
+  readonly #jobs = new Map<string, Job>();
+
+  constructor(options: DownloadOptions) {
+    this.#options = options;
+    this.#byId = new Map(options.catalog.map((e) => [e.id, e]));
+  }
+
+  /** The downloads under way, for the host's status. */
+  get active(): DownloadProgress[] {
+    return [...this.#jobs.values()].map((job) => ({ ...job.progress }));
+  }
+
+  /**
+   * Starts downloading `model`, or joins the download under way; `listener` hears every report
+   * until the end, the current one first. Returns how to stop listening (which does not stop the
+   * download).
+   */
+  start(model: string, listener?: (progress: DownloadProgress) => void): () => void {
+    const entry = this.#byId.get(model);
+    if (!entry) throw new OpenAIError('model_not_found', `The model '${model}' does not exist.`);
+    let job = this.#jobs.get(model);
+    if (!job) {
+      const created = new Job(model, this.#options.progressMs ?? 100, this.#options.onChange);
+      this.#jobs.set(model, created);
+      job = created;
+      created.done = this.#run(entry, created).finally(() => {
+        this.#jobs.delete(model);
+        created.report(true);
+        created.listeners.clear();
+        this.#options.onEnd?.({ ...created.progress });
+        this.#options.onChange();
+      });
+    }
+    if (!listener) return () => undefined;
+    const joined = job;
+    joined.listeners.add(listener);
+    listener({ ...joined.progress });
+    return () => joined.listeners.delete(listener);
+  }
+
+  /** Stops the download of `model`; its complete files stay, for a later resume. */
+  cancel(model: string): Promise<void> {
+    const job = this.#jobs.get(model);
+    if (!job) return Promise.resolve();
+    job.abort.abort();
+    return job.done;
+  }
+
+  /** Resumes the downloads a previous host left unfinished. */
+  async resume(): Promise<void> {
+    for (const model of await this.#options.pending.list()) {
+      if (this.#byId.has(model)) this.start(model);
+      else await this.#options.pending.delete(model);
+    }
+  }
+
+  async #run(entry: CatalogEntry, job: Job): Promise<void> {
+    const { pending, downloaded } = this.#options;
+    const progress = job.progress;
+    await pending.add(entry.id);
+    try {
+      progress.phase = 'manifest';
+      job.report(true);
+      const { files } = await planFiles(entry, this.#options.appUrl, async (file) => {
+        await this.#fetchFile(file, job);
+        return cachedJson(this.#options.caches)(file);
+      });
+      progress.phase = 'files';
+      progress.files_total = files.length;
+      progress.bytes_total = this.#knownBytes(files, progress.bytes_done);
+      await this.#fetchAll(files, job);
+      progress.phase = 'verify';
+      progress.file = null;
+      job.report(true);
+      const missing = await missingFiles(entry, this.#options.appUrl, this.#options.caches);
+      if (missing.length > 0) {
+        throw new OpenAIError(
+          'engine_error',
+          `Files still missing after the download: ${missing.join(', ')}`,
+        );
+      }
+      progress.phase = 'done';
+      // A manifest that misstates a shard's size must not leave the total below what came.
+      progress.bytes_total = Math.max(progress.bytes_total ?? 0, progress.bytes_done);
+      await downloaded.add(entry.id);
+      await pending.delete(entry.id);
+    } catch (err) {
+      if (job.abort.signal.aborted) {
+        progress.phase = 'cancelled';
+        await pending.delete(entry.id);
+        return;
+      }
+      progress.phase = 'failed';
+      let error: OpenAIError;
+      if (isQuotaError(err)) {
+        // Nothing half-stored: a full disk gets its space back, and the model is not on the device.
+        await this.remove(entry);
+        error = new OpenAIError(
+          'storage_full',
+          `The device's storage is full: ${entry.id} could not be downloaded, and what it had stored was removed to free the space.`,
+        );
+      } else if (err instanceof OpenAIError) {
+        error = err;
+      } else {
+        const detail = err instanceof Error ? err.message : String(err);
+        error = new OpenAIError('engine_error', `Downloading ${entry.id} failed: ${detail}`);
+      }
+      progress.error = error.toBody().error;
+      // A failed download is not retried by the next host: the user (or code) starts it again.
+      await pending.delete(entry.id);
+    }
+  }
+
+  /** The bytes known so far: the shards' sizes from the manifest, and what is already counted. */
+  #knownBytes(files: readonly ModelFile[], counted: number): number {
+    return counted + files.reduce((n, f) => n + (f.kind === 'shard' ? (f.bytes ?? 0) : 0), 0);
+  }
+
+  /**
+   * Fetches the files the caches lack, a few at a time. When one fails for good, the others are
+   * stopped, and only once all have settled does the failure go on: nothing is stored after the
+   * download has ended (a full disk's cleanup must not race a file still arriving).
+   */
+  async #fetchAll(files: readonly ModelFile[], job: Job): Promise<void> {
+    const queue = [...files];
+    const stop = new AbortController();
+    const signal = AbortSignal.any([job.abort.signal, stop.signal]);
+    let failure: { error: unknown } | undefined;
+    const worker = async () => {
+      for (let file = queue.shift(); file && !signal.aborted; file = queue.shift()) {
+        try {
+          await this.#fetchFile(file, job, signal);
+        } catch (error) {
+          failure ??= { error };
+          stop.abort();
+          return;
+        }
+        job.progress.files_done += 1;
+        job.report();
+      }
+    };
+    await Promise.all(Array.from({ length: this.#options.parallel ?? 4 }, worker));
+    if (failure) throw failure.error;
+    job.abort.signal.throwIfAborted();
+  }
+
+  /** Puts one file in its cache, unless it is there; retries network failures. */
+  async #fetchFile(file: ModelFile, job: Job, signal = job.abort.signal): Promise<void> {
+    if (job.stored.has(file.url)) return; // a manifest, read while planning
+    const cache = await this.#options.caches.open(file.cache);
+    const cached = await cache.match(file.url);
+    if (cached) {
+      job.stored.add(file.url);
+      // Already on the device (a resumed download): its bytes count as done.
+      const size = file.kind === 'shard' ? (file.bytes ?? 0) : await sizeOf(cached);
+      if (file.kind !== 'shard') countTotal(job, file.url, size);
+      job.progress.bytes_done += size;
+      return;
+    }
+    const attempts = this.#options.attempts ?? 3;
+    let delay = this.#options.retryMs ?? 500;
+    for (let attempt = 1; ; attempt += 1) {
+      const counted = { bytes: 0 };
+      try {
+        await this.#store(file, cache, job, signal, counted);
+        job.stored.add(file.url);
+        return;
+      } catch (err) {
+        // The bytes of a failed attempt do not count: the file starts over.
+        job.progress.bytes_done -= counted.bytes;
+        if (signal.aborted || err instanceof Permanent || isQuotaError(err)) throw err;
+        if (attempt >= attempts) throw err;
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        signal.throwIfAborted();
+        delay *= 2;
+      }
+    }
+  }
+
+  async #store(
+    file: ModelFile,
+    cache: CacheLike,
+    job: Job,
+    signal: AbortSignal,
+    counted: { bytes: number },
+  ): Promise<void> {
+    const progress = job.progress;
+    progress.file = file.url;
+    job.report();
+    const response = await this.#options.fetch(file.url, { signal });
+    if (!response.ok || !response.body) {
+      const message = `${file.url} answered ${response.status} ${response.statusText}`.trim();
+      // A server error may pass; a missing file will not.
+      if (response.status >= 500) throw new Error(message);
+      throw new Permanent(message);
+    }
+    const length = Number(response.headers.get('content-length'));
+    // Shards are counted from the manifest; other files once their size is known.
+    if (file.kind !== 'shard' && length > 0) countTotal(job, file.url, length);
+    const headers: Record<string, string> = {
+      'content-type': response.headers.get('content-type') ?? 'application/octet-stream',
+    };
+    if (length > 0) headers['content-length'] = String(length);
+    if (file.integrity) {
+      // A model library is code: a file with an SRI hash is checked before it is kept.
+      const data = await response.arrayBuffer();
+      const algorithm = file.integrity.split('-', 1)[0] ?? '';
+      if ((await sriOf(algorithm, data)) !== file.integrity) {
+        throw new Permanent(`${file.url} does not match its integrity hash ${file.integrity}`);
+      }
+      progress.bytes_done += data.byteLength;
+      counted.bytes += data.byteLength;
+      await cache.put(file.url, new Response(data, { headers }));
+      return;
+    }
+    const counter = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        progress.bytes_done += chunk.byteLength;
+        counted.bytes += chunk.byteLength;
+        job.report();
+        controller.enqueue(chunk);
+      },
+    });
+    // The cache takes the body as it streams: a shard never sits whole in the worker's memory.
+    await cache.put(file.url, new Response(response.body.pipeThrough(counter), { headers }));
+  }
+
+  /** Removes every file of `entry` from the caches (its library only if no other model uses it). */
+  async remove(entry: CatalogEntry): Promise<void> {
+    const { caches, appUrl, catalog } = this.#options;
+    const { files } = await planFiles(entry, appUrl, cachedJson(caches));
+    for (const file of files) {
+      if (file.kind === 'library') {
+        const shared = catalog.some(
+          (e) => e.id !== entry.id && new URL(e.model_lib, appUrl).href === file.url,
+        );
+        if (shared) continue;
+      }
+      await (await caches.open(file.cache)).delete(file.url);
+    }
+    await this.#options.downloaded.delete(entry.id);
+  }
+}

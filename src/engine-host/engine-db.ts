@@ -1,0 +1,54 @@
+/**
+ * @module
+ * The engine worker's own IndexedDB: what outlives a host tab. GPU device losses per model (two
+ * mark it as failing), downloads under way (a new host resumes them), and the models that were
+ * downloaded (so that one lost to eviction is noticed, not assumed).
+ */
+import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
+
+interface Schema extends DBSchema {
+  'device-losses': {
+    key: string;
+    value: { model: string; losses: number; at: number; detail: string };
+  };
+  downloads: { key: string; value: { model: string; at: number } };
+  downloaded: { key: string; value: { model: string; at: number } };
+}
+
+let db: Promise<IDBPDatabase<Schema>> | undefined;
+
+/** The database, created on first use. */
+export function engineDb(): Promise<IDBPDatabase<Schema>> {
+  db ??= openDB<Schema>('hearth-engine', 2, {
+    upgrade(database, oldVersion) {
+      if (oldVersion < 1) database.createObjectStore('device-losses', { keyPath: 'model' });
+      if (oldVersion < 2) {
+        database.createObjectStore('downloads', { keyPath: 'model' });
+        database.createObjectStore('downloaded', { keyPath: 'model' });
+      }
+    },
+  });
+  return db;
+}
+
+/** A set of model ids kept in one of the stores. */
+export interface ModelSet {
+  add(model: string): Promise<void>;
+  delete(model: string): Promise<void>;
+  list(): Promise<string[]>;
+}
+
+/** The models of the `downloads` or `downloaded` store. */
+export function modelSet(store: 'downloads' | 'downloaded'): ModelSet {
+  return {
+    async add(model) {
+      await (await engineDb()).put(store, { model, at: Date.now() });
+    },
+    async delete(model) {
+      await (await engineDb()).delete(store, model);
+    },
+    async list() {
+      return (await engineDb()).getAllKeys(store);
+    },
+  };
+}

@@ -1,0 +1,156 @@
+/**
+ * @module
+ * The models on the device, as the engine worker manages them: downloads (jobs of their own),
+ * deletions and unloads (refused while requests use the model), what a model's files look like
+ * to Hearth and to WebLLM, and what was lost to eviction since the last host.
+ */
+import { Channel } from '../bridge/channel';
+import type { ChatOptions, ModelInspection, ModelService } from '../openai/backend';
+import type { CatalogEntry } from '../openai/catalog';
+import { finished, type DownloadProgress } from '../openai/downloads';
+import { OpenAIError } from '../openai/errors';
+import { missingFiles, type CacheStorageLike } from '../openai/on-device';
+import type { Downloads } from './downloads';
+import type { ModelSet } from './engine-db';
+import type { EngineQueue } from './queue';
+
+/** What the service drives. */
+export interface ModelServiceDeps {
+  catalog: readonly CatalogEntry[];
+  appUrl: string;
+  caches: CacheStorageLike;
+  downloads: Downloads;
+  queue: EngineQueue;
+  /** The WebLLM engine's part in it. */
+  engine: {
+    readonly loadedModel: string | null;
+    unload(): Promise<void>;
+    refresh(): Promise<void>;
+    hasModelInCache(model: string): Promise<boolean>;
+  };
+  /** Forgets a model's GPU device losses. */
+  forgetLosses(model: string): Promise<void>;
+  downloaded: ModelSet;
+  onChange: () => void;
+}
+
+function inUse(model: string): OpenAIError {
+  return new OpenAIError(
+    'model_in_use',
+    `Requests are using ${model}; try again when they are done.`,
+    { param: 'model' },
+  );
+}
+
+/** The engine worker's `ModelService`. */
+export class LocalModels implements ModelService {
+  readonly #deps: ModelServiceDeps;
+  readonly #byId: Map<string, CatalogEntry>;
+  #evicted: Record<string, string> = {};
+
+  constructor(deps: ModelServiceDeps) {
+    this.#deps = deps;
+    this.#byId = new Map(deps.catalog.map((e) => [e.id, e]));
+  }
+
+  /** Models that were downloaded and have lost files since, with what is gone. */
+  get evicted(): Readonly<Record<string, string>> {
+    return this.#evicted;
+  }
+
+  #entry(model: string): CatalogEntry {
+    const entry = this.#byId.get(model);
+    if (entry) return entry;
+    throw new OpenAIError(
+      'model_not_found',
+      `The model '${model}' is not one Hearth can download.`,
+      {
+        param: 'model',
+      },
+    );
+  }
+
+  download(model: string, { signal }: ChatOptions): Channel<DownloadProgress> {
+    const progress = new Channel<DownloadProgress>();
+    this.#entry(model);
+    const stop = this.#deps.downloads.start(model, (report) => {
+      progress.push(report);
+      if (!finished(report.phase)) return;
+      stop();
+      progress.close();
+    });
+    // Whoever listens may go; the download goes on.
+    signal.addEventListener('abort', () => {
+      stop();
+      progress.close();
+    });
+    return progress;
+  }
+
+  /** A download ended (whoever started it): a model that is complete now is no longer lost. */
+  async downloadEnded(progress: DownloadProgress): Promise<void> {
+    if (progress.phase === 'done') delete this.#evicted[progress.model];
+    await this.#deps.engine.refresh();
+  }
+
+  cancelDownload(model: string): Promise<void> {
+    return this.#deps.downloads.cancel(model);
+  }
+
+  async deleteModel(model: string): Promise<void> {
+    const entry = this.#entry(model);
+    if (this.#deps.queue.inUse(model)) throw inUse(model);
+    await this.#deps.downloads.cancel(model);
+    if (this.#deps.engine.loadedModel === model) await this.#deps.engine.unload();
+    await this.#deps.downloads.remove(entry);
+    await this.#deps.forgetLosses(model);
+    delete this.#evicted[model];
+    await this.#deps.engine.refresh();
+    this.#deps.onChange();
+  }
+
+  async unload(): Promise<void> {
+    const loaded = this.#deps.engine.loadedModel;
+    if (loaded === null) return;
+    if (this.#deps.queue.inUse(loaded)) throw inUse(loaded);
+    await this.#deps.engine.unload();
+    this.#deps.onChange();
+  }
+
+  async inspect(model: string): Promise<ModelInspection> {
+    const entry = this.#entry(model);
+    const { appUrl, caches, engine } = this.#deps;
+    return {
+      missing_files: await missingFiles(entry, appUrl, caches),
+      webllm_has_model_in_cache: await engine.hasModelInCache(model),
+      loaded: engine.loadedModel === model,
+      download: this.#deps.downloads.active.find((d) => d.model === model) ?? null,
+      evicted: this.#evicted[model] ?? null,
+    };
+  }
+
+  /**
+   * Compares what was downloaded with what is stored: a model whose files the browser evicted is
+   * reported, not assumed to be there. A model found complete is counted as downloaded, however
+   * it got there (a load fetches what is missing, too).
+   */
+  async reconcile(): Promise<void> {
+    const { downloaded, appUrl, caches, catalog } = this.#deps;
+    const before = new Set(await downloaded.list());
+    const evicted: Record<string, string> = {};
+    for (const entry of catalog) {
+      const missing = await missingFiles(entry, appUrl, caches);
+      if (missing.length === 0) {
+        if (!before.has(entry.id)) await downloaded.add(entry.id);
+      } else if (before.has(entry.id)) {
+        evicted[entry.id] =
+          `${missing.length} of its files are gone from the device (the browser may have evicted them to free space); download it again.`;
+      }
+      before.delete(entry.id);
+    }
+    // Models no longer in the catalogue are forgotten.
+    for (const model of before) await downloaded.delete(model);
+    this.#evicted = evicted;
+    this.#deps.onChange();
+  }
+}
