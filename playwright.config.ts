@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from '@playwright/test';
 import { CHROMIUM_ARGS, findChromium, NO_CHROMIUM_HELP } from './scripts/find-chromium.mjs';
 
@@ -9,6 +10,8 @@ const PORT = Number(process.env.E2E_PORT ?? 4179);
 /** The same app built for a sub-path, as on a GitHub Pages project site. */
 const SUBPATH_PORT = PORT + 1;
 const SUBPATH = '/hearth/';
+/** The test build's self-hosted catalogue: a model that tests/e2e/model-server.ts serves. */
+const MODELS_FILE = fileURLToPath(new URL('./tests/e2e/fixtures/models.json', import.meta.url));
 /** The build id of the test build, known so that a test can fake an older one. */
 export const E2E_BUILD = 'e2e-build';
 
@@ -53,7 +56,12 @@ export default defineConfig({
   webServer: [
     {
       command: 'node scripts/start.mjs',
-      env: { PORT: String(PORT), HEARTH_BUILD: E2E_BUILD },
+      env: {
+        PORT: String(PORT),
+        HEARTH_BUILD: E2E_BUILD,
+        HEARTH_OUT_DIR: 'dist-e2e',
+        HEARTH_MODELS_FILE: MODELS_FILE,
+      },
       url: `http://127.0.0.1:${PORT}/`,
       // A server left over from another run could serve a stale build.
       reuseExistingServer: false,

@@ -29,6 +29,8 @@ export interface CatalogModel {
   unavailable_reason?: string;
   /** Every file is on the device. */
   downloaded: boolean;
+  /** It was downloaded and has lost files since (evicted by the browser): why. */
+  evicted?: string;
   /** It is on the GPU now. */
   loaded: boolean;
   source: CatalogEntry['source'] | 'built-in';
@@ -45,7 +47,10 @@ export interface DeviceModelsOptions {
   /** This browser's WebGPU, as far as model fit goes. */
   gpu: () => Promise<GpuFacts>;
   /** The host's status, if there is a host (without waiting for one). */
-  host: () => Promise<Pick<HostStatus, 'loaded_model' | 'failing_models'> | null>;
+  host: () => Promise<Pick<
+    HostStatus,
+    'loaded_model' | 'failing_models' | 'evicted_models'
+  > | null>;
 }
 
 /** How long a "files are all there" answer is trusted before the caches are read again. */
@@ -135,6 +140,7 @@ export class DeviceModels implements ModelDirectory {
     for (const entry of this.#options.catalog) {
       // A model that lost the GPU device twice here is refused by the host: show why.
       const reason = host?.failing_models[entry.id] ?? unavailableReason(entry, gpu);
+      const evicted = host?.evicted_models[entry.id];
       models.push({
         id: entry.id,
         object: 'model',
@@ -146,6 +152,7 @@ export class DeviceModels implements ModelDirectory {
         available: reason === null,
         ...(reason !== null && { unavailable_reason: reason }),
         downloaded: await this.#downloaded(entry),
+        ...(evicted !== undefined && { evicted }),
         loaded: loaded === entry.id,
         source: entry.source,
         tools: entry.tools,

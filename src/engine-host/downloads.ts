@@ -212,18 +212,19 @@ export class Downloads {
           `Files still missing after the download: ${missing.join(', ')}`,
         );
       }
-      progress.phase = 'done';
       // A manifest that misstates a shard's size must not leave the total below what came.
       progress.bytes_total = Math.max(progress.bytes_total ?? 0, progress.bytes_done);
       await downloaded.add(entry.id);
       await pending.delete(entry.id);
+      // The final phase is set last, with nothing awaited after it: a report that goes out
+      // meanwhile must not announce an end whose details are not there yet.
+      progress.phase = 'done';
     } catch (err) {
       if (job.abort.signal.aborted) {
-        progress.phase = 'cancelled';
         await pending.delete(entry.id);
+        progress.phase = 'cancelled';
         return;
       }
-      progress.phase = 'failed';
       let error: OpenAIError;
       if (isQuotaError(err)) {
         // Nothing half-stored: a full disk gets its space back, and the model is not on the device.
@@ -238,9 +239,10 @@ export class Downloads {
         const detail = err instanceof Error ? err.message : String(err);
         error = new OpenAIError('engine_error', `Downloading ${entry.id} failed: ${detail}`);
       }
-      progress.error = error.toBody().error;
       // A failed download is not retried by the next host: the user (or code) starts it again.
       await pending.delete(entry.id);
+      progress.error = error.toBody().error;
+      progress.phase = 'failed';
     }
   }
 

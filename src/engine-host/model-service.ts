@@ -24,8 +24,12 @@ export interface ModelServiceDeps {
   /** The WebLLM engine's part in it. */
   engine: {
     readonly loadedModel: string | null;
+    /** The models whose every file is on the device, as of the last refresh. */
+    readonly models: readonly string[];
     unload(): Promise<void>;
     refresh(): Promise<void>;
+    /** Resolves once the refreshes asked for so far are done. */
+    settled(): Promise<void>;
     hasModelInCache(model: string): Promise<boolean>;
   };
   /** Forgets a model's GPU device losses. */
@@ -135,21 +139,26 @@ export class LocalModels implements ModelService {
    * it got there (a load fetches what is missing, too).
    */
   async reconcile(): Promise<void> {
-    const { downloaded, appUrl, caches, catalog } = this.#deps;
+    const { downloaded, appUrl, caches, engine } = this.#deps;
+    // The engine reads what is on the device as it starts: one pass over the catalogue serves both.
+    await engine.settled();
+    const present = new Set(engine.models);
     const before = new Set(await downloaded.list());
     const evicted: Record<string, string> = {};
-    for (const entry of catalog) {
-      const missing = await missingFiles(entry, appUrl, caches);
-      if (missing.length === 0) {
-        if (!before.has(entry.id)) await downloaded.add(entry.id);
-      } else if (before.has(entry.id)) {
-        evicted[entry.id] =
-          `${missing.length} of its files are gone from the device (the browser may have evicted them to free space); download it again.`;
-      }
-      before.delete(entry.id);
+    for (const model of present) {
+      if (!before.has(model)) await downloaded.add(model);
     }
-    // Models no longer in the catalogue are forgotten.
-    for (const model of before) await downloaded.delete(model);
+    for (const model of before) {
+      if (present.has(model)) continue;
+      const entry = this.#byId.get(model);
+      if (!entry) {
+        await downloaded.delete(model); // no longer in the catalogue
+        continue;
+      }
+      const missing = await missingFiles(entry, appUrl, caches);
+      evicted[model] =
+        `${missing.length} of its files are gone from the device (the browser may have evicted them to free space); download it again.`;
+    }
     this.#evicted = evicted;
     this.#deps.onChange();
   }

@@ -17,6 +17,7 @@ import {
   modelLibUrl,
   type CacheStorageLike,
 } from '../openai/on-device';
+import type { HostStatus } from '../openai/status';
 import type { ChatRequest } from '../openai/types';
 import { DeviceLosses, LOSSES_TO_FAIL } from './device-losses';
 import type { Engine, EngineOutput, LoadProgress } from './engine';
@@ -140,7 +141,9 @@ export class WebLLMEngine implements Engine {
   #loaded: string | null = null;
   #loading: { model: string; done: Promise<void> } | undefined;
   #progress: LoadState | null = null;
+  #loadError: HostStatus['load_error'] = null;
   #models: string[] = [];
+  #refreshed: Promise<void> = Promise.resolve();
   #failing: Record<string, string> = {};
   #lastSpeed: SpeedFigures | null = null;
   /** Rejects when the current device is lost; replaced at every load. */
@@ -176,6 +179,11 @@ export class WebLLMEngine implements Engine {
     return this.#progress;
   }
 
+  /** The last load that failed, until one succeeds. */
+  get loadError(): HostStatus['load_error'] {
+    return this.#loadError;
+  }
+
   /** Models marked as failing on this device, with why. */
   get failing(): Readonly<Record<string, string>> {
     return this.#failing;
@@ -194,12 +202,27 @@ export class WebLLMEngine implements Engine {
     return this.#loaded === model;
   }
 
-  /** Reads again which models are on the device and which are failing. */
-  async refresh(): Promise<void> {
+  /**
+   * Reads again which models are on the device and which are failing. Reads run one after
+   * another, so that an older one never overwrites what a newer one found.
+   */
+  refresh(): Promise<void> {
+    this.#refreshed = this.#refreshed.then(() => this.#read());
+    return this.#refreshed;
+  }
+
+  /** Resolves once the reads asked for so far are done. */
+  settled(): Promise<void> {
+    return this.#refreshed;
+  }
+
+  async #read(): Promise<void> {
     const { caches, appUrl } = this.#options;
     const present: string[] = [];
     for (const entry of this.#options.catalog) {
-      if ((await missingFiles(entry, appUrl, caches)).length === 0) present.push(entry.id);
+      if ((await missingFiles(entry, appUrl, caches).catch(() => ['?'])).length === 0) {
+        present.push(entry.id);
+      }
     }
     this.#models = present;
     this.#failing = await this.#losses.failing().catch(() => ({}));
@@ -250,6 +273,10 @@ export class WebLLMEngine implements Engine {
     this.#loading = { model, done };
     try {
       await done;
+      this.#loadError = null;
+    } catch (err) {
+      this.#loadError = { model, error: OpenAIError.from(err).toBody().error };
+      throw err;
     } finally {
       this.#loading = undefined;
       this.#progress = null;

@@ -84,6 +84,7 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
           models: engines.models,
           loaded_model: engines.loadedModel,
           loading: webllm.loading,
+          load_error: webllm.loadError,
           failing_models: { ...webllm.failing },
           last_speed: webllm.lastSpeed,
           downloads: downloads.active,

@@ -5,6 +5,7 @@
  */
 
 import type { DownloadProgress } from './downloads';
+import type { ErrorBody } from './errors';
 
 /** The BroadcastChannel on which the host publishes its `HostStatus`. */
 export const STATUS_CHANNEL = 'hearth:status';
@@ -19,6 +20,8 @@ export interface HostStatus {
   loaded_model: string | null;
   /** A model load in progress: the phase (`fetch`, `load`, `compile`) and how far (0–1) in it. */
   loading: { model: string; phase: string; progress: number; text: string } | null;
+  /** The last load that failed, and why; cleared by the next load that succeeds. */
+  load_error: { model: string; error: ErrorBody['error'] } | null;
   /** Models that lost the GPU device twice on this device, with why; they are refused. */
   failing_models: Record<string, string>;
   /** The engine's own speed figures for the last reply, for people. */

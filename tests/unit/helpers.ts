@@ -18,6 +18,7 @@ export function echoStack(options: Partial<ApiOptions> & { maxWaiting?: number }
       models: queue.models,
       loaded_model: queue.loadedModel,
       loading: null,
+      load_error: null,
       failing_models: {},
       downloads: [],
       evicted_models: {},

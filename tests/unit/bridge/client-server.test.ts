@@ -38,6 +38,7 @@ function bridgeTo(backend: ChatBackend) {
       models: [],
       loaded_model: null,
       loading: null,
+      load_error: null,
       failing_models: {},
       downloads: [],
       evicted_models: {},

@@ -14,6 +14,7 @@ import { catalogEntry, type GpuFacts } from '../../../src/openai/catalog';
 import type { DownloadProgress } from '../../../src/openai/downloads';
 import { createApi } from '../../../src/openai/router';
 import type { ChatRequest } from '../../../src/openai/types';
+import { missingFiles } from '../../../src/openai/on-device';
 import { DeviceModels } from '../../../sw/models';
 import { tinyModel } from '../../tiny-model';
 import { FakeNetwork, MemoryCaches, memorySet } from '../fake-storage';
@@ -54,7 +55,11 @@ class TinyEngine implements Engine {
     this.unloads += 1;
     this.loadedModel = null;
   }
-  async refresh() {}
+  async refresh() {
+    this.models = (await missingFiles(entry, APP, this.caches)).length === 0 ? [ID] : [];
+  }
+  async settled() {}
+  constructor(readonly caches: MemoryCaches) {}
   async hasModelInCache() {
     return false;
   }
@@ -71,7 +76,7 @@ class TinyEngine implements Engine {
 function setup(options: { downloaded?: string[] } = {}) {
   const caches = new MemoryCaches();
   const network = new FakeNetwork(model, BASE);
-  const engine = new TinyEngine();
+  const engine = new TinyEngine(caches);
   const queue = new EngineQueue([engine]);
   const downloaded = memorySet(...(options.downloaded ?? []));
   const ended: DownloadProgress[] = [];
@@ -107,6 +112,7 @@ function setup(options: { downloaded?: string[] } = {}) {
       models: queue.models,
       loaded_model: queue.loadedModel,
       loading: null,
+      load_error: null,
       failing_models: {},
       last_speed: null,
       downloads: downloads.active,
@@ -289,6 +295,7 @@ describe('the model endpoints, through the bridge', () => {
 
   it('reports a model that was downloaded and has lost files since, instead of assuming it', async () => {
     const t = setup({ downloaded: [ID] });
+    await t.engine.refresh();
     await t.models.reconcile();
     const status = await (await t.call('GET', 'status')).json();
     expect(status.evicted_models[ID]).toMatch(/files are gone from the device/);
@@ -305,6 +312,7 @@ describe('the model endpoints, through the bridge', () => {
     const t = setup();
     await progressOf(await t.call('POST', `models/${ID}/download`));
     t.downloaded.models.clear();
+    await t.engine.refresh();
     await t.models.reconcile();
     expect(t.downloaded.models).toEqual(new Set([ID]));
     t.close();

@@ -219,6 +219,10 @@ describe('WebLLMEngine', () => {
       message: `Loading ${MODEL} failed: TypeError: Failed to fetch`,
     });
     expect(engine.loadedModel).toBeNull();
+    expect(engine.loadError).toMatchObject({ model: MODEL, error: { code: 'engine_error' } });
+    fake.reloadError = undefined;
+    await engine.load(MODEL);
+    expect(engine.loadError).toBeNull();
   });
 
   it('streams tokens, counts every prompt token, and returns the stream to release WebLLM’s lock', async () => {

@@ -112,6 +112,7 @@ describe('routes', () => {
       models: ['hearth/echo'],
       loaded_model: null,
       loading: null,
+      load_error: null,
       failing_models: {},
       downloads: [],
       evicted_models: {},

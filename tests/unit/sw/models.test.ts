@@ -52,7 +52,11 @@ function cachesWith(entry: typeof f32): CacheStorageLike {
 }
 
 function directory(
-  host: { loaded_model: string | null; failing_models: Record<string, string> } | null = null,
+  host: {
+    loaded_model: string | null;
+    failing_models: Record<string, string>;
+    evicted_models: Record<string, string>;
+  } | null = null,
 ) {
   return new DeviceModels({
     catalog: [f32, f16],
@@ -94,11 +98,17 @@ describe('DeviceModels', () => {
     await expect(withF16.ensureReady(model, { files: false })).resolves.toBeUndefined();
   });
 
-  it('shows in the catalogue what is loaded, and a model marked as failing with why', async () => {
+  it('shows in the catalogue what is loaded, a model marked as failing with why, and one evicted', async () => {
     const catalog = await directory({
       loaded_model: f32.id,
       failing_models: { [f32.id]: 'lost the device twice' },
+      evicted_models: { [f16.id]: '3 of its files are gone' },
     }).catalog();
+    expect(catalog.find((m) => m.id === f16.id)).toMatchObject({
+      downloaded: false,
+      evicted: '3 of its files are gone',
+    });
+    expect(catalog.find((m) => m.id === f32.id)).not.toHaveProperty('evicted');
     expect(catalog.find((m) => m.id === f32.id)).toMatchObject({
       loaded: true,
       downloaded: true,
