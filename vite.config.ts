@@ -61,6 +61,8 @@ export default defineConfig(({ command }) => {
         manifest: false,
         injectManifest: {
           globPatterns: ['**/*.{js,css,html,svg,png,ico,webmanifest,json}'],
+          // Self-hosted models under public/models/ are downloaded on demand, not precached.
+          globIgnores: ['models/**'],
           // The engine worker's chunk grows past Workbox's 2 MiB default once WebLLM is in it.
           maximumFileSizeToCacheInBytes: 16 * 1024 * 1024,
           // The service worker's own build needs the catalogue too.

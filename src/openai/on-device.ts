@@ -33,6 +33,8 @@ export interface ModelFile {
   bytes?: number;
   /** Its SRI hash, when the catalogue gives one. */
   integrity?: string;
+  /** The catalogue's `integrity.onFailure: "warn"`: a mismatch is logged, not refused. */
+  integrityWarnOnly?: boolean;
   /** What it is, for progress reports. */
   kind: 'manifest' | 'config' | 'weights-manifest' | 'shard' | 'tokenizer' | 'library';
 }
@@ -61,12 +63,26 @@ export function webllmCachesLib(libUrl: string): boolean {
   return libUrl.startsWith('http') && !libUrl.includes('localhost');
 }
 
-/** The SRI of the catalogue's `integrity` for a key (`config`, `model_lib`, a tokenizer file). */
-function sri(entry: CatalogEntry, key: string, file?: string): string | undefined {
-  const integrity = entry.integrity as
-    { config?: string; model_lib?: string; tokenizer?: Record<string, string> } | undefined;
-  if (key === 'tokenizer') return file ? integrity?.tokenizer?.[file] : undefined;
-  return key === 'config' ? integrity?.config : integrity?.model_lib;
+/** WebLLM's `ModelIntegrity` (notes/webllm §6.1). */
+interface Integrity {
+  config?: string;
+  model_lib?: string;
+  tokenizer?: Record<string, string>;
+  onFailure?: 'error' | 'warn';
+}
+
+/** Sets the file's SRI from the catalogue's `integrity` for a key, when there is one. */
+function pin(file: ModelFile, entry: CatalogEntry, key: string, name?: string): void {
+  const integrity = entry.integrity as Integrity | undefined;
+  const hash =
+    key === 'tokenizer'
+      ? name && integrity?.tokenizer?.[name]
+      : key === 'config'
+        ? integrity?.config
+        : integrity?.model_lib;
+  if (!hash) return;
+  file.integrity = hash;
+  if (integrity?.onFailure === 'warn') file.integrityWarnOnly = true;
 }
 
 /**
@@ -97,8 +113,7 @@ export async function planFiles(
     weightsUrl = new URL(manifest.weights?.manifest ?? 'tensor-cache.json', base).href;
   }
   const configFile: ModelFile = { url: chatConfigUrl, cache: MODEL_CACHES.config, kind: 'config' };
-  const configSri = sri(entry, 'config');
-  if (configSri) configFile.integrity = configSri;
+  pin(configFile, entry, 'config');
   files.push(configFile);
   const weightsFile: ModelFile = {
     url: weightsUrl,
@@ -112,8 +127,7 @@ export async function planFiles(
     cache: webllmCachesLib(lib) ? MODEL_CACHES.wasm : MODEL_CACHES.files,
     kind: 'library',
   };
-  const libSri = sri(entry, 'model_lib');
-  if (libSri) libFile.integrity = libSri;
+  pin(libFile, entry, 'model_lib');
 
   const config = (await json(configFile)) as { tokenizer_files?: string[] } | undefined;
   const weights = (await json(weightsFile)) as
@@ -131,8 +145,7 @@ export async function planFiles(
     cache: MODEL_CACHES.model,
     kind: 'tokenizer',
   };
-  const tokenizerSri = sri(entry, 'tokenizer', tokenizer);
-  if (tokenizerSri) tokenizerFile.integrity = tokenizerSri;
+  pin(tokenizerFile, entry, 'tokenizer', tokenizer);
   files.push(tokenizerFile);
   for (const record of weights.records ?? []) {
     if (typeof record.dataPath !== 'string') continue;

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Downloads } from '../../../src/engine-host/downloads';
 import { catalogEntry, type CatalogEntry } from '../../../src/openai/catalog';
 import { finished, type DownloadProgress } from '../../../src/openai/downloads';
@@ -179,6 +179,17 @@ describe('Downloads', () => {
     expect(last.error!.message).toContain('does not match its integrity hash');
     expect(caches.has('webllm/wasm', `${BASE}lib/tiny.wasm`)).toBe(false);
     expect(downloaded.models.size).toBe(0);
+  });
+
+  it('keeps a library whose hash does not match when the catalogue says onFailure "warn", as WebLLM does', async () => {
+    const wrong = `sha256-${Buffer.alloc(32).toString('base64')}`;
+    const entry = entryOf({ integrity: { model_lib: wrong, onFailure: 'warn' } });
+    const { downloads, caches } = setup({ entries: [entry] });
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    expect((await follow(downloads)).at(-1)!.phase).toBe('done');
+    expect(caches.has('webllm/wasm', `${BASE}lib/tiny.wasm`)).toBe(true);
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining('does not match its integrity hash'));
+    warn.mockRestore();
   });
 
   it('reports a full disk as storage_full and leaves nothing of the model stored', async () => {
