@@ -44,3 +44,28 @@ test('makes every WebLLM model unavailable and answers chat with 503 webgpu_unav
     content: 'the echo engine still works',
   });
 });
+
+test('refuses to download a model this browser cannot run, before fetching anything', async ({
+  page,
+}) => {
+  await openApp(page);
+  const result = await page.evaluate(async (KEY) => {
+    const response = await fetch(
+      'v1/hearth/models/mlc-ai%2FSmolLM2-360M-Instruct-q4f32_1-MLC/download',
+      { method: 'POST', headers: KEY },
+    );
+    const status = (await (await fetch('v1/hearth/status', { headers: KEY })).json()) as {
+      downloads: unknown[];
+    };
+    return {
+      status: response.status,
+      error: (await response.json()).error,
+      downloads: status.downloads,
+    };
+  }, KEY);
+  expect(result).toMatchObject({
+    status: 503,
+    error: { code: 'webgpu_unavailable' },
+    downloads: [],
+  });
+});

@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { Engine, EngineOutput } from '../../../src/engine-host/engine';
 import { EngineQueue } from '../../../src/engine-host/queue';
+import { Channel } from '../../../src/bridge/channel';
+import { HostLostError, type ModelService } from '../../../src/openai/backend';
+import type { DownloadPhase, DownloadProgress } from '../../../src/openai/downloads';
 import { OpenAIError } from '../../../src/openai/errors';
 import { ECHO_MODEL, type ModelDirectory, type ModelInfo } from '../../../src/openai/models';
 import { parseModelPath } from '../../../src/openai/manage';
 import { createApi } from '../../../src/openai/router';
-import { chatRequest, echoBody, echoStack, URL_BASE } from '../helpers';
+import { chatRequest, echoBody, echoStack, sseData, URL_BASE } from '../helpers';
 
 /** An engine whose loads take `loadMs` and can be made to fail. */
 class SlowLoadEngine implements Engine {
@@ -126,5 +129,66 @@ describe('parseModelPath', () => {
     ['%E0%A4%A/load', undefined],
   ])('reads %s', (rest, expected) => {
     expect(parseModelPath(rest)).toEqual(expected);
+  });
+});
+
+describe('POST /v1/hearth/models/{org}/{name}/download', () => {
+  const progress = (phase: DownloadPhase): DownloadProgress => ({
+    object: 'hearth.download',
+    model: SLOW.id,
+    phase,
+    bytes_done: 0,
+    bytes_total: null,
+    files_done: 0,
+    files_total: null,
+    file: null,
+  });
+
+  /** A backend whose downloads play `scripts` in turn, each ending in an error or not. */
+  function downloading(scripts: { phases: DownloadPhase[]; error?: Error }[]) {
+    const calls: number[] = [];
+    const service: Pick<ModelService, 'download' | 'cancelDownload'> = {
+      download() {
+        const script = scripts[calls.length]!;
+        calls.push(calls.length);
+        const channel = new Channel<DownloadProgress>();
+        for (const phase of script.phases) channel.push(progress(phase));
+        if (script.error) channel.fail(script.error);
+        else channel.close();
+        return channel;
+      },
+      cancelDownload: async () => undefined,
+    };
+    const backend = Object.assign(new EngineQueue([new SlowLoadEngine(1)]), service);
+    return { api: createApi({ backend, models: directory() }), calls };
+  }
+
+  it('follows the download onto the next host when the one running it closes', async () => {
+    const { api, calls } = downloading([
+      { phases: ['files'], error: new HostLostError() },
+      { phases: ['files', 'done'] },
+    ]);
+    const events = await sseData(await api.fetch(post('/v1/hearth/models/acme/slow/download')));
+    expect(events.map((e) => (e as DownloadProgress).phase)).toEqual(['files', 'files', 'done']);
+    expect(calls).toHaveLength(2);
+  });
+
+  it('ends the stream with an error event when the download cannot go on', async () => {
+    const { api } = downloading([
+      { phases: ['files'], error: new OpenAIError('engine_error', 'the worker broke') },
+    ]);
+    const events = await sseData(await api.fetch(post('/v1/hearth/models/acme/slow/download')));
+    expect(events).toEqual([
+      progress('files'),
+      { error: expect.objectContaining({ code: 'engine_error', message: 'the worker broke' }) },
+    ]);
+  });
+
+  it('answers an error status when the download fails before its first report', async () => {
+    const { api } = downloading([
+      { phases: [], error: new OpenAIError('model_not_found', 'no such model') },
+    ]);
+    const response = await api.fetch(post('/v1/hearth/models/acme/slow/download'));
+    expect(response.status).toBe(404);
   });
 });
