@@ -175,6 +175,21 @@ export class ApiStatus extends LitElement {
       <code>${host.host.build}</code>) · loaded model: ${host.loaded_model ?? 'none'} · queue:
       <span class="queue">${running} running, ${waiting} waiting</span> ·
       <span class="ports">${host.open_ports} open requests</span>
+      ${host.downloads.map(
+        (d) =>
+          html`<br /><span class="download"
+              >Downloading <code>${d.model}</code>:
+              ${d.phase}${
+                d.bytes_total ? ` ${Math.floor((100 * d.bytes_done) / d.bytes_total)} %` : ''
+              }</span
+            >`,
+      )}
+      ${Object.keys(host.evicted_models).map(
+        (model) =>
+          html`<br /><span class="evicted"
+              ><code>${model}</code> lost files to the browser's eviction: download it again.</span
+            >`,
+      )}
     </p>`;
   }
 }

@@ -263,6 +263,8 @@ test('a reload of the page that started a download does not stop it, and the new
   await expect.poll(() => server.count(SHARDS[3]!)).toBe(2);
   const seen = await downloadsOf(page);
   expect(seen).toMatchObject([{ model: TINY_ID, phase: 'files' }]);
+  // Every tab shows it.
+  await expect(page.locator('api-status .download')).toContainText(`Downloading ${TINY_ID}: files`);
   // The new page joins it, sees it through to the end, and nothing was fetched twice but the
   // shard that was midway.
   const joined = download(page);
