@@ -92,8 +92,16 @@ export default tseslint.config(
   {
     files: ['sw/**'],
     rules: onlyImports(
-      ['\\./', '\\.\\./src/openai/', '\\.\\./src/bridge/', 'workbox-', 'virtual:hearth-catalog$'],
-      'The service worker imports only src/openai, src/bridge and Workbox (DESIGN §2).',
+      // idb: the owner's settings live in the service worker's IndexedDB.
+      [
+        '\\./',
+        '\\.\\./src/openai/',
+        '\\.\\./src/bridge/',
+        'workbox-',
+        'idb$',
+        'virtual:hearth-catalog$',
+      ],
+      'The service worker imports only src/openai, src/bridge, Workbox and idb (DESIGN §2).',
     ),
   },
   {

@@ -11,7 +11,12 @@ import {
   type GpuFacts,
 } from '../src/openai/catalog';
 import { OpenAIError } from '../src/openai/errors';
-import { ECHO_MODEL, type ModelDirectory, type ModelInfo } from '../src/openai/models';
+import {
+  ECHO_MODEL,
+  type ModelDirectory,
+  type ModelInfo,
+  type ModelPrice,
+} from '../src/openai/models';
 import { missingFiles, type CacheStorageLike } from '../src/openai/on-device';
 import type { HostStatus } from '../src/openai/status';
 
@@ -51,6 +56,8 @@ export interface DeviceModelsOptions {
     HostStatus,
     'loaded_model' | 'failing_models' | 'evicted_models'
   > | null>;
+  /** The price per token the owner set for a model (for `usage.estimated_cost`). */
+  price?: (model: string) => Promise<ModelPrice | undefined>;
 }
 
 /** How long a "files are all there" answer is trusted before the caches are read again. */
@@ -94,9 +101,10 @@ export class DeviceModels implements ModelDirectory {
   }
 
   async find(id: string): Promise<ModelInfo | undefined> {
-    if (id === ECHO_MODEL.id) return ECHO_MODEL;
     const entry = this.#byId.get(id);
-    return entry && catalogModelInfo(entry);
+    const model = id === ECHO_MODEL.id ? ECHO_MODEL : entry && catalogModelInfo(entry);
+    const price = model && (await this.#options.price?.(model.id));
+    return model && price ? { ...model, price } : model;
   }
 
   async ensureReady(model: ModelInfo, { files } = { files: true }): Promise<void> {

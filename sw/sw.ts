@@ -9,10 +9,12 @@ import { PortBackend } from '../src/bridge/client';
 import type { SwToPage } from '../src/bridge/messages';
 import { MODEL_CACHES, modelLibUrl, webllmCachesLib } from '../src/openai/on-device';
 import { createApi } from '../src/openai/router';
+import { Settings } from '../src/openai/settings';
 import catalog from 'virtual:hearth-catalog';
 import { deviceStatus, gpuFacts } from './device';
 import { HostLink } from './host-link';
 import { DeviceModels } from './models';
+import { idbSettingsStore } from './settings-store';
 
 declare const self: ServiceWorkerGlobalScope;
 
@@ -28,17 +30,20 @@ const backend = new PortBackend(() => link.port());
 /** The host's status now, or null without waiting for a host to appear. */
 const hostStatus = () =>
   link.hostId === undefined ? Promise.resolve(null) : backend.status(1000).catch(() => null);
+const settings = new Settings(idbSettingsStore);
 const models = new DeviceModels({
   catalog,
   appUrl: scope.href,
   caches,
   gpu: gpuFacts,
   host: hostStatus,
+  price: (model) => settings.price(model),
 });
 const api = createApi({
   backend,
   models,
   base: scope.pathname,
+  settings,
   status: async () => ({ ...(await backend.status()), ...(await deviceStatus()) }),
   catalog: () => models.catalog(),
 });

@@ -10,6 +10,7 @@ import { modelEndpoints, unloadModel, type ManagingBackend } from './manage';
 import { OpenAIError } from './errors';
 import { modelObject, type ModelDirectory } from './models';
 import { errorResponse, jsonResponse, newRequestId } from './respond';
+import type { Settings } from './settings';
 
 /** Everything the API depends on. */
 export interface ApiOptions {
@@ -18,6 +19,8 @@ export interface ApiOptions {
   models: ModelDirectory;
   /** Whether a bearer key may use the API (DESIGN §3: any non-empty key by default). */
   authorize?: (key: string) => boolean | Promise<boolean>;
+  /** The owner's settings: auth mode, issued keys and prices (`/v1/hearth/settings`, `…/keys`). */
+  settings?: Settings;
   /** Body of `GET /v1/hearth/status`. */
   status?: () => Promise<unknown>;
   /** The models of `GET /v1/hearth/catalog`. */
@@ -55,7 +58,7 @@ interface Call {
 
 type Handler = (call: Call) => Promise<Response>;
 interface Route {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'DELETE' | 'PATCH';
   /** Path after `{base}v1/`; a trailing `*` takes the rest, which the handler receives. */
   path: string;
   handler: Handler;
@@ -73,7 +76,9 @@ function bearerKey(request: Request): string | undefined {
 /** Builds the API. */
 export function createApi(options: ApiOptions): Api {
   const base = `${(options.base ?? '/').replace(/\/?$/, '/')}v1/`;
-  const authorize = options.authorize ?? (() => true);
+  const { settings } = options;
+  const authorize =
+    options.authorize ?? (settings ? (key: string) => settings.authorize(key) : () => true);
   const chatDeps = {
     backend: options.backend,
     models: options.models,
@@ -138,6 +143,35 @@ export function createApi(options: ApiOptions): Api {
         handler: ({ requestId }) => unloadModel({ unload: () => unload.call(backend) }, requestId),
       });
     }
+  }
+  if (settings) {
+    routes.push(
+      {
+        method: 'GET',
+        path: 'hearth/settings',
+        handler: ({ requestId }) => settings.get(requestId),
+      },
+      {
+        method: 'PATCH',
+        path: 'hearth/settings',
+        handler: ({ request, requestId }) => settings.patch(request, requestId),
+      },
+      {
+        method: 'GET',
+        path: 'hearth/keys',
+        handler: ({ requestId }) => settings.listKeys(requestId),
+      },
+      {
+        method: 'POST',
+        path: 'hearth/keys',
+        handler: ({ request, requestId }) => settings.issueKey(request, requestId),
+      },
+      {
+        method: 'DELETE',
+        path: 'hearth/keys/*',
+        handler: ({ rest, requestId }) => settings.revokeKey(rest, requestId),
+      },
+    );
   }
   if (catalog) {
     routes.push({

@@ -77,6 +77,19 @@ describe('DeviceModels', () => {
     expect(await directory().find('acme/none')).toBeUndefined();
   });
 
+  it('gives a model the price its owner set, and the others none', async () => {
+    const models = new DeviceModels({
+      catalog: [f32, f16],
+      appUrl: 'https://app.example/',
+      caches: cachesWith(f32),
+      gpu: async () => GPU,
+      host: async () => null,
+      price: async (id) => (id === ECHO_MODEL.id ? { prompt: 1e-6, completion: 2e-6 } : undefined),
+    });
+    expect((await models.find(ECHO_MODEL.id))?.price).toEqual({ prompt: 1e-6, completion: 2e-6 });
+    expect((await models.find(f32.id))?.price).toEqual({ prompt: 0, completion: 0 });
+  });
+
   it('refuses an f16 model on a GPU without shader-f16 (503), and a model not on the device (404)', async () => {
     await expect(directory().ensureReady((await directory().find(f16.id))!)).rejects.toMatchObject({
       code: 'webgpu_unavailable',

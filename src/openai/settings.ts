@@ -1,0 +1,221 @@
+/**
+ * @module
+ * What the API's owner sets: the auth mode (any non-empty key, or issued keys only — DESIGN §3),
+ * the issued keys, and per-model prices for `usage.estimated_cost`. Kept by a `SettingsStore`
+ * (IndexedDB in the service worker, memory in tests), served by `/v1/hearth/settings` and
+ * `/v1/hearth/keys`. A key is shown once, when it is issued; only its SHA-256 is kept.
+ */
+import * as v from 'valibot';
+import { assertJsonContentType, readJsonBody } from './body';
+import { OpenAIError } from './errors';
+import type { ModelPrice } from './models';
+import { jsonResponse } from './respond';
+import { paramOf } from './validate';
+
+/** Who may call the API: any non-empty key, or only the keys issued here. */
+export type AuthMode = 'any' | 'issued';
+
+/** US dollars per million tokens, as prices are quoted. */
+export interface PricePerMillion {
+  prompt: number;
+  completion: number;
+}
+
+/** An issued key as it is kept: never the key itself. */
+export interface KeyRecord {
+  id: string;
+  name: string;
+  /** Unix seconds. */
+  created: number;
+  /** The key's last characters, to tell keys apart. */
+  hint: string;
+  /** Hex SHA-256 of the key. */
+  sha256: string;
+}
+
+/** Everything the settings hold. */
+export interface SettingsData {
+  auth: AuthMode;
+  keys: KeyRecord[];
+  prices: Record<string, PricePerMillion>;
+}
+
+/** Where the settings live. */
+export interface SettingsStore {
+  read(): Promise<SettingsData | undefined>;
+  write(data: SettingsData): Promise<void>;
+}
+
+/** A store in memory (tests; a browser where IndexedDB fails). */
+export function memorySettingsStore(initial?: SettingsData): SettingsStore {
+  let data = initial && structuredClone(initial);
+  return {
+    read: async () => data && structuredClone(data),
+    write: async (next) => void (data = structuredClone(next)),
+  };
+}
+
+const DEFAULTS: SettingsData = { auth: 'any', keys: [], prices: {} };
+/** Issued keys start with this, as OpenAI's start with `sk-`. */
+const KEY_PREFIX = 'hk-';
+
+async function sha256(text: string): Promise<string> {
+  const digest = new Uint8Array(
+    await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)),
+  );
+  return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** 24 random bytes, base64url: a key nobody guesses. */
+function randomKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(24));
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return KEY_PREFIX + btoa(binary).replace(/\+/g, '-').replace(/\//g, '_');
+}
+
+/** A key as `GET /v1/hearth/keys` shows it. */
+function keyObject({ id, name, created, hint }: KeyRecord) {
+  return { id, object: 'hearth.key' as const, name, created, hint };
+}
+
+const price = v.pipe(v.number(), v.finite(), v.minValue(0), v.maxValue(1_000_000));
+const patchSchema = v.strictObject({
+  auth: v.optional(v.picklist(['any', 'issued'])),
+  /** A model's prices, or null to remove them. */
+  prices: v.optional(
+    v.record(
+      v.pipe(v.string(), v.regex(/^[^/]+\/[^/]+$/)),
+      v.nullable(v.strictObject({ prompt: price, completion: price })),
+    ),
+  ),
+});
+const newKeySchema = v.strictObject({
+  name: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(100))),
+});
+
+/** Parses a JSON body against `schema`, with the API's 415, 413 and 400 answers. */
+async function readBody<T extends v.GenericSchema>(
+  request: Request,
+  schema: T,
+): Promise<v.InferOutput<T>> {
+  assertJsonContentType(request);
+  const parsed = v.safeParse(schema, await readJsonBody(request, 64 * 1024));
+  if (parsed.success) return parsed.output;
+  const issue = parsed.issues[0];
+  const param = paramOf(issue);
+  throw new OpenAIError(
+    'invalid_value',
+    `Invalid value${param ? ` for '${param}'` : ''}: ${issue.message}`,
+    {
+      param,
+    },
+  );
+}
+
+/** The settings, read once and kept in memory; every change is written through. */
+export class Settings {
+  readonly #store: SettingsStore;
+  #data: Promise<SettingsData> | undefined;
+
+  constructor(store: SettingsStore) {
+    this.#store = store;
+  }
+
+  #read(): Promise<SettingsData> {
+    this.#data ??= this.#store.read().then(
+      (data) => ({ ...structuredClone(DEFAULTS), ...data }),
+      // A store that cannot be read must not lock the owner out: the defaults hold.
+      () => structuredClone(DEFAULTS),
+    );
+    return this.#data;
+  }
+
+  async #change(change: (data: SettingsData) => void): Promise<SettingsData> {
+    const next = structuredClone(await this.#read());
+    change(next);
+    await this.#store.write(next);
+    this.#data = Promise.resolve(next);
+    return next;
+  }
+
+  /** Whether `key` may use the API now. */
+  async authorize(key: string): Promise<boolean> {
+    const { auth, keys } = await this.#read();
+    if (auth === 'any') return true;
+    const hash = await sha256(key);
+    return keys.some((k) => k.sha256 === hash);
+  }
+
+  /** The price per token the owner set for `model`, if any. */
+  async price(model: string): Promise<ModelPrice | undefined> {
+    const set = (await this.#read()).prices[model];
+    return set && { prompt: set.prompt / 1e6, completion: set.completion / 1e6 };
+  }
+
+  /** `GET /v1/hearth/settings`. */
+  async get(requestId: string): Promise<Response> {
+    const { auth, prices } = await this.#read();
+    return jsonResponse({ object: 'hearth.settings', auth, prices }, requestId);
+  }
+
+  /** `PATCH /v1/hearth/settings`: `{auth?, prices?: {model: {prompt, completion} | null}}`. */
+  async patch(request: Request, requestId: string): Promise<Response> {
+    const body = await readBody(request, patchSchema);
+    const data = await this.#read();
+    if (body.auth === 'issued' && data.keys.length === 0) {
+      throw new OpenAIError(
+        'invalid_value',
+        'Issue a key before switching to issued keys: with none, nothing could call the API.',
+        { param: 'auth' },
+      );
+    }
+    await this.#change((next) => {
+      if (body.auth) next.auth = body.auth;
+      for (const [model, set] of Object.entries(body.prices ?? {})) {
+        if (set) next.prices[model] = set;
+        else delete next.prices[model];
+      }
+    });
+    return this.get(requestId);
+  }
+
+  /** `GET /v1/hearth/keys`. */
+  async listKeys(requestId: string): Promise<Response> {
+    const { keys } = await this.#read();
+    return jsonResponse({ object: 'list', data: keys.map(keyObject) }, requestId);
+  }
+
+  /** `POST /v1/hearth/keys` `{name?}`: the key itself is in this answer only. */
+  async issueKey(request: Request, requestId: string): Promise<Response> {
+    const hasBody = request.body !== null && request.headers.get('content-length') !== '0';
+    const { name } = hasBody ? await readBody(request, newKeySchema) : { name: undefined };
+    const key = randomKey();
+    const record: KeyRecord = {
+      id: `key_${crypto.randomUUID().replace(/-/g, '').slice(0, 16)}`,
+      name: name ?? 'Key',
+      created: Math.floor(Date.now() / 1000),
+      hint: key.slice(-4),
+      sha256: await sha256(key),
+    };
+    await this.#change((next) => void next.keys.push(record));
+    return jsonResponse({ ...keyObject(record), key }, requestId, 201);
+  }
+
+  /** `DELETE /v1/hearth/keys/{id}`: the last key cannot go while only issued keys may call. */
+  async revokeKey(id: string, requestId: string): Promise<Response> {
+    const data = await this.#read();
+    if (!data.keys.some((k) => k.id === id)) {
+      throw new OpenAIError('unknown_url', `There is no key '${id}'.`);
+    }
+    if (data.auth === 'issued' && data.keys.length === 1) {
+      throw new OpenAIError(
+        'invalid_value',
+        'This is the last issued key: switch back to any key first, or nothing could call the API.',
+        { param: 'id' },
+      );
+    }
+    await this.#change((next) => void (next.keys = next.keys.filter((k) => k.id !== id)));
+    return jsonResponse({ id, object: 'hearth.key', deleted: true }, requestId);
+  }
+}

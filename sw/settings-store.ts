@@ -1,0 +1,17 @@
+/**
+ * @module
+ * The owner's settings (auth mode, issued keys, prices) in the service worker's IndexedDB.
+ */
+import { openDB } from 'idb';
+import type { SettingsData, SettingsStore } from '../src/openai/settings';
+
+const db = () =>
+  openDB('hearth-settings', 1, {
+    upgrade: (database) => void database.createObjectStore('settings'),
+  });
+
+/** The settings, as one record. */
+export const idbSettingsStore: SettingsStore = {
+  read: async () => (await (await db()).get('settings', 'current')) as SettingsData | undefined,
+  write: async (data) => void (await (await db()).put('settings', data, 'current')),
+};

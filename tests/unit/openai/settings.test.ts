@@ -1,0 +1,188 @@
+import { describe, expect, it } from 'vitest';
+import { ECHO_MODEL, staticModelDirectory } from '../../../src/openai/models';
+import { createApi } from '../../../src/openai/router';
+import { memorySettingsStore, Settings, type SettingsStore } from '../../../src/openai/settings';
+import { chatRequest, echoBody, echoStack, URL_BASE } from '../helpers';
+
+function setup(store: SettingsStore = memorySettingsStore()) {
+  const settings = new Settings(store);
+  const stack = echoStack({ settings });
+  const call = (method: string, path: string, body?: unknown, key = 'k') =>
+    stack.api.fetch(
+      new Request(`${URL_BASE}/v1/hearth/${path}`, {
+        method,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+      }),
+    );
+  const chat = (key: string) =>
+    stack.api.fetch(chatRequest(echoBody('hi'), { headers: { authorization: `Bearer ${key}` } }));
+  return { settings, stack, call, chat, store };
+}
+
+describe('issued keys', () => {
+  it('accepts any non-empty key until issued keys are switched on, then only those', async () => {
+    const t = setup();
+    expect((await t.chat('anything')).status).toBe(200);
+    const issued = await t.call('POST', 'keys', { name: 'gateway' });
+    expect(issued.status).toBe(201);
+    const key = await issued.json();
+    expect(key).toMatchObject({ object: 'hearth.key', name: 'gateway', key: expect.any(String) });
+    expect(key.key).toMatch(/^hk-[\w-]{32}$/);
+    expect(key.hint).toBe(key.key.slice(-4));
+    const on = await t.call('PATCH', 'settings', { auth: 'issued' });
+    expect(await on.json()).toEqual({ object: 'hearth.settings', auth: 'issued', prices: {} });
+    const refused = await t.chat('anything');
+    expect(refused.status).toBe(401);
+    expect((await refused.json()).error.code).toBe('invalid_api_key');
+    expect((await t.chat(key.key)).status).toBe(200);
+    t.stack.close();
+  });
+
+  it('shows a key once: the list holds names and hints, never the keys', async () => {
+    const t = setup();
+    const { key, id } = await (await t.call('POST', 'keys', {})).json();
+    const list = await (await t.call('GET', 'keys')).json();
+    expect(list).toEqual({
+      object: 'list',
+      data: [
+        { id, object: 'hearth.key', name: 'Key', created: expect.any(Number), hint: key.slice(-4) },
+      ],
+    });
+    expect(JSON.stringify(await t.store.read())).not.toContain(key);
+    t.stack.close();
+  });
+
+  it('revokes a key: it no longer opens the API', async () => {
+    const t = setup();
+    const a = await (await t.call('POST', 'keys', { name: 'a' })).json();
+    const b = await (await t.call('POST', 'keys', { name: 'b' })).json();
+    await t.call('PATCH', 'settings', { auth: 'issued' }, a.key);
+    const revoked = await t.call('DELETE', `keys/${b.id}`, undefined, a.key);
+    expect(await revoked.json()).toEqual({ id: b.id, object: 'hearth.key', deleted: true });
+    expect((await t.chat(b.key)).status).toBe(401);
+    expect((await t.chat(a.key)).status).toBe(200);
+    t.stack.close();
+  });
+
+  it('refuses what would lock every caller out', async () => {
+    const t = setup();
+    const none = await t.call('PATCH', 'settings', { auth: 'issued' });
+    expect(none.status).toBe(400);
+    expect((await none.json()).error).toMatchObject({ code: 'invalid_value', param: 'auth' });
+    const only = await (await t.call('POST', 'keys', {})).json();
+    await t.call('PATCH', 'settings', { auth: 'issued' });
+    const last = await t.call('DELETE', `keys/${only.id}`, undefined, only.key);
+    expect(last.status).toBe(400);
+    expect((await t.chat(only.key)).status).toBe(200);
+    t.stack.close();
+  });
+
+  it('keeps its settings in the store, for the next service worker', async () => {
+    const store = memorySettingsStore();
+    const first = setup(store);
+    const { key } = await (await first.call('POST', 'keys', {})).json();
+    await first.call('PATCH', 'settings', { auth: 'issued' });
+    first.stack.close();
+    const next = setup(store);
+    expect((await next.chat('anything')).status).toBe(401);
+    expect((await next.chat(key)).status).toBe(200);
+    next.stack.close();
+  });
+
+  it('holds the defaults when the store cannot be read', async () => {
+    const t = setup({
+      read: () => Promise.reject(new Error('IndexedDB is gone')),
+      write: async () => undefined,
+    });
+    expect((await t.chat('anything')).status).toBe(200);
+    t.stack.close();
+  });
+
+  it.each([
+    ['an unknown auth mode', 'PATCH', 'settings', { auth: 'none' }, 400, 'invalid_value'],
+    ['an unknown field', 'PATCH', 'settings', { theme: 'dark' }, 400, 'invalid_value'],
+    [
+      'a negative price',
+      'PATCH',
+      'settings',
+      { prices: { 'a/b': { prompt: -1, completion: 0 } } },
+      400,
+      'invalid_value',
+    ],
+    [
+      'a price for no model id',
+      'PATCH',
+      'settings',
+      { prices: { nope: { prompt: 1, completion: 1 } } },
+      400,
+      'invalid_value',
+    ],
+    ['a key name that is empty', 'POST', 'keys', { name: '  ' }, 400, 'invalid_value'],
+    ['an unknown key', 'DELETE', 'keys/key_nope', undefined, 404, 'unknown_url'],
+    ['PUT on the settings', 'PUT', 'settings', {}, 405, 'method_not_allowed'],
+  ])('refuses %s', async (_what, method, path, body, status, code) => {
+    const t = setup();
+    const response = await t.call(method, path, body);
+    expect(response.status).toBe(status);
+    expect((await response.json()).error.code).toBe(code);
+    expect((await t.call('GET', 'settings')).status).toBe(200);
+    t.stack.close();
+  });
+});
+
+describe('prices', () => {
+  it('are kept per model in dollars per million tokens, and removed with null', async () => {
+    const t = setup();
+    const set = await t.call('PATCH', 'settings', {
+      prices: { 'hearth/echo': { prompt: 2, completion: 8 } },
+    });
+    expect((await set.json()).prices).toEqual({ 'hearth/echo': { prompt: 2, completion: 8 } });
+    expect(await t.settings.price('hearth/echo')).toEqual({ prompt: 2e-6, completion: 8e-6 });
+    await t.call('PATCH', 'settings', { prices: { 'hearth/echo': null } });
+    expect(await t.settings.price('hearth/echo')).toBeUndefined();
+    t.stack.close();
+  });
+
+  it('make usage.estimated_cost of the model they price', async () => {
+    const settings = new Settings(memorySettingsStore());
+    const priced = {
+      ...staticModelDirectory([ECHO_MODEL]),
+      find: async (id: string) => {
+        const price = await settings.price(id);
+        return id === ECHO_MODEL.id ? { ...ECHO_MODEL, ...(price && { price }) } : undefined;
+      },
+    };
+    const stack = echoStack({ settings, models: priced });
+    await stack.api.fetch(
+      new Request(`${URL_BASE}/v1/hearth/settings`, {
+        method: 'PATCH',
+        headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+        body: JSON.stringify({
+          prices: { 'hearth/echo': { prompt: 1_000_000, completion: 500_000 } },
+        }),
+      }),
+    );
+    const reply = await (await stack.api.fetch(chatRequest(echoBody('one two three')))).json();
+    expect(reply.usage).toEqual({
+      prompt_tokens: 3,
+      completion_tokens: 3,
+      total_tokens: 6,
+      estimated_cost: 3 * 1 + 3 * 0.5,
+    });
+    stack.close();
+  });
+});
+
+describe('an API without settings', () => {
+  it('has no settings endpoints', async () => {
+    const api = createApi({
+      backend: echoStack().backend,
+      models: staticModelDirectory([ECHO_MODEL]),
+    });
+    const response = await api.fetch(
+      new Request(`${URL_BASE}/v1/hearth/settings`, { headers: { authorization: 'Bearer k' } }),
+    );
+    expect(response.status).toBe(404);
+  });
+});
