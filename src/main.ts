@@ -5,7 +5,8 @@
  */
 import { Workbox } from 'workbox-window';
 import { joinElection } from './engine-host/leader';
-import './ui/api-status';
+import './ui/hearth-app';
+import './ui/theme.css';
 
 const BASE = import.meta.env.BASE_URL;
 /** Set while reloading to get control, so that a page that cannot get it does not loop. */
@@ -38,7 +39,7 @@ async function controlled(hadWorker: boolean): Promise<boolean> {
 }
 
 async function boot(): Promise<void> {
-  const status = document.querySelector('api-status');
+  const status = document.querySelector('hearth-app');
   if (!status) return;
   if (!('serviceWorker' in navigator) || !('locks' in navigator)) {
     status.role = 'unsupported';
@@ -50,7 +51,7 @@ async function boot(): Promise<void> {
     : new Workbox(`${BASE}dev-sw.js?dev-sw`, { scope: BASE, type: 'module' });
   void wb.register();
   // An installed app is what earns persistent storage in Chromium: ask again once installed.
-  addEventListener('appinstalled', () => void status.requestPersistence());
+  addEventListener('appinstalled', () => void status.askPersistence());
   if (!(await controlled(hadWorker))) {
     status.role = 'uncontrolled';
     return;

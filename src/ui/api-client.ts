@@ -1,25 +1,214 @@
 /**
  * @module
  * How the UI reaches the engine: over HTTP, through the service worker, exactly as third-party
- * code does.
+ * code does. One client for every view: the key the app sends, JSON calls with the API's errors
+ * as exceptions, and the two SSE streams (chat replies and download progress).
  */
-import type { ListBody, ModelObject } from '../openai/types';
+import type { DownloadProgress } from '../openai/downloads';
+import { decodeSse } from '../openai/sse';
+import type { HostStatus } from '../openai/status';
+import type { ChatCompletionChunk, ListBody, ModelObject, Usage } from '../openai/types';
 
-/** The key the app's own pages send (any non-empty key is accepted by default). */
-export const APP_KEY = 'hearth-app';
+/** The key the app sends while any non-empty key is accepted. */
+export const DEFAULT_APP_KEY = 'hearth-app';
+/** Where the app keeps the issued key it uses itself (when only issued keys may call). */
+const APP_KEY_STORAGE = 'hearth:app-key';
+const APP_KEY_ID_STORAGE = 'hearth:app-key-id';
+
+/** The key this app sends now. */
+export function appKey(): string {
+  return localStorage.getItem(APP_KEY_STORAGE) ?? DEFAULT_APP_KEY;
+}
+
+/** The id of the issued key this app sends, if it sends one. */
+export function appKeyId(): string | null {
+  return localStorage.getItem(APP_KEY_ID_STORAGE);
+}
+
+/** Makes an issued key the one this app sends. */
+export function setAppKey(key: string, id: string): void {
+  localStorage.setItem(APP_KEY_STORAGE, key);
+  localStorage.setItem(APP_KEY_ID_STORAGE, id);
+}
+
+/** The API base: `{origin}{base}v1/`. */
+export function apiBaseUrl(): string {
+  return new URL(`${import.meta.env.BASE_URL}v1/`, location.origin).href;
+}
 
 /** The API base for SDKs: `{origin}{base}v1/openai`, absolute as SDKs need it. */
 export function sdkBaseUrl(): string {
-  return new URL(`${import.meta.env.BASE_URL}v1/openai`, location.origin).href;
+  return `${apiBaseUrl()}openai`;
 }
 
-/** `GET /v1/openai/models`; throws with the API's message on an error status. */
+/** An error the API answered, with its fields. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string | null,
+    message: string,
+    readonly param: string | null = null,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** The API's error in a response, or a plain one where the body is not the API's. */
+async function errorOf(response: Response): Promise<ApiError> {
+  try {
+    const { error } = (await response.json()) as {
+      error: { message: string; code: string | null; param: string | null };
+    };
+    return new ApiError(response.status, error.code, error.message, error.param);
+  } catch {
+    return new ApiError(response.status, null, `HTTP ${response.status} ${response.statusText}`);
+  }
+}
+
+/** `fetch` on the API with the app's key; throws `ApiError` on an error status. */
+export async function call(
+  path: string,
+  init: { method?: string; body?: unknown; signal?: AbortSignal } = {},
+): Promise<Response> {
+  const headers: Record<string, string> = { authorization: `Bearer ${appKey()}` };
+  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(apiBaseUrl() + path, {
+    method: init.method ?? 'GET',
+    headers,
+    ...(init.body !== undefined && { body: JSON.stringify(init.body) }),
+    ...(init.signal && { signal: init.signal }),
+  });
+  if (!response.ok) throw await errorOf(response);
+  return response;
+}
+
+/** A JSON call. */
+export async function callJson<T>(
+  path: string,
+  init: { method?: string; body?: unknown; signal?: AbortSignal } = {},
+): Promise<T> {
+  return (await (await call(path, init)).json()) as T;
+}
+
+/** `GET /v1/openai/models`. */
 export async function listModels(signal?: AbortSignal): Promise<ModelObject[]> {
-  const response = await fetch(`${sdkBaseUrl()}/models`, {
-    headers: { authorization: `Bearer ${APP_KEY}` },
+  return (await callJson<ListBody<ModelObject>>('openai/models', signal && { signal })).data;
+}
+
+/** A model of `GET /v1/hearth/catalog`. */
+export interface CatalogModel {
+  id: string;
+  owned_by: string;
+  size_mb: number | null;
+  vram_required_mb: number | null;
+  context_window: number;
+  required_features: string[];
+  available: boolean;
+  unavailable_reason?: string;
+  downloaded: boolean;
+  evicted?: string;
+  loaded: boolean;
+  source: 'prebuilt' | 'self-hosted' | 'built-in';
+  tools: boolean;
+  reasoning: boolean;
+}
+
+export async function catalog(): Promise<CatalogModel[]> {
+  return (await callJson<ListBody<CatalogModel>>('hearth/catalog')).data;
+}
+
+/** `GET /v1/hearth/status`: the host's status with the device's. */
+export type FullStatus = HostStatus & {
+  webgpu: {
+    available: boolean;
+    adapter: { vendor: string; architecture: string; fallback: boolean } | null;
+    features: string[];
+  };
+  storage: { usage_bytes: number | null; quota_bytes: number | null; persisted: boolean };
+};
+
+export function status(): Promise<FullStatus> {
+  return callJson<FullStatus>('hearth/status');
+}
+
+/** A model path: `hearth/models/{org}/{name}`, the slash kept as the API allows. */
+export const modelPath = (id: string) => `hearth/models/${id}`;
+
+/** Reads an SSE response's `data:` events as JSON. */
+async function* sseJson<T>(response: Response): AsyncGenerator<T> {
+  if (!response.body) return;
+  for await (const event of decodeSse(response.body)) {
+    if (event.data === '[DONE]') return;
+    yield JSON.parse(event.data) as T;
+  }
+}
+
+/** Starts or joins a download; yields its progress until it ends. */
+export async function* download(
+  id: string,
+  signal?: AbortSignal,
+): AsyncGenerator<DownloadProgress> {
+  const response = await call(`${modelPath(id)}/download`, {
+    method: 'POST',
     ...(signal && { signal }),
   });
-  const body = (await response.json()) as ListBody<ModelObject> & { error?: { message: string } };
-  if (!response.ok) throw new Error(body.error?.message ?? `HTTP ${response.status}`);
-  return body.data;
+  type Event = DownloadProgress | { error: { message: string; code: string | null } };
+  for await (const event of sseJson<Event>(response)) {
+    // A failure of the stream itself (not of the download, which is a progress report).
+    if (!('object' in event)) throw new ApiError(500, event.error.code, event.error.message);
+    yield event;
+  }
+}
+
+/** A message as the UI sends it. */
+export interface OutgoingMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/** What a streamed reply reports as it goes. */
+export type ReplyEvent =
+  | { type: 'content'; text: string }
+  | { type: 'reasoning'; text: string }
+  | { type: 'finish'; reason: string }
+  | { type: 'usage'; usage: Usage };
+
+/** The fields of a chat request the UI sets. */
+export interface ChatSettings {
+  model: string;
+  messages: OutgoingMessage[];
+  temperature?: number;
+  max_completion_tokens?: number;
+  /** The echo engine's pause per token (it is a test engine; others ignore it). */
+  echo_delay_ms?: number;
+}
+
+/**
+ * Streams a chat reply. Errors before the stream starts throw `ApiError` with the API's status; an
+ * error event inside the stream throws one too, after the events before it.
+ */
+export async function* streamChat(
+  settings: ChatSettings,
+  signal: AbortSignal,
+): AsyncGenerator<ReplyEvent> {
+  const response = await call('openai/chat/completions', {
+    method: 'POST',
+    body: { ...settings, stream: true, stream_options: { include_usage: true } },
+    signal,
+  });
+  type Event = ChatCompletionChunk & {
+    error?: { message: string; code: string | null; param: string | null };
+  };
+  for await (const chunk of sseJson<Event>(response)) {
+    if (chunk.error) {
+      throw new ApiError(500, chunk.error.code, chunk.error.message, chunk.error.param);
+    }
+    const choice = chunk.choices[0];
+    const delta = choice?.delta;
+    if (delta?.reasoning_content) yield { type: 'reasoning', text: delta.reasoning_content };
+    if (delta?.content) yield { type: 'content', text: delta.content };
+    if (choice?.finish_reason) yield { type: 'finish', reason: choice.finish_reason };
+    if (chunk.usage) yield { type: 'usage', usage: chunk.usage };
+  }
 }

@@ -1,20 +1,18 @@
 /**
  * @module
- * `<api-status>`: whether the API answers, which tab hosts the engine, and the base URL to give
- * an SDK. A placeholder for the chat UI, which is its own piece of work.
+ * `<api-status>`: a compact line on the engine: whether the API answers, which tab hosts the
+ * engine, the queue, the downloads under way, and the base URL to give an SDK.
  */
 import { css, html, LitElement, nothing, type PropertyValues } from 'lit';
-import { ECHO_MODEL_ID } from '../openai/models';
-import { STATUS_CHANNEL, type HostStatus, type StatusMessage } from '../openai/status';
+import { HostStatusController } from './host-status';
 import { listModels, sdkBaseUrl } from './api-client';
+import type { Persistence } from './persistence';
+import { shared } from './styles';
 
 /** This tab's part in the engine-host election, as the page reports it. */
 export type TabRole = 'starting' | 'waiting' | 'host' | 'refused' | 'unsupported' | 'uncontrolled';
 
 type ApiState = 'checking' | 'ready' | 'failed';
-
-/** Whether the origin's storage is persistent: `unknown` until asked. */
-type Persistence = 'unknown' | 'persisted' | 'best-effort' | 'unsupported';
 
 const ROLE_TEXT: Record<TabRole, string> = {
   starting: 'Starting…',
@@ -29,33 +27,35 @@ const ROLE_TEXT: Record<TabRole, string> = {
 /**
  * Shows whether the API is ready.
  * @attr state - `checking`, `ready` or `failed`, reflected for tests and styling.
+ * @attr persistence - whether storage is persistent, as the app last heard.
  */
 export class ApiStatus extends LitElement {
   static override properties = {
     role: {},
     detail: {},
     state: { reflect: true },
+    persistence: { reflect: true },
     models: { state: true },
     error: { state: true },
-    host: { state: true },
-    persistence: { reflect: true },
   };
 
-  static override styles = css`
-    :host {
-      display: block;
-      font:
-        16px/1.5 system-ui,
-        sans-serif;
-    }
-    code {
-      background: #0001;
-      padding: 0 0.25em;
-    }
-    .failed {
-      color: #b00020;
-    }
-  `;
+  static override styles = [
+    shared,
+    css`
+      :host {
+        display: block;
+        font-size: 0.8em;
+        color: var(--fg-soft);
+      }
+      p {
+        margin: 0.2em 0;
+        overflow-wrap: anywhere;
+      }
+      .failed {
+        color: var(--danger);
+      }
+    `,
+  ];
 
   /** This tab's role in the engine-host election. */
   declare role: TabRole;
@@ -63,64 +63,25 @@ export class ApiStatus extends LitElement {
   declare detail: string;
   /** Whether the API answered. */
   declare state: ApiState;
+  declare persistence: Persistence;
   declare private models: string[];
   declare private error: string;
-  /** The host's status as it last published it. */
-  declare private host: HostStatus | null;
-  /** Whether downloaded models are safe from eviction; reflected for tests and styling. */
-  declare persistence: Persistence;
-  #channel: BroadcastChannel | undefined;
-  #persistRequested = false;
+  readonly #host = new HostStatusController(this);
 
   constructor() {
     super();
     this.role = 'starting';
     this.detail = '';
     this.state = 'checking';
+    this.persistence = 'unknown';
     this.models = [];
     this.error = '';
-    this.host = null;
-    this.persistence = 'unknown';
-  }
-
-  override connectedCallback(): void {
-    super.connectedCallback();
-    this.#channel = new BroadcastChannel(STATUS_CHANNEL);
-    this.#channel.addEventListener('message', (event: MessageEvent<StatusMessage>) => {
-      if (event.data.type !== 'status') return;
-      this.host = event.data.status;
-      // Once a model is on the device, it is worth keeping: ask once per page load.
-      const hasModel = this.host.models.some((m) => m !== ECHO_MODEL_ID);
-      if (hasModel && !this.#persistRequested) void this.requestPersistence();
-    });
-    this.#channel.postMessage({ type: 'status/wanted' } satisfies StatusMessage);
-  }
-
-  override disconnectedCallback(): void {
-    super.disconnectedCallback();
-    this.#channel?.close();
   }
 
   protected override updated(changed: PropertyValues<this>): void {
     if (changed.has('role') && (this.role === 'host' || this.role === 'waiting')) {
       void this.check();
     }
-  }
-
-  /**
-   * Asks the browser not to evict the origin's storage (the downloaded models). Only a page can
-   * ask; Chromium answers from its heuristics (an installed app, a bookmark, engagement), Firefox
-   * asks the user. Asked when a model is on the device and again after installation.
-   */
-  async requestPersistence(): Promise<void> {
-    this.#persistRequested = true;
-    const storage = navigator.storage as StorageManager | undefined;
-    if (!storage?.persist) {
-      this.persistence = 'unsupported';
-      return;
-    }
-    const persisted = (await storage.persisted()) || (await storage.persist());
-    this.persistence = persisted ? 'persisted' : 'best-effort';
   }
 
   /** Asks the API for its models. */
@@ -139,35 +100,17 @@ export class ApiStatus extends LitElement {
       this.state === 'ready'
         ? html`<p>The API is ready. Models: ${this.models.map((m) => html`<code>${m}</code> `)}</p>`
         : this.state === 'failed'
-          ? html`<p class="failed">The API did not answer: ${this.error}</p>`
+          ? html`<p class="failed" role="alert">The API did not answer: ${this.error}</p>`
           : html`<p>Checking the API…</p>`;
     return html`
       <p>${ROLE_TEXT[this.role]} ${this.detail}</p>
-      ${api} ${this.renderHost()} ${this.renderStorage()}
+      ${api} ${this.#renderHost()}
       <p>SDK base URL: <code>${sdkBaseUrl()}</code></p>
     `;
   }
 
-  private renderStorage() {
-    switch (this.persistence) {
-      case 'unknown':
-        return nothing;
-      case 'persisted':
-        return html`<p class="storage">
-          Storage is persistent: the browser will not evict the downloaded models.
-        </p>`;
-      case 'best-effort':
-        return html`<p class="storage">
-          Storage is best-effort: the browser may evict downloaded models when the disk runs low.
-          Installing Hearth (or bookmarking it) usually makes it persistent.
-        </p>`;
-      case 'unsupported':
-        return html`<p class="storage">This browser cannot make storage persistent.</p>`;
-    }
-  }
-
-  private renderHost() {
-    const host = this.host;
+  #renderHost() {
+    const host = this.#host.value;
     if (!host) return nothing;
     const { running, waiting } = host.queue;
     return html`<p class="host">

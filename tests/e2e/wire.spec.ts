@@ -256,7 +256,7 @@ test.describe('requests the API does not own', () => {
   test('fall through to the static server', async ({ page }) => {
     const index = await pageFetch(page, './');
     expect(index.status).toBe(200);
-    expect(index.text).toContain('<api-status>');
+    expect(index.text).toContain('<hearth-app>');
     // Not under /v1/: the service worker leaves it alone, so no API JSON comes back.
     const near = await pageFetch(page, 'v1x/openai/models', { headers: KEY });
     expect(near.headers['x-request-id']).toBeUndefined();

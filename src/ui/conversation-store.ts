@@ -1,0 +1,41 @@
+/**
+ * @module
+ * The conversations in IndexedDB (`hearth-chat`), so that a reload finds every one intact.
+ */
+import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
+import type { Conversation } from './conversation';
+
+interface Schema extends DBSchema {
+  conversations: { key: string; value: Conversation; indexes: { updated: number } };
+}
+
+let db: Promise<IDBPDatabase<Schema>> | undefined;
+
+function database(): Promise<IDBPDatabase<Schema>> {
+  db ??= openDB<Schema>('hearth-chat', 1, {
+    upgrade(database) {
+      database
+        .createObjectStore('conversations', { keyPath: 'id' })
+        .createIndex('updated', 'updated');
+    },
+  });
+  return db;
+}
+
+/** Every conversation, the most recently changed first. */
+export async function listConversations(): Promise<Conversation[]> {
+  return (await (await database()).getAllFromIndex('conversations', 'updated')).reverse();
+}
+
+export async function saveConversation(conversation: Conversation): Promise<void> {
+  await (await database()).put('conversations', conversation);
+}
+
+export async function deleteConversation(id: string): Promise<void> {
+  await (await database()).delete('conversations', id);
+}
+
+/** Where the app remembers which conversation was open. */
+const OPEN_KEY = 'hearth:open-conversation';
+export const openConversationId = () => localStorage.getItem(OPEN_KEY);
+export const rememberOpenConversation = (id: string) => localStorage.setItem(OPEN_KEY, id);

@@ -1,0 +1,265 @@
+/**
+ * @module
+ * Conversations as the chat keeps them, and as they travel: the export file is versioned JSON
+ * whose messages are in the OpenAI chat format (the system prompt first, as a system message),
+ * with each conversation's title, model and settings beside them. Pure: no DOM, no storage.
+ */
+import * as v from 'valibot';
+import type { Usage } from '../openai/types';
+
+/** What a reply cost and how fast it came, shown under it. */
+export interface ReplyStats {
+  usage: Usage;
+  /** Completion tokens per second, from the first token to the last. */
+  tokens_per_s: number | null;
+}
+
+/** One message of a conversation. */
+export interface Message {
+  role: 'user' | 'assistant';
+  content: string;
+  /** What a reasoning model thought before answering. */
+  reasoning?: string;
+  /** The model that wrote an assistant message. */
+  model?: string;
+  stats?: ReplyStats;
+  /** The API's error, where this reply failed (what came before it is kept). */
+  error?: { message: string; code: string | null };
+  /** The reply was stopped before its end. */
+  stopped?: boolean;
+  /** Why it ended (`stop`, `length`). */
+  finish_reason?: string;
+}
+
+/** The settings of one conversation. */
+export interface ConversationSettings {
+  system: string;
+  temperature: number;
+  /** `max_completion_tokens`; null for the model's own limit. */
+  max_tokens: number | null;
+}
+
+export interface Conversation {
+  id: string;
+  title: string;
+  /** Unix milliseconds. */
+  created: number;
+  updated: number;
+  model: string;
+  settings: ConversationSettings;
+  messages: Message[];
+  /** What the user was typing and has not sent: never lost to a reload. */
+  draft: string;
+}
+
+export const DEFAULT_SETTINGS: ConversationSettings = {
+  system: '',
+  temperature: 0.7,
+  max_tokens: null,
+};
+
+/** A new, empty conversation. */
+export function newConversation(model: string, settings = DEFAULT_SETTINGS): Conversation {
+  const now = Date.now();
+  return {
+    id: crypto.randomUUID(),
+    title: 'New conversation',
+    created: now,
+    updated: now,
+    model,
+    settings: { ...settings },
+    messages: [],
+    draft: '',
+  };
+}
+
+/** A title from the first thing the user said. */
+export function titleFrom(text: string): string {
+  const line = text.trim().split('\n', 1)[0]?.trim() ?? '';
+  if (line === '') return 'New conversation';
+  return line.length > 48 ? `${line.slice(0, 47).trimEnd()}…` : line;
+}
+
+/** The export file's format name and version. */
+export const EXPORT_FORMAT = 'hearth.conversations';
+export const EXPORT_VERSION = 1;
+
+const usageSchema = v.object({
+  prompt_tokens: v.number(),
+  completion_tokens: v.number(),
+  total_tokens: v.number(),
+  estimated_cost: v.number(),
+});
+
+/** A message of the export file: OpenAI's shape, with Hearth's extras under their own names. */
+const exportedMessage = v.variant('role', [
+  v.object({ role: v.literal('system'), content: v.string() }),
+  v.object({ role: v.literal('user'), content: v.string() }),
+  v.object({
+    role: v.literal('assistant'),
+    content: v.string(),
+    reasoning_content: v.optional(v.string()),
+    model: v.optional(v.string()),
+    usage: v.optional(usageSchema),
+    tokens_per_s: v.optional(v.nullable(v.number())),
+    finish_reason: v.optional(v.string()),
+    stopped: v.optional(v.boolean()),
+    error: v.optional(v.object({ message: v.string(), code: v.nullable(v.string()) })),
+  }),
+]);
+
+const exportedConversation = v.object({
+  title: v.pipe(v.string(), v.maxLength(500)),
+  created: v.number(),
+  updated: v.number(),
+  model: v.string(),
+  settings: v.object({
+    temperature: v.pipe(v.number(), v.minValue(0), v.maxValue(2)),
+    max_tokens: v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  }),
+  messages: v.array(exportedMessage),
+});
+
+const exportFile = v.object({
+  format: v.literal(EXPORT_FORMAT),
+  version: v.literal(EXPORT_VERSION),
+  exported: v.string(),
+  conversations: v.array(exportedConversation),
+});
+
+type ExportedMessage = v.InferOutput<typeof exportedMessage>;
+
+/** The conversations as an export file's object. */
+export function exportConversations(conversations: readonly Conversation[]) {
+  return {
+    format: EXPORT_FORMAT,
+    version: EXPORT_VERSION,
+    exported: new Date().toISOString(),
+    conversations: conversations.map((c) => {
+      const messages: ExportedMessage[] = [];
+      if (c.settings.system) messages.push({ role: 'system', content: c.settings.system });
+      for (const m of c.messages) {
+        if (m.role === 'user') {
+          messages.push({ role: 'user', content: m.content });
+          continue;
+        }
+        messages.push({
+          role: 'assistant',
+          content: m.content,
+          ...(m.reasoning && { reasoning_content: m.reasoning }),
+          ...(m.model && { model: m.model }),
+          ...(m.stats && { usage: m.stats.usage, tokens_per_s: m.stats.tokens_per_s }),
+          ...(m.finish_reason && { finish_reason: m.finish_reason }),
+          ...(m.stopped && { stopped: true }),
+          ...(m.error && { error: m.error }),
+        });
+      }
+      return {
+        title: c.title,
+        created: c.created,
+        updated: c.updated,
+        model: c.model,
+        settings: { temperature: c.settings.temperature, max_tokens: c.settings.max_tokens },
+        messages,
+      };
+    }),
+  };
+}
+
+/**
+ * The conversations of an export file, with new ids (an import never overwrites), or an error
+ * that says what is wrong with the file.
+ */
+export function importConversations(text: string): Conversation[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new Error('This file is not JSON.');
+  }
+  const parsed = v.safeParse(exportFile, json);
+  if (!parsed.success) {
+    const issue = parsed.issues[0];
+    const where = issue.path?.map((p) => String(p.key)).join('.') ?? '';
+    if (where === 'format' || where === 'version') {
+      throw new Error(`This is not a Hearth export of version ${EXPORT_VERSION}.`);
+    }
+    throw new Error(`This export is damaged at ${where || 'its top'}: ${issue.message}`);
+  }
+  return parsed.output.conversations.map((c) => {
+    const system = c.messages
+      .filter((m) => m.role === 'system')
+      .map((m) => m.content)
+      .join('\n\n');
+    const messages: Message[] = [];
+    for (const m of c.messages) {
+      if (m.role === 'system') continue;
+      if (m.role === 'user') {
+        messages.push({ role: 'user', content: m.content });
+        continue;
+      }
+      messages.push({
+        role: 'assistant',
+        content: m.content,
+        ...(m.reasoning_content && { reasoning: m.reasoning_content }),
+        ...(m.model && { model: m.model }),
+        ...(m.usage && { stats: { usage: m.usage, tokens_per_s: m.tokens_per_s ?? null } }),
+        ...(m.finish_reason && { finish_reason: m.finish_reason }),
+        ...(m.stopped && { stopped: true }),
+        ...(m.error && { error: m.error }),
+      });
+    }
+    return {
+      id: crypto.randomUUID(),
+      title: c.title,
+      created: c.created,
+      updated: c.updated,
+      model: c.model,
+      settings: { system, temperature: c.settings.temperature, max_tokens: c.settings.max_tokens },
+      messages,
+      draft: '',
+    };
+  });
+}
+
+/**
+ * What the model is sent: the system prompt, then the conversation up to `upTo` (exclusive),
+ * leaving out replies that failed with nothing in them.
+ */
+export function outgoingMessages(conversation: Conversation, upTo = conversation.messages.length) {
+  const out: { role: 'system' | 'user' | 'assistant'; content: string }[] = [];
+  if (conversation.settings.system.trim()) {
+    out.push({ role: 'system', content: conversation.settings.system });
+  }
+  for (const m of conversation.messages.slice(0, upTo)) {
+    if (m.role === 'assistant' && m.content === '') continue;
+    out.push({ role: m.role, content: m.content });
+  }
+  return out;
+}
+
+/** A rough token count (four characters a token), for the context meter before the API says. */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+/**
+ * The tokens the next request will take: the last reply's exact count where there is one, plus an
+ * estimate of what came after it and of the draft.
+ */
+export function contextTokens(conversation: Conversation, draft = ''): number {
+  let lastExact = -1;
+  for (let i = conversation.messages.length - 1; i >= 0; i -= 1) {
+    if (conversation.messages[i]?.stats) {
+      lastExact = i;
+      break;
+    }
+  }
+  const exact = conversation.messages[lastExact]?.stats;
+  let tokens = exact
+    ? exact.usage.prompt_tokens + exact.usage.completion_tokens
+    : estimateTokens(conversation.settings.system);
+  const from = exact ? lastExact + 1 : 0;
+  for (const m of conversation.messages.slice(from)) tokens += estimateTokens(m.content);
+  return tokens + estimateTokens(draft);
+}
