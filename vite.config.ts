@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 import { VitePWA } from 'vite-plugin-pwa';
 import { hearthCatalog } from './scripts/catalog-plugin.ts';
+import { hearthCsp } from './scripts/csp-plugin.ts';
 
 const { version } = JSON.parse(
   readFileSync(new URL('./package.json', import.meta.url), 'utf8'),
@@ -52,6 +53,7 @@ export default defineConfig(({ command }) => {
     },
     plugins: [
       hearthCatalog(SELF_HOSTED),
+      hearthCsp(SELF_HOSTED),
       VitePWA({
         strategies: 'injectManifest',
         srcDir: 'sw',

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { expect, type Page } from '@playwright/test';
 import type OpenAIClass from 'openai';
 
@@ -13,7 +14,9 @@ declare global {
 export async function openApp(page: Page, path = './'): Promise<void> {
   await page.goto(path);
   await expect(page.locator('api-status')).toHaveAttribute('state', 'ready');
-  await page.addScriptTag({ path: OPENAI_BUNDLE.pathname });
+  // Evaluated over the DevTools protocol, as the page's Content Security Policy allows no
+  // inline script.
+  await page.evaluate(readFileSync(OPENAI_BUNDLE, 'utf8'));
 }
 
 /** `GET /v1/hearth/status` from a page of the app. */

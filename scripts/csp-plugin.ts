@@ -1,0 +1,87 @@
+/**
+ * @module
+ * The page's Content Security Policy, as a `<meta>` tag added at build time: scripts, styles and
+ * workers from the app itself; images only from itself, `data:` and `blob:`; connections only to
+ * itself and the hosts models come from. Nothing a model writes can make the page send a
+ * conversation anywhere (markdown.ts sanitizes too; this is the second line).
+ */
+import type { Plugin } from 'vite';
+import { buildCatalog } from './catalog-plugin.ts';
+
+/** Where WebLLM's prebuilt models and libraries come from, redirects included. */
+const MODEL_HOSTS = [
+  'https://huggingface.co',
+  'https://*.huggingface.co',
+  'https://*.hf.co',
+  'https://raw.githubusercontent.com',
+];
+
+/** The origins of every absolute URL the catalogue names (self-hosted models included). */
+export function catalogOrigins(urls: readonly string[]): string[] {
+  const origins = new Set<string>();
+  for (const url of urls) {
+    try {
+      const { origin, protocol } = new URL(url);
+      if (protocol === 'https:' || protocol === 'http:') origins.add(origin);
+    } catch {
+      // Relative: the app's own origin, which 'self' covers.
+    }
+  }
+  return [...origins];
+}
+
+/** Whether one of the model hosts (wildcards included) already covers `origin`. */
+function coveredByModelHosts(origin: string): boolean {
+  const { protocol, hostname } = new URL(origin);
+  return MODEL_HOSTS.some((host) => {
+    const pattern = new URL(host.replace('*.', 'wildcard.'));
+    if (pattern.protocol !== protocol) return false;
+    return host.includes('*.')
+      ? hostname.endsWith(pattern.hostname.slice('wildcard'.length))
+      : hostname === pattern.hostname;
+  });
+}
+
+/** The policy, with the model hosts given. */
+export function contentSecurityPolicy(modelHosts: readonly string[]): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data: blob:",
+    "font-src 'self'",
+    `connect-src 'self' ${modelHosts.join(' ')}`,
+    "worker-src 'self'",
+    "manifest-src 'self'",
+    "object-src 'none'",
+    "frame-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+  ].join('; ');
+}
+
+/** Adds the policy to the built `index.html`. */
+export function hearthCsp(selfHostedFile: string): Plugin {
+  return {
+    name: 'hearth-csp',
+    apply: 'build',
+    async transformIndexHtml(_html, context) {
+      // The app's page only: the bench pages beside it are tools, not the product.
+      if (context.path !== '/index.html') return undefined;
+      const catalog = await buildCatalog(selfHostedFile);
+      const urls = catalog.flatMap((e) => [e.model_url, e.model_lib]);
+      const extra = catalogOrigins(urls).filter((origin) => !coveredByModelHosts(origin));
+      const hosts = [...MODEL_HOSTS, ...extra];
+      return [
+        {
+          tag: 'meta',
+          attrs: {
+            'http-equiv': 'Content-Security-Policy',
+            content: contentSecurityPolicy([...hosts]),
+          },
+          injectTo: 'head-prepend',
+        },
+      ];
+    },
+  };
+}
