@@ -259,19 +259,7 @@ export class ChatMessage extends LitElement {
         this.streaming
           ? nothing
           : html`<div class="actions">
-              ${
-                stats
-                  ? html`<span class="stats"
-                      >${stats.usage.completion_tokens}
-                      tokens${
-                        stats.tokens_per_s !== null
-                          ? html` · ${stats.tokens_per_s.toFixed(1)} tokens/s`
-                          : nothing
-                      }
-                      · $${formatCost(stats.usage.estimated_cost)}</span
-                    >`
-                  : nothing
-              }
+              ${stats ? html`<span class="stats">${statsLine(stats)}</span>` : nothing}
               ${
                 m.content
                   ? html`<button class="link" @click=${() => this.#copy(m.content)}>
@@ -295,6 +283,14 @@ export class ChatMessage extends LitElement {
             </div>`
       }`;
   }
+}
+
+/** `12 tokens · 34.5 tokens/s · $0.0001`. */
+function statsLine(stats: NonNullable<Message['stats']>): string {
+  const parts = [`${stats.usage.completion_tokens} tokens`];
+  if (stats.tokens_per_s !== null) parts.push(`${stats.tokens_per_s.toFixed(1)} tokens/s`);
+  parts.push(`$${formatCost(stats.usage.estimated_cost)}`);
+  return parts.join(' · ');
 }
 
 /** Dollars with the precision small sums need. */

@@ -1,14 +1,29 @@
 /**
  * @module
- * A model's Markdown as inert HTML: marked renders it, DOMPurify removes scripts, handlers,
- * `javascript:` links, styles and forms, and images that would load from another host become
- * plain text — so nothing a model writes can run, or send a conversation anywhere. (The page's
- * Content Security Policy holds the same line a second time.) Code blocks get a copy button.
+ * A model's Markdown as inert HTML. Raw HTML in it shows as the text it is (as chat apps show
+ * it); marked renders the rest; DOMPurify removes what could still act (`javascript:` links,
+ * styles, forms); images that would load from another host become plain text — so nothing a
+ * model writes can run, or send a conversation anywhere. (The page's Content Security Policy
+ * holds the same line a third time.) Code blocks get a copy button.
  */
 import DOMPurify from 'dompurify';
 import { Marked } from 'marked';
 
-const marked = new Marked({ gfm: true, async: false });
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+
+const marked = new Marked({
+  gfm: true,
+  async: false,
+  // Raw HTML, block or inline, is text: a model's `<img onerror>` is shown, never parsed.
+  renderer: { html: ({ text }) => escapeHtml(text) },
+});
 
 /** Tags a reply has no use for and that could act: forms, frames, embedded documents, styles. */
 const FORBID_TAGS = [

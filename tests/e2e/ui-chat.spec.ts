@@ -1,0 +1,236 @@
+/**
+ * The chat, used as a person would: by role and label, with the keyboard, with an input method,
+ * and against hostile model output. The echo engine answers (it repeats the last message).
+ */
+import { expect, test } from '@playwright/test';
+import {
+  composer,
+  cspViolations,
+  openChat,
+  openSettings,
+  replies,
+  send,
+  setEchoDelay,
+  userMessages,
+  watchLeaks,
+} from './ui';
+
+test('a message sent with Enter gets a reply rendered as Markdown, with its tokens and speed', async ({
+  page,
+}) => {
+  await openChat(page);
+  await send(page, 'Hello **world**, see `code`');
+  const reply = replies(page).last();
+  await expect(reply.locator('strong')).toHaveText('world');
+  await expect(reply.locator('code')).toHaveText('code');
+  await expect(userMessages(page)).toHaveText('Hello **world**, see `code`');
+  await expect(page.locator('chat-message .stats')).toHaveText(
+    /^\d+ tokens · [\d.]+ tokens\/s · \$0$/,
+  );
+  await expect(composer(page)).toHaveValue('');
+  // The conversation is named after its first message.
+  await expect(
+    page
+      .getByRole('list', { name: 'Conversations' })
+      .getByRole('button', { name: 'Hello **world**, see `code`', exact: true }),
+  ).toBeVisible();
+});
+
+test('a reply streams in, and Stop (or Esc) keeps what came', async ({ page }) => {
+  await openChat(page);
+  await setEchoDelay(page, 100);
+  const words = Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ');
+  await send(page, words);
+  const reply = replies(page).last();
+  await expect(reply).toHaveAttribute('aria-busy', 'true');
+  await expect(reply).toContainText('w3');
+  const partial = await reply.textContent();
+  await expect(reply).toContainText('w14');
+  expect((await reply.textContent())!.length).toBeGreaterThan(partial!.length);
+  await page.getByRole('button', { name: 'Stop' }).click();
+  await expect(page.getByText('Stopped.')).toBeVisible();
+  await expect(reply).toHaveAttribute('aria-busy', 'false');
+  expect(await reply.textContent()).not.toContain('w39');
+  // Esc stops too.
+  await send(page, words);
+  await expect(replies(page).last()).toContainText('w2');
+  await page.keyboard.press('Escape');
+  await expect(page.getByText('Stopped.')).toHaveCount(2);
+  await expect(page.getByRole('button', { name: 'Send' })).toBeVisible();
+});
+
+test('a system prompt applies to the next reply, and Regenerate writes the last one again', async ({
+  page,
+}) => {
+  await openChat(page);
+  await send(page, 'hi');
+  await expect(replies(page)).toHaveText(['hi']);
+  await openSettings(page);
+  await page.getByLabel('System prompt').fill('Be brief.');
+  await page.getByLabel('System prompt').blur();
+  await page.getByRole('button', { name: 'Regenerate' }).click();
+  // The echo engine shows the system prompt in brackets: the new reply saw it.
+  await expect(replies(page)).toHaveText(['[Be brief.] hi']);
+  await expect(userMessages(page)).toHaveCount(1);
+});
+
+test('editing a message replaces what followed it with a new reply', async ({ page }) => {
+  await openChat(page);
+  await send(page, 'first question');
+  await expect(replies(page)).toHaveText(['first question']);
+  await send(page, 'second question');
+  await expect(replies(page)).toHaveText(['first question', 'second question']);
+  await page.getByRole('button', { name: 'Edit' }).first().click();
+  await page.getByLabel('Edit your message').fill('a better question');
+  await page.getByRole('button', { name: 'Save and send' }).click();
+  await expect(userMessages(page)).toHaveText(['a better question']);
+  await expect(replies(page)).toHaveText(['a better question']);
+});
+
+test('Copy puts a reply and a code block on the clipboard', async ({ page, context }) => {
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  await openChat(page);
+  await send(page, 'Run:\n\n```sh\nnpm start\n```');
+  await expect(replies(page).last().locator('pre')).toHaveText('npm start');
+  await replies(page).last().getByRole('button', { name: 'Copy code' }).click();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('npm start\n');
+  await page.getByRole('button', { name: 'Copy', exact: true }).last().click();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(
+    'Run:\n\n```sh\nnpm start\n```',
+  );
+});
+
+test('Shift+Enter makes a new line, and Enter while an input method composes does not send', async ({
+  page,
+}) => {
+  await openChat(page);
+  const box = composer(page);
+  await box.click();
+  await page.keyboard.type('line one');
+  await page.keyboard.press('Shift+Enter');
+  await page.keyboard.type('line two');
+  await expect(box).toHaveValue('line one\nline two');
+  // An input method composing (here through the DevTools protocol, as a Japanese IME would):
+  // Enter picks the candidate, it must not send.
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Input.imeSetComposition', {
+    text: 'にほんご',
+    selectionStart: 4,
+    selectionEnd: 4,
+  });
+  await page.keyboard.press('Enter');
+  await expect(userMessages(page)).toHaveCount(0);
+  await cdp.send('Input.insertText', { text: '日本語' });
+  // The same as the browser reports it on every platform: `isComposing`, or key code 229.
+  for (const init of [{ isComposing: true }, { keyCode: 229 }]) {
+    await box.evaluate(
+      (el, init) =>
+        el.dispatchEvent(
+          new KeyboardEvent('keydown', { key: 'Enter', bubbles: true, composed: true, ...init }),
+        ),
+      init,
+    );
+  }
+  await expect(userMessages(page)).toHaveCount(0);
+  await expect(box).toHaveValue(/^line one\nline two日本語\s*$/);
+  await page.keyboard.press('Enter');
+  await expect(userMessages(page)).toHaveCount(1);
+  await expect(replies(page).last()).toContainText('日本語');
+});
+
+test('the chat works from the keyboard alone', async ({ page }) => {
+  await openChat(page);
+  // From the top of the page, Tab reaches the composer, past the views and the conversations.
+  await page.locator('body').click({ position: { x: 1, y: 1 } });
+  let reached = false;
+  for (let i = 0; i < 30 && !reached; i += 1) {
+    await page.keyboard.press('Tab');
+    reached = await composer(page).evaluate((el) => el.matches(':focus'));
+  }
+  expect(reached).toBe(true);
+  await page.keyboard.type('typed without a mouse');
+  await page.keyboard.press('Enter');
+  await expect(replies(page)).toHaveText(['typed without a mouse']);
+  // Shift+Tab goes back to the reply's actions; Enter on Regenerate works.
+  const regenerate = page.getByRole('button', { name: 'Regenerate' });
+  for (let i = 0; i < 10 && !(await regenerate.evaluate((el) => el.matches(':focus'))); i += 1) {
+    await page.keyboard.press('Shift+Tab');
+  }
+  await expect(regenerate).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(replies(page)).toHaveText(['typed without a mouse']);
+  // Every control of the chat has a name a screen reader can say.
+  for (const control of await page.locator('chat-view').getByRole('button').all()) {
+    expect(
+      (await control.getAttribute('aria-label')) ?? (await control.textContent())?.trim(),
+    ).toBeTruthy();
+  }
+  await expect(page.getByRole('log', { name: 'Messages' })).toBeVisible();
+});
+
+test('hostile model output renders inert: nothing runs and no request leaves the origin', async ({
+  page,
+}) => {
+  const foreign = await watchLeaks(page);
+  await openChat(page);
+  const hostile = [
+    '<img src=x onerror="window.pwned = 1">',
+    '<script>window.pwned = 2</script>',
+    '[click me](javascript:window.pwned=3)',
+    '<a href="javascript:window.pwned=4">raw link</a>',
+    '<iframe src="https://evil.example/"></iframe>',
+    '<div style="background:url(https://evil.example/bg.png)">styled</div>',
+    '![tracker](https://evil.example/pixel.png)',
+    '<img src="https://evil.example/raw.png">',
+    '<form action="https://evil.example/"><button>Send</button></form>',
+    '<svg><script>window.pwned = 5</script></svg>',
+  ].join('\n\n');
+  await send(page, hostile);
+  const reply = replies(page).last();
+  await expect(reply).toContainText('tracker: https://evil.example/pixel.png');
+  // Raw HTML shows as the text it is.
+  await expect(reply).toContainText('<img src=x onerror="window.pwned = 1">');
+  await expect(reply).toContainText('<script>window.pwned = 2</script>');
+  await expect(reply.locator('script, iframe, form, svg, style, [style], [onerror]')).toHaveCount(
+    0,
+  );
+  await expect(reply.locator('img[src*="evil.example"]')).toHaveCount(0);
+  await expect(reply.locator('a[href^="javascript"]')).toHaveCount(0);
+  // Links that survive open elsewhere, without a referrer.
+  for (const link of await reply.locator('a').all()) {
+    await expect(link).toHaveAttribute('rel', 'noopener noreferrer nofollow');
+  }
+  await reply.getByText('click me').click();
+  await page.waitForTimeout(300);
+  expect(await page.evaluate(() => (window as { pwned?: number }).pwned)).toBeUndefined();
+  expect(foreign).toEqual([]);
+  expect(await cspViolations(page)).toEqual([]);
+  // The user's own message shows as the text it was.
+  await expect(userMessages(page).last()).toContainText('<script>window.pwned = 2</script>');
+});
+
+test('the page runs under a Content Security Policy that keeps images and connections on the origin', async ({
+  page,
+}) => {
+  await watchLeaks(page);
+  await openChat(page);
+  const policy = await page
+    .locator('meta[http-equiv="Content-Security-Policy"]')
+    .getAttribute('content');
+  expect(policy).toContain("img-src 'self' data: blob:");
+  expect(policy).toMatch(/connect-src 'self' https:\/\/huggingface\.co/);
+  expect(policy).toContain('http://localhost:4190'); // the e2e build's self-hosted model host
+  expect(policy).toContain("script-src 'self'");
+  // A script that tries anyway is stopped by the browser.
+  const blocked = await page.evaluate(async () => {
+    const img = new Image();
+    const loaded = new Promise<string>((resolve) => {
+      img.onload = () => resolve('loaded');
+      img.onerror = () => resolve('blocked');
+    });
+    img.src = 'http://127.0.0.1:9/elsewhere.png';
+    return loaded;
+  });
+  expect(blocked).toBe('blocked');
+  expect(await cspViolations(page)).toEqual(['img-src http://127.0.0.1:9/elsewhere.png']);
+});

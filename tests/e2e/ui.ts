@@ -1,0 +1,66 @@
+/**
+ * Helpers for the chat app's tests: they drive it by role and label, as a person would.
+ */
+import { expect, type Page } from '@playwright/test';
+import { openApp } from './helpers';
+
+/** Opens the app on a fresh conversation, with the echo engine answering. */
+export async function openChat(page: Page): Promise<void> {
+  await openApp(page);
+  await expect(composer(page)).toBeVisible();
+}
+
+export const composer = (page: Page) => page.getByRole('textbox', { name: 'Message' });
+export const replies = (page: Page) => page.getByRole('article', { name: 'Reply' });
+export const userMessages = (page: Page) => page.getByRole('article', { name: 'You' });
+
+/** Types `text` in the composer and sends it with Enter. */
+export async function send(page: Page, text: string): Promise<void> {
+  await composer(page).fill(text);
+  await composer(page).press('Enter');
+}
+
+/** Sets the echo engine's pause per token, in the conversation's settings. */
+export async function setEchoDelay(page: Page, ms: number): Promise<void> {
+  await openSettings(page);
+  await page.getByLabel('Delay per token, ms (test engine)').fill(String(ms));
+  await page.getByLabel('Delay per token, ms (test engine)').blur();
+}
+
+/** Opens the conversation's settings, if they are closed. */
+export async function openSettings(page: Page): Promise<void> {
+  const toggle = page.getByRole('button', { name: 'Settings', exact: true });
+  if ((await toggle.getAttribute('aria-expanded')) !== 'true') await toggle.click();
+}
+
+/**
+ * Records every request the page, its workers and its service worker make to another origin
+ * than the app's, and collects the Content Security Policy violations the page reports.
+ * Call before the app opens.
+ */
+export async function watchLeaks(page: Page): Promise<string[]> {
+  const foreign: string[] = [];
+  page.context().on('request', (request) => {
+    const url = new URL(request.url());
+    const app = new URL(page.url());
+    if (
+      url.protocol.startsWith('http') &&
+      app.protocol.startsWith('http') &&
+      url.origin !== app.origin
+    ) {
+      foreign.push(request.url());
+    }
+  });
+  await page.addInitScript(() => {
+    const seen: string[] = [];
+    (globalThis as { cspViolations?: string[] }).cspViolations = seen;
+    document.addEventListener('securitypolicyviolation', (event) => {
+      seen.push(`${event.violatedDirective} ${event.blockedURI}`);
+    });
+  });
+  return foreign;
+}
+
+/** The Content Security Policy violations the page reported so far. */
+export const cspViolations = (page: Page) =>
+  page.evaluate(() => (globalThis as { cspViolations?: string[] }).cspViolations ?? []);
