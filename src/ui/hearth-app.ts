@@ -282,7 +282,10 @@ export class HearthApp extends LitElement {
     this.conversations = [c, ...this.conversations];
     this.#open(c);
     await this.updateComplete;
-    this.renderRoot.querySelector('chat-view')?.shadowRoot?.querySelector('textarea')?.focus();
+    this.renderRoot
+      .querySelector('chat-view')
+      ?.shadowRoot?.querySelector<HTMLElement>('#composer')
+      ?.focus();
   }
 
   async #rename(id: string, title: string): Promise<void> {

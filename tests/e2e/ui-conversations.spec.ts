@@ -1,0 +1,218 @@
+/**
+ * Conversations in the chat app: new, switch, rename, search, delete; kept across a reload;
+ * exported and imported as a versioned JSON file in the OpenAI message format. Screenshots at
+ * desktop and phone width go with the test results.
+ */
+import { readFileSync } from 'node:fs';
+import { expect, test, type Page } from '@playwright/test';
+import { composer, openChat, openSettings, replies, send, userMessages } from './ui';
+
+const list = (page: Page) => page.getByRole('list', { name: 'Conversations' });
+const conversation = (page: Page, title: string) =>
+  list(page).getByRole('button', { name: title, exact: true });
+
+test('conversations can be started, switched, renamed, searched and deleted', async ({ page }) => {
+  await openChat(page);
+  await send(page, 'about apples');
+  await expect(replies(page)).toHaveText(['about apples']);
+  await page.getByRole('button', { name: 'New conversation' }).click();
+  await expect(composer(page)).toBeFocused();
+  await send(page, 'about pears');
+  await expect(replies(page)).toHaveText(['about pears']);
+  await expect(list(page).getByRole('button', { name: /^about/ })).toHaveText([
+    'about pears',
+    'about apples',
+  ]);
+  await expect(conversation(page, 'about pears')).toHaveAttribute('aria-current', 'true');
+
+  await conversation(page, 'about apples').click();
+  await expect(userMessages(page)).toHaveText(['about apples']);
+  await expect(conversation(page, 'about apples')).toHaveAttribute('aria-current', 'true');
+
+  await list(page).getByRole('button', { name: 'Rename about apples' }).click();
+  await page.getByLabel('New title').fill('Fruit, red');
+  await page.getByLabel('New title').press('Enter');
+  await expect(conversation(page, 'Fruit, red')).toBeVisible();
+
+  // Search looks in titles and in messages.
+  await page.getByLabel('Search conversations').fill('pears');
+  await expect(list(page).getByRole('button', { name: /^(about|Fruit)/ })).toHaveText([
+    'about pears',
+  ]);
+  await page.getByLabel('Search conversations').fill('');
+
+  // Rename and Delete show on the conversation under the pointer (or the keyboard).
+  await conversation(page, 'about pears').hover();
+  await list(page).getByRole('button', { name: 'Delete about pears' }).click();
+  await page.getByRole('button', { name: 'Yes, delete' }).click();
+  await expect(conversation(page, 'about pears')).toHaveCount(0);
+  await expect(conversation(page, 'Fruit, red')).toBeVisible();
+});
+
+test('a reload finds every conversation intact, the open one open, and unsent text still there', async ({
+  page,
+}) => {
+  await openChat(page);
+  await send(page, 'remember me');
+  await expect(replies(page)).toHaveText(['remember me']);
+  await openSettings(page);
+  await page.getByLabel('System prompt').fill('You are terse.');
+  await page.getByLabel('System prompt').blur();
+  await page.getByRole('button', { name: 'New conversation' }).click();
+  await expect(composer(page)).toBeFocused();
+  await send(page, 'second one');
+  await expect(replies(page)).toHaveText(['second one']);
+  await conversation(page, 'remember me').click();
+  await composer(page).fill('half-written thought');
+  await page.reload();
+  await expect(composer(page)).toHaveValue('half-written thought');
+  await expect(userMessages(page)).toHaveText(['remember me']);
+  await expect(replies(page)).toHaveText(['remember me']);
+  await openSettings(page);
+  await expect(page.getByLabel('System prompt')).toHaveValue('You are terse.');
+  await expect(conversation(page, 'second one')).toBeVisible();
+});
+
+test('export then import brings every conversation back, in the OpenAI message format', async ({
+  page,
+}) => {
+  await openChat(page);
+  await openSettings(page);
+  await page.getByLabel('System prompt').fill('Be kind.');
+  await page.getByLabel('System prompt').blur();
+  await page.getByLabel('Temperature').fill('0.3');
+  await page.getByLabel('Temperature').blur();
+  await send(page, 'export me');
+  await expect(replies(page)).toHaveText(['[Be kind.] export me']);
+
+  const downloading = page.waitForEvent('download');
+  await page.getByRole('button', { name: 'Export', exact: true }).click();
+  const file = await downloading;
+  expect(file.suggestedFilename()).toMatch(/^hearth-conversations-\d{4}-\d{2}-\d{2}\.json$/);
+  const path = await file.path();
+  const exported = JSON.parse(readFileSync(path, 'utf8'));
+  expect(exported).toMatchObject({
+    format: 'hearth.conversations',
+    version: 1,
+    conversations: [
+      {
+        title: 'export me',
+        model: 'hearth/echo',
+        settings: { temperature: 0.3, max_tokens: null },
+        messages: [
+          { role: 'system', content: 'Be kind.' },
+          { role: 'user', content: 'export me' },
+          {
+            role: 'assistant',
+            content: '[Be kind.] export me',
+            model: 'hearth/echo',
+            finish_reason: 'stop',
+            usage: { prompt_tokens: expect.any(Number), completion_tokens: 4 },
+          },
+        ],
+      },
+    ],
+  });
+
+  await list(page).getByRole('button', { name: 'Delete export me' }).click();
+  await page.getByRole('button', { name: 'Yes, delete' }).click();
+  await expect(conversation(page, 'export me')).toHaveCount(0);
+
+  await page.getByLabel('Import').setInputFiles(path);
+  await expect(page.getByRole('status')).toContainText('Imported 1 conversation.');
+  await conversation(page, 'export me').click();
+  await expect(userMessages(page)).toHaveText(['export me']);
+  await expect(replies(page)).toHaveText(['[Be kind.] export me']);
+  await openSettings(page);
+  await expect(page.getByLabel('System prompt')).toHaveValue('Be kind.');
+  await expect(page.getByLabel('Temperature')).toHaveValue('0.3');
+});
+
+test('an import that is not a Hearth export says so and changes nothing', async ({ page }) => {
+  await openChat(page);
+  await send(page, 'still here');
+  await page.getByLabel('Import').setInputFiles({
+    name: 'other.json',
+    mimeType: 'application/json',
+    buffer: Buffer.from(JSON.stringify({ format: 'something-else', version: 1 })),
+  });
+  await expect(page.getByRole('alert')).toContainText(
+    'Nothing was imported: This is not a Hearth export of version 1.',
+  );
+  await page.getByLabel('Import').setInputFiles({
+    name: 'broken.json',
+    mimeType: 'application/json',
+    buffer: Buffer.from('{"format": "hearth.conv'),
+  });
+  await expect(page.getByRole('alert')).toContainText('This file is not JSON.');
+  await expect(list(page).getByRole('button', { name: 'still here', exact: true })).toHaveCount(1);
+});
+
+test('reasoning comes folded away, and opens on demand', async ({ page }) => {
+  await openChat(page);
+  const file = {
+    format: 'hearth.conversations',
+    version: 1,
+    exported: new Date().toISOString(),
+    conversations: [
+      {
+        title: 'a thinker',
+        created: Date.now(),
+        updated: Date.now(),
+        model: 'hearth/echo',
+        settings: { temperature: 0.7, max_tokens: null },
+        messages: [
+          { role: 'user', content: 'why?' },
+          {
+            role: 'assistant',
+            content: 'Because.',
+            reasoning_content: 'Let me think about **why**.',
+          },
+        ],
+      },
+    ],
+  };
+  await page.getByLabel('Import').setInputFiles({
+    name: 'thinker.json',
+    mimeType: 'application/json',
+    buffer: Buffer.from(JSON.stringify(file)),
+  });
+  await conversation(page, 'a thinker').click();
+  const reasoning = replies(page).locator('details');
+  await expect(reasoning).not.toHaveAttribute('open', '');
+  await expect(reasoning.getByText('Let me think about')).toBeHidden();
+  await reasoning.getByText('Reasoning').click();
+  await expect(reasoning.locator('strong')).toHaveText('why');
+  await expect(replies(page)).toContainText('Because.');
+});
+
+test('the app at desktop and phone width (screenshots)', async ({ page }, testInfo) => {
+  await openChat(page);
+  await send(page, 'What can Hearth do?');
+  await send(
+    page,
+    'Hearth runs a **language model in this browser** and answers the OpenAI API:\n\n' +
+      '- private: nothing leaves the device\n- offline once loaded\n\n```js\nconst client = new OpenAI({ baseURL });\n```',
+  );
+  await expect(replies(page)).toHaveCount(2);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.screenshot({ path: testInfo.outputPath('desktop.png') });
+  await page.setViewportSize({ width: 390, height: 844 });
+  // On a phone the conversations are a drawer behind a button.
+  const drawer = page.getByRole('button', { name: 'Conversations' });
+  await expect(drawer).toBeVisible();
+  await expect(list(page)).toBeHidden();
+  await page.screenshot({ path: testInfo.outputPath('phone.png') });
+  await drawer.click();
+  await expect(drawer).toHaveAttribute('aria-expanded', 'true');
+  await expect(list(page)).toBeVisible();
+  await page.screenshot({ path: testInfo.outputPath('phone-conversations.png') });
+  await conversation(page, 'What can Hearth do?').click();
+  await expect(list(page)).toBeHidden();
+  await expect(composer(page)).toBeVisible();
+  // Nothing sticks out sideways at phone width.
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  for (const name of ['desktop.png', 'phone.png', 'phone-conversations.png']) {
+    await testInfo.attach(name, { path: testInfo.outputPath(name), contentType: 'image/png' });
+  }
+});
