@@ -145,7 +145,7 @@ export class ConversationList extends LitElement {
     const shown = this.#shown;
     return html`
       <div class="top">
-        <button class="primary" @click=${() => this.#emit('new')}>New conversation</button>
+        <button class="primary" @click=${() => this.#emit('new')}>New chat</button>
         <label class="sr-only" for="search">Search conversations</label>
         <input
           id="search"

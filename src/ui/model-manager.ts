@@ -303,13 +303,7 @@ export class ModelManager extends LitElement {
         ${m.source === 'self-hosted' ? html`<span class="badge">self-hosted</span>` : nothing}
       </div>
       <div class="facts">
-        ${
-          echo
-            ? 'Repeats your message: for trying the API without a GPU.'
-            : html`Download ${sizeOf(m)} · GPU memory
-              ${m.vram_required_mb === null ? 'unknown' : formatBytes(m.vram_required_mb * 1024 ** 2)}
-              · context ${m.context_window.toLocaleString()} tokens`
-        }
+        ${echo ? 'Repeats your message: for trying the API without a GPU.' : factsOf(m)}
       </div>
       ${m.unavailable_reason ? html`<div class="facts error">${m.unavailable_reason}</div>` : nothing}
       ${m.evicted ? html`<div class="facts error">${m.evicted}</div>` : nothing}
@@ -385,6 +379,13 @@ export class ModelManager extends LitElement {
       }
     </div>`;
   }
+}
+
+/** `Download about 200 MB · GPU memory 580 MB · context 4,096 tokens`. */
+function factsOf(m: CatalogModel): string {
+  const vram =
+    m.vram_required_mb === null ? 'unknown' : formatBytes(m.vram_required_mb * 1024 ** 2);
+  return `Download ${sizeOf(m)} · GPU memory ${vram} · context ${m.context_window.toLocaleString()} tokens`;
 }
 
 function sizeOf(m: CatalogModel): string {

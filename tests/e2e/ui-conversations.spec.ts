@@ -15,7 +15,7 @@ test('conversations can be started, switched, renamed, searched and deleted', as
   await openChat(page);
   await send(page, 'about apples');
   await expect(replies(page)).toHaveText(['about apples']);
-  await page.getByRole('button', { name: 'New conversation' }).click();
+  await page.getByRole('button', { name: 'New chat' }).click();
   await expect(composer(page)).toBeFocused();
   await send(page, 'about pears');
   await expect(replies(page)).toHaveText(['about pears']);
@@ -58,7 +58,7 @@ test('a reload finds every conversation intact, the open one open, and unsent te
   await openSettings(page);
   await page.getByLabel('System prompt').fill('You are terse.');
   await page.getByLabel('System prompt').blur();
-  await page.getByRole('button', { name: 'New conversation' }).click();
+  await page.getByRole('button', { name: 'New chat' }).click();
   await expect(composer(page)).toBeFocused();
   await send(page, 'second one');
   await expect(replies(page)).toHaveText(['second one']);
