@@ -69,3 +69,16 @@ test('refuses to download a model this browser cannot run, before fetching anyth
     downloads: [],
   });
 });
+
+test('the app explains in plain words why only the test engine works here', async ({ page }) => {
+  await openApp(page);
+  await page.getByRole('link', { name: 'Settings' }).click();
+  const device = page.getByRole('region', { name: 'This device' });
+  await expect(device).toContainText('No WebGPU here.');
+  await expect(device).toContainText('only the echo test engine works');
+  await page.getByRole('link', { name: 'Models' }).click();
+  await expect(page.getByRole('note')).toContainText('This device cannot run any language model');
+  await page.getByRole('link', { name: 'Chat' }).click();
+  await expect(page.getByLabel('Model')).toHaveValue('hearth/echo');
+  await expect(page.getByText('The echo engine repeats your message')).toBeVisible();
+});

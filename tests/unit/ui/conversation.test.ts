@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import {
+  contextTokens,
+  exportConversations,
+  importConversations,
+  newConversation,
+  outgoingMessages,
+  titleFrom,
+  type Conversation,
+} from '../../../src/ui/conversation';
+
+function sample(): Conversation {
+  const c = newConversation('acme/model');
+  c.title = 'A chat';
+  c.settings = { system: 'Be kind.', temperature: 0.2, max_tokens: 100 };
+  c.messages = [
+    { role: 'user', content: 'hello' },
+    {
+      role: 'assistant',
+      content: 'hi there',
+      reasoning: 'they greeted me',
+      model: 'acme/model',
+      finish_reason: 'stop',
+      stats: {
+        usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7, estimated_cost: 0 },
+        tokens_per_s: 12.5,
+      },
+    },
+    { role: 'user', content: 'and then?' },
+    {
+      role: 'assistant',
+      content: '',
+      error: { message: 'The engine failed.', code: 'engine_error' },
+    },
+  ];
+  c.draft = 'not sent';
+  return c;
+}
+
+describe('export and import', () => {
+  it('write messages in the OpenAI format, the system prompt first', () => {
+    const file = exportConversations([sample()]);
+    expect(file).toMatchObject({ format: 'hearth.conversations', version: 1 });
+    expect(file.conversations[0]).toMatchObject({
+      title: 'A chat',
+      model: 'acme/model',
+      settings: { temperature: 0.2, max_tokens: 100 },
+      messages: [
+        { role: 'system', content: 'Be kind.' },
+        { role: 'user', content: 'hello' },
+        {
+          role: 'assistant',
+          content: 'hi there',
+          reasoning_content: 'they greeted me',
+          usage: { prompt_tokens: 5, completion_tokens: 2 },
+          tokens_per_s: 12.5,
+        },
+        { role: 'user', content: 'and then?' },
+        { role: 'assistant', content: '', error: { message: 'The engine failed.' } },
+      ],
+    });
+  });
+
+  it('round-trip every field but the id and the draft', () => {
+    const original = sample();
+    const [back] = importConversations(JSON.stringify(exportConversations([original])));
+    expect(back).toEqual({ ...original, id: expect.any(String), draft: '' });
+    expect(back!.id).not.toBe(original.id);
+  });
+
+  it.each([
+    ['not JSON', '{', 'This file is not JSON.'],
+    [
+      'another format',
+      JSON.stringify({ format: 'x', version: 1 }),
+      'not a Hearth export of version 1',
+    ],
+    [
+      'a later version',
+      JSON.stringify({ format: 'hearth.conversations', version: 2 }),
+      'version 1',
+    ],
+    [
+      'a message with an unknown role',
+      JSON.stringify({
+        format: 'hearth.conversations',
+        version: 1,
+        exported: '',
+        conversations: [
+          {
+            title: 't',
+            created: 0,
+            updated: 0,
+            model: 'm',
+            settings: { temperature: 1, max_tokens: null },
+            messages: [{ role: 'wizard', content: 'x' }],
+          },
+        ],
+      }),
+      'damaged at conversations.0.messages.0.role',
+    ],
+  ])('refuse %s, saying what is wrong', (_what, text, message) => {
+    expect(() => importConversations(text)).toThrow(message);
+  });
+});
+
+describe('what the model is sent', () => {
+  it('is the system prompt and the messages, without replies that failed empty', () => {
+    expect(outgoingMessages(sample())).toEqual([
+      { role: 'system', content: 'Be kind.' },
+      { role: 'user', content: 'hello' },
+      { role: 'assistant', content: 'hi there' },
+      { role: 'user', content: 'and then?' },
+    ]);
+  });
+});
+
+describe('the context meter', () => {
+  it('counts from the last exact usage, and estimates what came after it and the draft', () => {
+    const c = sample();
+    // 7 exact tokens, then "and then?" (9 chars: 3 tokens), then the draft (8 chars: 2).
+    expect(contextTokens(c, 'not sent')).toBe(7 + 3 + 0 + 2);
+  });
+
+  it('estimates everything when no reply has come yet', () => {
+    const c = newConversation('m');
+    c.settings.system = 'abcd';
+    c.messages = [{ role: 'user', content: 'abcdefgh' }];
+    expect(contextTokens(c)).toBe(1 + 2);
+  });
+});
+
+describe('titles', () => {
+  it.each([
+    ['  hello there \nmore', 'hello there'],
+    ['', 'New conversation'],
+    ['x'.repeat(60), `${'x'.repeat(47)}…`],
+  ])('come from the first line of %j', (text, title) => {
+    expect(titleFrom(text)).toBe(title);
+  });
+});
