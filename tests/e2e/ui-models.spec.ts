@@ -7,7 +7,7 @@
 import { expect, test, type Page } from '@playwright/test';
 import { KEY } from './helpers';
 import { ModelServer, TINY_ID } from './model-server';
-import { composer, openChat, replies, send, userMessages } from './ui';
+import { composer, openChat, send, userMessages } from './ui';
 
 const server = new ModelServer();
 test.beforeAll(() => server.start());
