@@ -4,6 +4,7 @@
  * page's `/v1/*` requests reach it), join the engine-host election, show the status.
  */
 import { Workbox } from 'workbox-window';
+import type { PageToSw } from './bridge/messages';
 import { joinElection } from './engine-host/leader';
 import './ui/hearth-app';
 import './ui/theme.css';
@@ -39,8 +40,9 @@ async function controlled(hadWorker: boolean): Promise<boolean> {
 }
 
 async function boot(): Promise<void> {
-  const status = document.querySelector('hearth-app');
-  if (!status) return;
+  const app = document.querySelector('hearth-app');
+  if (!app) return;
+  const status = app;
   if (!('serviceWorker' in navigator) || !('locks' in navigator)) {
     status.role = 'unsupported';
     return;
@@ -49,13 +51,23 @@ async function boot(): Promise<void> {
   const wb = import.meta.env.PROD
     ? new Workbox(`${BASE}sw.js`, { scope: BASE })
     : new Workbox(`${BASE}dev-sw.js?dev-sw`, { scope: BASE, type: 'module' });
+  // A new version installed in the background waits (DESIGN §1) until the user accepts it: the
+  // app offers "Reload to update", and the service worker in charge lets it take over once its
+  // requests are done. (Every tab hears of the waiting worker, whichever found it.)
+  wb.addEventListener('waiting', () => (app.updateReady = true));
+  app.addEventListener('update-accepted', () => {
+    navigator.serviceWorker.controller?.postMessage({ type: 'update/apply' } satisfies PageToSw);
+  });
   void wb.register();
   // An installed app is what earns persistent storage in Chromium: ask again once installed.
-  addEventListener('appinstalled', () => void status.askPersistence());
+  addEventListener('appinstalled', () => void app.askPersistence());
   if (!(await controlled(hadWorker))) {
     status.role = 'uncontrolled';
     return;
   }
+  // From now on a change of controller is an update taking over: this tab's code is of the old
+  // build, so it reloads into the new one (the new worker serves it from its precache).
+  navigator.serviceWorker.addEventListener('controllerchange', () => location.reload());
   void joinElection({
     build: import.meta.env.VITE_HEARTH_BUILD,
     onRole: (role, detail) => {

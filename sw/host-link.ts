@@ -55,9 +55,11 @@ interface Host {
 
 type Reply = (message: SwToPage) => void;
 
-function isAttach(data: unknown): data is PageToSw {
+type Attach = Extract<PageToSw, { type: 'host/attach' }>;
+
+function isAttach(data: unknown): data is Attach {
   if (typeof data !== 'object' || data === null) return false;
-  const m = data as Partial<PageToSw>;
+  const m = data as Partial<Attach>;
   return m.type === 'host/attach' && typeof m.hostId === 'string' && m.port instanceof MessagePort;
 }
 

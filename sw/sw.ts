@@ -6,7 +6,7 @@
 /// <reference lib="webworker" />
 import { cleanupOutdatedCaches, precacheAndRoute } from 'workbox-precaching';
 import { PortBackend } from '../src/bridge/client';
-import type { SwToPage } from '../src/bridge/messages';
+import type { PageToSw, SwToPage, SwToSw } from '../src/bridge/messages';
 import { MODEL_CACHES, modelLibUrl, webllmCachesLib } from '../src/openai/on-device';
 import { createApi } from '../src/openai/router';
 import { Settings } from '../src/openai/settings';
@@ -75,9 +75,37 @@ self.addEventListener('fetch', (event) => {
   }
 });
 
+/** The longest an accepted update waits for the requests in flight (an event lives 5 minutes). */
+const UPDATE_WAIT_MS = 4 * 60 * 1000;
+/** After the last request ends, a moment for its last bytes to reach the page that reads them. */
+const DRAIN_MS = 500;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The user accepted the update: once no request of this worker is in flight, the waiting worker
+ * takes over, so that no generation is cut by the switch. Requests that arrive meanwhile are
+ * answered as ever; the pages reload when the new worker takes control.
+ */
+async function applyUpdate(): Promise<void> {
+  const deadline = Date.now() + UPDATE_WAIT_MS;
+  while (backend.openRequests > 0 && Date.now() < deadline) await sleep(100);
+  await sleep(DRAIN_MS);
+  self.registration.waiting?.postMessage({ type: 'update/skip-waiting' } satisfies SwToSw);
+}
+
 self.addEventListener('message', (event) => {
+  const data = event.data as PageToSw | SwToSw | null;
+  if (data?.type === 'update/apply') {
+    event.waitUntil(applyUpdate());
+    return;
+  }
+  if (data?.type === 'update/skip-waiting') {
+    // Sent to the waiting worker (for the active one, skipWaiting() changes nothing).
+    event.waitUntil(self.skipWaiting());
+    return;
+  }
   const source = event.source;
-  link.onMessage(event.data, (message: SwToPage) => source?.postMessage(message));
+  link.onMessage(data, (message: SwToPage) => source?.postMessage(message));
 });
 
 // No skipWaiting(): a new version waits until the user accepts it (DESIGN §1). Claiming on

@@ -33,14 +33,20 @@ export function hostLockName(hostId: string): string {
 }
 
 /** A page (the elected host tab) → the service worker. */
-export type PageToSw = {
-  type: 'host/attach';
-  protocol: number;
-  build: string;
-  hostId: string;
-  /** The service worker's end of a channel into the engine worker. */
-  port: MessagePort;
-};
+export type PageToSw =
+  | {
+      type: 'host/attach';
+      protocol: number;
+      build: string;
+      hostId: string;
+      /** The service worker's end of a channel into the engine worker. */
+      port: MessagePort;
+    }
+  /** The user accepted the update waiting to take over (DESIGN §1: never on its own). */
+  | { type: 'update/apply' };
+
+/** The active service worker → the waiting one: its requests are done, take over now. */
+export type SwToSw = { type: 'update/skip-waiting' };
 
 /** The service worker → pages. */
 export type SwToPage =

@@ -45,6 +45,8 @@ export interface DownloadOptions {
   progressMs?: number;
   /** Files fetched at once (WebLLM fetches four shards at a time). */
   parallel?: number;
+  /** Whether the device says it is online (`navigator.onLine`): offline, a download fails at once. */
+  online?: () => boolean;
 }
 
 /** A failure that retrying cannot mend. */
@@ -63,6 +65,14 @@ async function sriOf(algorithm: string, data: ArrayBuffer): Promise<string> {
   let binary = '';
   for (const byte of digest) binary += String.fromCharCode(byte);
   return `${algorithm}-${btoa(binary)}`;
+}
+
+/** A network failure (fetch's `TypeError`) said in words: most often the device is offline. */
+function unreachable(url: string, err: unknown): unknown {
+  if (!(err instanceof TypeError)) return err;
+  return new Error(
+    `could not reach ${new URL(url).host} (${err.message}): the device may be offline, or the server down`,
+  );
 }
 
 /** A stored file's size: its `content-length`, or its bytes counted. */
@@ -192,6 +202,12 @@ export class Downloads {
     const progress = job.progress;
     await pending.add(entry.id);
     try {
+      if (this.#options.online?.() === false) {
+        throw new OpenAIError(
+          'engine_error',
+          `The device is offline: connect to the network to download ${entry.id}.`,
+        );
+      }
       progress.phase = 'manifest';
       job.report(true);
       const { files } = await planFiles(entry, this.#options.appUrl, async (file) => {
@@ -304,7 +320,7 @@ export class Downloads {
         // The bytes of a failed attempt do not count: the file starts over.
         job.progress.bytes_done -= counted.bytes;
         if (signal.aborted || err instanceof Permanent || isQuotaError(err)) throw err;
-        if (attempt >= attempts) throw err;
+        if (attempt >= attempts) throw unreachable(file.url, err);
         await new Promise((resolve) => setTimeout(resolve, delay));
         signal.throwIfAborted();
         delay *= 2;

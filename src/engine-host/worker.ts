@@ -66,6 +66,7 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
         downloaded,
         onChange,
         onEnd: (progress) => void models.downloadEnded(progress),
+        online: () => navigator.onLine,
       });
       const models = new LocalModels({
         catalog,

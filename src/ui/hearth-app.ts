@@ -66,6 +66,9 @@ export class HearthApp extends LitElement {
     persistence: { state: true },
     navOpen: { state: true },
     notice: { state: true },
+    updateReady: { type: Boolean },
+    updating: { state: true },
+    offline: { state: true },
   };
 
   static override styles = [
@@ -174,6 +177,10 @@ export class HearthApp extends LitElement {
   /** The conversation list, on a phone, is a drawer. */
   declare private navOpen: boolean;
   declare private notice: { text: string; error: boolean } | null;
+  /** A new version is installed and waits for the user's yes. */
+  declare updateReady: boolean;
+  declare private updating: boolean;
+  declare private offline: boolean;
   readonly #host = new HostStatusController(this);
   #catalogKey = '';
   #persistAsked = false;
@@ -189,6 +196,9 @@ export class HearthApp extends LitElement {
     this.persistence = 'unknown';
     this.navOpen = false;
     this.notice = null;
+    this.updateReady = false;
+    this.updating = false;
+    this.offline = !navigator.onLine;
     this.#host.listen((status) => {
       // The catalogue says what is on the device and loaded: read it again when that changes.
       const key = JSON.stringify([
@@ -212,12 +222,25 @@ export class HearthApp extends LitElement {
   override connectedCallback(): void {
     super.connectedCallback();
     addEventListener('hashchange', this.#onHash);
+    addEventListener('online', this.#onNetwork);
+    addEventListener('offline', this.#onNetwork);
     void this.#loadConversations();
   }
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     removeEventListener('hashchange', this.#onHash);
+    removeEventListener('online', this.#onNetwork);
+    removeEventListener('offline', this.#onNetwork);
+  }
+
+  readonly #onNetwork = () => {
+    this.offline = !navigator.onLine;
+  };
+
+  #acceptUpdate(): void {
+    this.updating = true;
+    this.dispatchEvent(new CustomEvent('update-accepted'));
   }
 
   protected override updated(changed: PropertyValues<this>): void {
@@ -387,6 +410,28 @@ export class HearthApp extends LitElement {
         ></api-status>
       </aside>
       <main class=${this.view}>
+        ${
+          this.offline
+            ? html`<p class="notice banner" role="status">
+                Offline. Hearth keeps working: chat, the models on this device and your
+                conversations. Downloading a model needs the network.
+              </p>`
+            : nothing
+        }
+        ${
+          this.updateReady
+            ? html`<p class="notice banner" role="status">
+                ${
+                  this.updating
+                    ? 'Updating once the replies in progress are done…'
+                    : html`A new version of Hearth is ready.
+                        <button class="primary" @click=${() => this.#acceptUpdate()}>
+                          Reload to update
+                        </button>`
+                }
+              </p>`
+            : nothing
+        }
         ${
           this.notice
             ? html`<p

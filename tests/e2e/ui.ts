@@ -4,9 +4,9 @@
 import { expect, type Page } from '@playwright/test';
 import { openApp } from './helpers';
 
-/** Opens the app on a fresh conversation, with the echo engine answering. */
-export async function openChat(page: Page): Promise<void> {
-  await openApp(page);
+/** Opens the app (at `path`) on a fresh conversation, with the echo engine answering. */
+export async function openChat(page: Page, path = './'): Promise<void> {
+  await openApp(page, path);
   await expect(composer(page)).toBeVisible();
 }
 

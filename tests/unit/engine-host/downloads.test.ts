@@ -148,11 +148,34 @@ describe('Downloads', () => {
     const last = (await follow(downloads)).at(-1)!;
     expect(last.phase).toBe('failed');
     expect(last.error).toMatchObject({ code: 'engine_error', type: 'server_error' });
-    expect(last.error!.message).toMatch(/^Downloading acme\/tiny failed: Failed to fetch/);
+    expect(last.error!.message).toBe(
+      'Downloading acme/tiny failed: could not reach models.example (Failed to fetch): the device may be offline, or the server down',
+    );
     expect(caches.has('webllm/model', BASE + model.shards[0]!)).toBe(true);
     expect(downloaded.models.size).toBe(0);
     expect(pending.models.size).toBe(0);
     expect(ended.map((p) => p.phase)).toEqual(['failed']);
+  });
+
+  it('fails at once, saying so, when the device is offline', async () => {
+    const caches = new MemoryCaches();
+    const network = new FakeNetwork(model, BASE);
+    const downloads = new Downloads({
+      catalog: [entryOf()],
+      appUrl: APP,
+      caches,
+      fetch: network.fetch,
+      pending: memorySet(),
+      downloaded: memorySet(),
+      onChange: () => undefined,
+      online: () => false,
+    });
+    const last = (await follow(downloads)).at(-1)!;
+    expect(last).toMatchObject({ phase: 'failed', error: { code: 'engine_error' } });
+    expect(last.error!.message).toBe(
+      'The device is offline: connect to the network to download acme/tiny.',
+    );
+    expect(network.requests).toEqual([]);
   });
 
   it('does not retry a file the server does not have', async () => {
