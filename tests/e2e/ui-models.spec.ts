@@ -128,6 +128,7 @@ test('a downloaded model becomes the default; a reply that fails says why and ke
   await downloadTiny(page);
   await page.getByRole('link', { name: 'Chat' }).click();
   await page.getByRole('button', { name: 'New chat' }).click();
+  await expect(composer(page)).toBeFocused();
   await expect(page.getByLabel('Model')).toHaveValue(TINY_ID);
   await expect(page.getByText('The echo engine repeats your message')).toHaveCount(0);
   await send(page, 'will this load?');

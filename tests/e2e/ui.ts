@@ -17,6 +17,7 @@ export const userMessages = (page: Page) => page.getByRole('article', { name: 'Y
 /** Types `text` in the composer and sends it with Enter. */
 export async function send(page: Page, text: string): Promise<void> {
   await composer(page).fill(text);
+  await expect(composer(page)).toHaveValue(text);
   await composer(page).press('Enter');
 }
 
