@@ -105,6 +105,14 @@ export default tseslint.config(
     ),
   },
   {
+    // The relay runs in Node as it is (no build): Node's modules, ws, and its own files.
+    files: ['relay/**'],
+    rules: onlyImports(
+      ['\\./', 'node:', 'ws$'],
+      'The relay imports only Node, ws and its own modules: it runs without a build.',
+    ),
+  },
+  {
     files: ['src/ui/**'],
     rules: {
       'no-restricted-imports': [

@@ -2,7 +2,7 @@
  * @module
  * The page's Content Security Policy, as a `<meta>` tag added at build time: scripts, styles and
  * workers from the app itself; images only from itself, `data:` and `blob:`; connections only to
- * itself and the hosts models come from. Nothing a model writes can make the page send a
+ * itself, the hosts models come from and a relay on this machine. Nothing a model writes can make the page send a
  * conversation anywhere (markdown.ts sanitizes too; this is the second line).
  */
 import type { Plugin } from 'vite';
@@ -14,6 +14,17 @@ const MODEL_HOSTS = [
   'https://*.huggingface.co',
   'https://*.hf.co',
   'https://raw.githubusercontent.com',
+];
+
+/**
+ * The relay on this machine (relay/): the pairing accepts only loopback addresses, on any port.
+ * (`[::1]` is not a host CSP can name; the relay listens on 127.0.0.1 by default.)
+ */
+const RELAY_HOSTS = [
+  'ws://127.0.0.1:*',
+  'ws://localhost:*',
+  'wss://127.0.0.1:*',
+  'wss://localhost:*',
 ];
 
 /** The origins of every absolute URL the catalogue names (self-hosted models included). */
@@ -50,7 +61,7 @@ export function contentSecurityPolicy(modelHosts: readonly string[]): string {
     "style-src 'self'",
     "img-src 'self' data: blob:",
     "font-src 'self'",
-    `connect-src 'self' ${modelHosts.join(' ')}`,
+    `connect-src 'self' ${[...modelHosts, ...RELAY_HOSTS].join(' ')}`,
     "worker-src 'self'",
     "manifest-src 'self'",
     "object-src 'none'",

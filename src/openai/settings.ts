@@ -58,6 +58,8 @@ export function memorySettingsStore(initial?: SettingsData): SettingsStore {
 const DEFAULTS: SettingsData = { auth: 'any', keys: [], prices: {} };
 /** Issued keys start with this, as OpenAI's start with `sk-`. */
 const KEY_PREFIX = 'hk-';
+/** An issued key: the prefix and 24 random bytes in base64url. */
+const KEY_PATTERN = /^hk-[A-Za-z0-9_-]{32}$/;
 
 async function sha256(text: string): Promise<string> {
   const digest = new Uint8Array(
@@ -92,6 +94,10 @@ const patchSchema = v.strictObject({
 });
 const newKeySchema = v.strictObject({
   name: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(100))),
+  /** A key made elsewhere (the relay's), to register rather than make one. */
+  key: v.optional(
+    v.pipe(v.string(), v.regex(KEY_PATTERN, 'Expected a key of the form hk- and 32 characters')),
+  ),
 });
 
 /** Parses a JSON body against `schema`, with the API's 415, 413 and 400 answers. */
@@ -186,17 +192,24 @@ export class Settings {
     return jsonResponse({ object: 'list', data: keys.map(keyObject) }, requestId);
   }
 
-  /** `POST /v1/hearth/keys` `{name?}`: the key itself is in this answer only. */
+  /**
+   * `POST /v1/hearth/keys` `{name?, key?}`: issues a new key, shown in this answer only (201); or
+   * registers a key made elsewhere, such as the relay's, where the same key registered again
+   * answers the record it already has (200).
+   */
   async issueKey(request: Request, requestId: string): Promise<Response> {
     const hasBody = request.body !== null && request.headers.get('content-length') !== '0';
-    const { name } = hasBody ? await readBody(request, newKeySchema) : { name: undefined };
-    const key = randomKey();
+    const body = hasBody ? await readBody(request, newKeySchema) : {};
+    const key = body.key ?? randomKey();
+    const hash = await sha256(key);
+    const known = (await this.#read()).keys.find((k) => k.sha256 === hash);
+    if (known) return jsonResponse({ ...keyObject(known), key }, requestId);
     const record: KeyRecord = {
       id: `key_${crypto.randomUUID().replace(/-/g, '').slice(0, 16)}`,
-      name: name ?? 'Key',
+      name: body.name ?? 'Key',
       created: Math.floor(Date.now() / 1000),
       hint: key.slice(-4),
-      sha256: await sha256(key),
+      sha256: hash,
     };
     await this.#change((next) => void next.keys.push(record));
     return jsonResponse({ ...keyObject(record), key }, requestId, 201);

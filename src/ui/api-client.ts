@@ -91,6 +91,37 @@ export async function callJson<T>(
   return (await (await call(path, init)).json()) as T;
 }
 
+/** An issued key as `/v1/hearth/keys` lists it. */
+export interface KeyInfo {
+  id: string;
+  name: string;
+  created: number;
+  hint: string;
+}
+
+/** `/v1/hearth/settings`. */
+export interface SettingsBody {
+  auth: 'any' | 'issued';
+  prices: Record<string, { prompt: number; completion: number }>;
+}
+
+/** `POST /v1/hearth/keys`: issues a key, or registers `key` (the relay's). */
+export function issueKey(body: { name: string; key?: string }): Promise<KeyInfo & { key: string }> {
+  return callJson<KeyInfo & { key: string }>('hearth/keys', { method: 'POST', body });
+}
+
+/**
+ * Sets who may call the API. Before only issued keys may, this app gets an issued key of its own,
+ * or it would lock itself out.
+ */
+export async function setAuthMode(mode: 'any' | 'issued'): Promise<SettingsBody> {
+  if (mode === 'issued' && appKeyId() === null) {
+    const key = await issueKey({ name: 'This app' });
+    setAppKey(key.key, key.id);
+  }
+  return callJson<SettingsBody>('hearth/settings', { method: 'PATCH', body: { auth: mode } });
+}
+
 /** `GET /v1/openai/models`. */
 export async function listModels(signal?: AbortSignal): Promise<ModelObject[]> {
   return (await callJson<ListBody<ModelObject>>('openai/models', signal && { signal })).data;

@@ -30,6 +30,8 @@ import {
 import { HostStatusController } from './host-status';
 import './model-manager';
 import { requestPersistence, type Persistence } from './persistence';
+import { relayPairing } from './relay-pairing';
+import './relay-status';
 import './settings-view';
 import { shared } from './styles';
 
@@ -225,6 +227,8 @@ export class HearthApp extends LitElement {
     addEventListener('online', this.#onNetwork);
     addEventListener('offline', this.#onNetwork);
     void this.#loadConversations();
+    // A pairing link (`?relay=…&pair=…`), or the pairing this tab had before a reload.
+    relayPairing.start();
   }
 
   override disconnectedCallback(): void {
@@ -432,6 +436,7 @@ export class HearthApp extends LitElement {
               </p>`
             : nothing
         }
+        <relay-status></relay-status>
         ${
           this.notice
             ? html`<p

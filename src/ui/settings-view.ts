@@ -12,24 +12,17 @@ import {
   appKeyId,
   call,
   callJson,
-  setAppKey,
+  issueKey,
+  setAuthMode,
   status,
   type CatalogModel,
   type FullStatus,
+  type KeyInfo,
+  type SettingsBody,
 } from './api-client';
 import type { Persistence } from './persistence';
+import { relayPairing } from './relay-pairing';
 import { formatBytes, shared } from './styles';
-
-interface KeyInfo {
-  id: string;
-  name: string;
-  created: number;
-  hint: string;
-}
-interface SettingsBody {
-  auth: 'any' | 'issued';
-  prices: Record<string, { prompt: number; completion: number }>;
-}
 
 /** @fires request-persistence - the user asks for persistent storage. */
 export class SettingsView extends LitElement {
@@ -144,8 +137,17 @@ export class SettingsView extends LitElement {
 
   override connectedCallback(): void {
     super.connectedCallback();
+    relayPairing.addEventListener('change', this.#onRelay);
     void this.refresh();
   }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    relayPairing.removeEventListener('change', this.#onRelay);
+  }
+
+  /** The pairing changed (and with it, maybe, the keys): show it. */
+  readonly #onRelay = () => void this.refresh().then(() => this.requestUpdate());
 
   /** Reads the device's status, the settings and the keys again. */
   async refresh(): Promise<void> {
@@ -169,18 +171,7 @@ export class SettingsView extends LitElement {
 
   async #setAuth(mode: 'any' | 'issued'): Promise<void> {
     try {
-      if (mode === 'issued' && appKeyId() === null) {
-        // The app needs a key of its own first, or it would lock itself out.
-        const key = await callJson<KeyInfo & { key: string }>('hearth/keys', {
-          method: 'POST',
-          body: { name: 'This app' },
-        });
-        setAppKey(key.key, key.id);
-      }
-      this.settings = await callJson<SettingsBody>('hearth/settings', {
-        method: 'PATCH',
-        body: { auth: mode },
-      });
+      this.settings = await setAuthMode(mode);
       this.#say(
         mode === 'issued'
           ? 'Only issued keys may call the API now.'
@@ -196,10 +187,7 @@ export class SettingsView extends LitElement {
     const input = form.querySelector('input');
     const name = input?.value.trim() || 'Key';
     try {
-      const key = await callJson<KeyInfo & { key: string }>('hearth/keys', {
-        method: 'POST',
-        body: { name },
-      });
+      const key = await issueKey({ name });
       this.issued = { name: key.name, key: key.key };
       if (input) input.value = '';
     } catch (err) {
@@ -249,7 +237,7 @@ export class SettingsView extends LitElement {
           : nothing
       }
       ${this.#renderDevice()} ${this.#renderEngine()} ${this.#renderStorage()} ${this.#renderKeys()}
-      ${this.#renderPrices()}
+      ${this.#renderPrices()} ${this.#renderRelay()}
     `;
   }
 
@@ -483,6 +471,28 @@ export class SettingsView extends LitElement {
               </button>
             </div>`
           : nothing
+      }
+    </section>`;
+  }
+
+  #renderRelay() {
+    const state = relayPairing.state;
+    return html`<section aria-labelledby="relay">
+      <h3 id="relay">Relay</h3>
+      <p>
+        The relay lets programs on this computer outside the browser — curl, scripts, editors, AI
+        gateways — use this app's API. Run <code>npm run relay</code> (or
+        <code>npx hearth-relay</code>) and open the pairing link it prints.
+      </p>
+      ${
+        state.status === 'paired'
+          ? html`<p class="row">
+              <span>This tab is paired: the relay answers at <code>${state.baseUrl}</code>.</span>
+              <button class="danger" @click=${() => relayPairing.end()}>Stop sharing</button>
+            </p>`
+          : html`<p class="muted">
+              ${state.status === 'ended' ? state.message : 'This tab is not paired with a relay.'}
+            </p>`
       }
     </section>`;
   }

@@ -78,6 +78,23 @@ describe('issued keys', () => {
     t.stack.close();
   });
 
+  it("registers a key made elsewhere, such as the relay's, once however often it is sent", async () => {
+    const t = setup();
+    const relayKey = `hk-${'r'.repeat(32)}`;
+    const first = await t.call('POST', 'keys', { name: 'Relay', key: relayKey });
+    expect(first.status).toBe(201);
+    const record = await first.json();
+    expect(record).toMatchObject({ name: 'Relay', key: relayKey, hint: 'rrrr' });
+    const again = await t.call('POST', 'keys', { name: 'Relay again', key: relayKey });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual(record);
+    expect((await (await t.call('GET', 'keys')).json()).data).toHaveLength(1);
+    await t.call('PATCH', 'settings', { auth: 'issued' });
+    expect((await t.chat(relayKey)).status).toBe(200);
+    expect((await t.chat(`hk-${'x'.repeat(32)}`)).status).toBe(401);
+    t.stack.close();
+  });
+
   it('keeps its settings in the store, for the next service worker', async () => {
     const store = memorySettingsStore();
     const first = setup(store);
@@ -119,6 +136,7 @@ describe('issued keys', () => {
       'invalid_value',
     ],
     ['a key name that is empty', 'POST', 'keys', { name: '  ' }, 400, 'invalid_value'],
+    ['a key of another form', 'POST', 'keys', { key: 'sk-short' }, 400, 'invalid_value'],
     ['an unknown key', 'DELETE', 'keys/key_nope', undefined, 404, 'unknown_url'],
     ['PUT on the settings', 'PUT', 'settings', {}, 405, 'method_not_allowed'],
   ])('refuses %s', async (_what, method, path, body, status, code) => {

@@ -1,0 +1,141 @@
+/**
+ * @module
+ * What the relay and the paired tab say to each other over the WebSocket, and the rules both ends
+ * apply (which paths are the API's, which hosts are loopback). Plain JavaScript with JSDoc types,
+ * so that Node runs the relay as it is and the app's TypeScript imports the same definitions.
+ *
+ * One JSON object per text frame. A request's body and its response's chunks travel as base64.
+ * Flow control: the tab may have at most `WINDOW_BYTES` of a response's body sent and not yet
+ * written by the relay to its client; the relay returns `credit` as its client takes the bytes,
+ * so a client that does not read holds the tab's reading of the response, and through it the
+ * service worker's stream.
+ */
+
+/** The protocol's version: the relay refuses a tab that speaks another one. */
+export const PROTOCOL_VERSION = 1;
+
+/** The WebSocket's path on the relay. */
+export const RELAY_PATH = '/relay';
+
+/** Bytes of one response the tab may send before the relay gives credit back. */
+export const WINDOW_BYTES = 256 * 1024;
+
+/** The API's paths (DESIGN §3): `/v1/openai/*` and the `/v1` aliases, nothing else. */
+const API_PATH = /^\/v1\/(?:openai\/.+|chat\/completions|models(?:\/.+)?)$/;
+
+/**
+ * Whether `pathname` (no query) is one of the API's paths, the only ones the relay forwards.
+ * @param {string} pathname
+ */
+export function isApiPath(pathname) {
+  return API_PATH.test(pathname);
+}
+
+/** The host names that mean this machine. */
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * The name in a `Host` header (`name[:port]`), lower case, or null when it is not one.
+ * @param {string | undefined} host
+ */
+export function hostName(host) {
+  const match = /^(\[[^\]]*\]|[^:[\]]+)(?::\d{1,5})?$/.exec((host ?? '').trim().toLowerCase());
+  return match?.[1] ?? null;
+}
+
+/**
+ * Whether a `Host` header names this machine, as a DNS-rebinding defence: a page of another site
+ * that makes its own name resolve to 127.0.0.1 still sends its own name here.
+ * @param {string | undefined} host
+ */
+export function isLoopbackHost(host) {
+  return LOOPBACK_NAMES.has(hostName(host) ?? '');
+}
+
+/**
+ * Whether `url` is a relay address a pairing link may name: `ws:` or `wss:` on this machine.
+ * @param {string} url
+ */
+export function isLoopbackRelayUrl(url) {
+  try {
+    const parsed = new URL(url);
+    return (parsed.protocol === 'ws:' || parsed.protocol === 'wss:') && isLoopbackHost(parsed.host);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * @typedef {object} RelayHello The relay's first message once a tab is let in.
+ * @property {'hello'} type
+ * @property {number} version {@link PROTOCOL_VERSION}
+ * @property {string} key The relay's API key: the tab registers it as an issued key.
+ * @property {string} base_url Where callers reach the relay, e.g. `http://127.0.0.1:8788/v1`.
+ * @property {string} session Lets this tab (and only it) connect again after a reload.
+ */
+
+/**
+ * @typedef {object} RelayRequest A caller's request, for the tab to replay against its own API.
+ * @property {'request'} type
+ * @property {number} id
+ * @property {string} method
+ * @property {string} path The path and query, e.g. `/v1/openai/chat/completions`.
+ * @property {Record<string, string>} headers
+ * @property {string | null} body Base64, or null when there is none.
+ */
+
+/**
+ * @typedef {object} RelayCredit The relay wrote `bytes` of request `id` to its client.
+ * @property {'credit'} type
+ * @property {number} id
+ * @property {number} bytes
+ */
+
+/**
+ * @typedef {object} RelayCancel The caller went away: stop request `id`.
+ * @property {'cancel'} type
+ * @property {number} id
+ */
+
+/** @typedef {RelayHello | RelayRequest | RelayCredit | RelayCancel} RelayToTab */
+
+/**
+ * @typedef {object} TabReady The tab registered the key and serves requests from now on.
+ * @property {'ready'} type
+ * @property {number} version
+ */
+
+/**
+ * @typedef {object} TabBye The user ended the pairing in the app.
+ * @property {'bye'} type
+ */
+
+/**
+ * @typedef {object} TabHead The response's status line and headers.
+ * @property {'head'} type
+ * @property {number} id
+ * @property {number} status
+ * @property {Record<string, string>} headers
+ */
+
+/**
+ * @typedef {object} TabChunk Bytes of the response's body, in order.
+ * @property {'chunk'} type
+ * @property {number} id
+ * @property {string} data Base64.
+ */
+
+/**
+ * @typedef {object} TabEnd The response's body is complete.
+ * @property {'end'} type
+ * @property {number} id
+ */
+
+/**
+ * @typedef {object} TabFailed The tab could not get (the rest of) the response.
+ * @property {'failed'} type
+ * @property {number} id
+ * @property {string} message
+ */
+
+/** @typedef {TabReady | TabBye | TabHead | TabChunk | TabEnd | TabFailed} TabToRelay */

@@ -1,0 +1,134 @@
+/**
+ * @module
+ * `<relay-status>`: the relay pairing as the app shows it on every view. A pairing link opens a
+ * dialog that asks first; while the tab is paired a banner says so and ends it on request (as a
+ * browser shows that a tab shares the screen); a refused or lost pairing says why.
+ */
+import { css, html, LitElement, nothing, type PropertyValues } from 'lit';
+import { relayPairing, type PairingState } from './relay-pairing';
+import { shared } from './styles';
+
+export class RelayStatus extends LitElement {
+  static override properties = {
+    state: { state: true },
+    dismissed: { state: true },
+  };
+
+  static override styles = [
+    shared,
+    css`
+      :host {
+        display: contents;
+      }
+      .banner {
+        margin: 0.5em 1em 0;
+      }
+      dialog {
+        max-width: min(34em, 92vw);
+        border: 1px solid var(--border);
+        border-radius: 8px;
+        background: var(--bg);
+        color: var(--fg);
+      }
+      dialog::backdrop {
+        background: rgb(0 0 0 / 40%);
+      }
+      dialog h2 {
+        margin-top: 0;
+        font-size: 1.15em;
+      }
+      .actions {
+        display: flex;
+        justify-content: flex-end;
+        gap: 0.5em;
+        margin-top: 1em;
+      }
+    `,
+  ];
+
+  declare private state: PairingState;
+  declare private dismissed: PairingState | null;
+
+  constructor() {
+    super();
+    this.state = relayPairing.state;
+    this.dismissed = null;
+  }
+
+  readonly #onChange = () => (this.state = relayPairing.state);
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    relayPairing.addEventListener('change', this.#onChange);
+    this.state = relayPairing.state;
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    relayPairing.removeEventListener('change', this.#onChange);
+  }
+
+  protected override updated(changed: PropertyValues<this>): void {
+    super.updated(changed);
+    const dialog = this.renderRoot.querySelector('dialog');
+    if (dialog && !dialog.open) dialog.showModal();
+  }
+
+  #accept(): void {
+    const requireKeys = this.renderRoot.querySelector<HTMLInputElement>('#require-keys');
+    relayPairing.accept({ requireKeys: requireKeys?.checked ?? true });
+  }
+
+  protected override render() {
+    const state = this.state;
+    switch (state.status) {
+      case 'none':
+        return nothing;
+      case 'asking':
+        return html`<dialog aria-labelledby="relay-title" @cancel=${() => relayPairing.decline()}>
+          <h2 id="relay-title">Share with the relay?</h2>
+          <p>Share this tab's models with the relay at <code>${state.relay}</code>?</p>
+          <p class="muted">
+            Programs on this computer that hold the relay's key — curl, scripts, editors, AI
+            gateways — can then chat with the models of this app, for as long as this tab stays
+            open. Their requests run here, through this app's own API; nothing leaves this computer.
+          </p>
+          <label>
+            <input type="checkbox" id="require-keys" checked />
+            Only issued keys may call the API (the relay's becomes one)
+          </label>
+          <div class="actions">
+            <button @click=${() => relayPairing.decline()}>Don't share</button>
+            <button class="primary" @click=${() => this.#accept()}>Share</button>
+          </div>
+        </dialog>`;
+      case 'connecting':
+        return html`<p class="notice banner" role="status">
+          Connecting to the relay at <code>${state.relay}</code>…
+        </p>`;
+      case 'paired':
+        return html`<p class="notice banner relay-paired" role="status">
+          Shared with the relay: programs on this computer reach this tab's models at
+          <code>${state.baseUrl}</code>.
+          <button class="link" @click=${() => relayPairing.end()}>Stop sharing</button>
+        </p>`;
+      case 'ended':
+        if (this.dismissed === state) return nothing;
+        return html`<p
+          class="notice banner ${state.error ? 'error' : ''}"
+          role=${state.error ? 'alert' : 'status'}
+        >
+          ${state.message}
+          <button class="link" @click=${() => (this.dismissed = state)}>Dismiss</button>
+        </p>`;
+    }
+  }
+}
+
+customElements.define('relay-status', RelayStatus);
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'relay-status': RelayStatus;
+  }
+}

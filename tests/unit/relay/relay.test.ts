@@ -1,0 +1,394 @@
+/**
+ * The relay with a tab's end of the link (src/ui/relay-link.ts) running in Node: Node's WebSocket
+ * in the browser's place, and the API's own router with the echo engine in the service worker's.
+ * The browser, with the real service worker, is tests/e2e/relay.spec.ts.
+ */
+import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket as NodeWebSocket } from 'ws';
+import { loadConfig } from '../../../relay/config.js';
+import { WINDOW_BYTES } from '../../../relay/protocol.js';
+import { startRelay, type Relay } from '../../../relay/relay.js';
+import { RelayLink, type Replay } from '../../../src/ui/relay-link';
+import { echoBody, echoStack, eventually, sleep } from '../helpers';
+
+const APP = 'http://127.0.0.1:4173/';
+const API_BASE = 'http://127.0.0.1:4173/v1/';
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function relay(): Promise<{ relay: Relay; log: string[] }> {
+  const dir = await mkdtemp(join(tmpdir(), 'hearth-relay-'));
+  const log: string[] = [];
+  const started = await startRelay({
+    port: 0,
+    app: APP,
+    configFile: join(dir, 'relay.json'),
+    log: (line) => log.push(line),
+  });
+  cleanups.push(() => started.close());
+  return { relay: started, log };
+}
+
+/** A WebSocket as a browser tab of `origin` opens it; each one made is pushed to `made`. */
+function socketOf(origin: string, made: NodeWebSocket[] = []) {
+  return class extends NodeWebSocket {
+    constructor(url: string) {
+      super(url, { origin });
+      made.push(this);
+    }
+  } as unknown as typeof WebSocket;
+}
+
+const codeOf = (r: Relay) => new URL(r.pairingLink).searchParams.get('pair') ?? '';
+
+/** Pairs a tab whose API is `replay` (the echo stack's by default). */
+async function pair(r: Relay, replay?: Replay, credential?: { session: string }) {
+  const stack = echoStack();
+  cleanups.push(() => stack.close());
+  const sockets: NodeWebSocket[] = [];
+  const link = new RelayLink({
+    url: r.wsUrl,
+    credential: credential ?? { code: codeOf(r) },
+    apiBase: API_BASE,
+    onHello: async () => undefined,
+    WebSocket: socketOf(new URL(APP).origin, sockets),
+    replay: replay ?? ((url, init) => stack.api.fetch(new Request(url, init))),
+  });
+  cleanups.push(() => link.state !== 'closed' && link.end());
+  await eventually(() => link.state !== 'connecting');
+  expect(link.state).toBe('paired');
+  await eventually(() => r.paired);
+  /** Closes the tab: its socket goes, with no goodbye. */
+  const closeTab = () => sockets[0]?.terminate();
+  return { link, stack, closeTab };
+}
+
+interface Answer {
+  status: number;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+/** An HTTP request to the relay, as curl would make it. */
+function send(
+  r: Relay,
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${r.origin}${path}`, {
+      method: options.method ?? (options.body === undefined ? 'GET' : 'POST'),
+      headers: {
+        authorization: 'Bearer sk-test',
+        ...(options.body !== undefined && { 'content-type': 'application/json' }),
+        ...options.headers,
+      },
+    });
+    req.on('response', (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (part: Buffer) => parts.push(part));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(parts).toString(),
+        }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+const chat = (content: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify(echoBody(content, extra));
+
+describe('the relay forwards to the paired tab', () => {
+  it('answers a chat completion as the tab’s own API does', async () => {
+    const { relay: r, log } = await relay();
+    const { stack } = await pair(r);
+    expect(log.join('\n')).toContain('Paired with a tab of http://127.0.0.1:4173');
+    const relayed = await send(r, '/v1/openai/chat/completions', { body: chat('hello there') });
+    const direct = await stack.api.fetch(
+      new Request(`${API_BASE}openai/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer sk-test', 'content-type': 'application/json' },
+        body: chat('hello there'),
+      }),
+    );
+    expect(relayed.status).toBe(200);
+    expect(relayed.headers['content-type']).toBe(direct.headers.get('content-type'));
+    expect(relayed.headers['x-request-id']).toMatch(/^req_/);
+    const normalize = (body: Record<string, unknown>) => ({ ...body, id: 'x', created: 0 });
+    expect(normalize(JSON.parse(relayed.body))).toEqual(normalize(await direct.json()));
+  });
+
+  it('serves the /v1 aliases and the models, the encoded slash included', async () => {
+    const { relay: r } = await relay();
+    await pair(r);
+    const alias = await send(r, '/v1/chat/completions', { body: chat('via alias') });
+    expect(JSON.parse(alias.body).choices[0].message.content).toBe('via alias');
+    const models = JSON.parse((await send(r, '/v1/models')).body);
+    expect(models.data.map((m: { id: string }) => m.id)).toContain('hearth/echo');
+    const one = await send(r, '/v1/openai/models/hearth%2Fecho');
+    expect(JSON.parse(one.body).id).toBe('hearth/echo');
+  });
+
+  it('streams events as the engine makes them, not at the end', async () => {
+    const { relay: r } = await relay();
+    await pair(r);
+    const arrivals: number[] = [];
+    const started = Date.now();
+    const body = await new Promise<string>((resolve, reject) => {
+      const req = httpRequest(`${r.baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+      });
+      req.on('response', (res) => {
+        expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
+        let text = '';
+        res.on('data', (part: Buffer) => {
+          arrivals.push(Date.now() - started);
+          text += part.toString();
+        });
+        res.on('end', () => resolve(text));
+      });
+      req.on('error', reject);
+      req.end(chat('one two three four five', { stream: true, echo_delay_ms: 80 }));
+    });
+    const events = body.split('\n\n').filter(Boolean);
+    expect(events.at(-1)).toBe('data: [DONE]');
+    const words = events
+      .slice(0, -1)
+      .map((e) => JSON.parse(e.slice('data: '.length)).choices[0]?.delta?.content ?? '')
+      .join('');
+    expect(words).toBe('one two three four five');
+    // Five tokens 80 ms apart: the first arrived long before the last.
+    expect(arrivals.length).toBeGreaterThan(2);
+    expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThan(200);
+  });
+
+  it('keeps the API’s own answers: a wrong body, a missing key, a body over the limit', async () => {
+    const { relay: r } = await relay();
+    await pair(r);
+    const notJson = await send(r, '/v1/openai/chat/completions', {
+      body: 'model=x',
+      headers: { 'content-type': 'text/plain' },
+    });
+    expect(notJson.status).toBe(415);
+    expect(JSON.parse(notJson.body).error.code).toBe('unsupported_media_type');
+    const noKey = await send(r, '/v1/openai/models', { headers: { authorization: '' } });
+    expect(noKey.status).toBe(401);
+    const huge = await send(r, '/v1/openai/chat/completions', {
+      body: Buffer.alloc(5 * 1024 * 1024, 'a'),
+    });
+    expect(huge.status).toBe(413);
+    expect(JSON.parse(huge.body).error.code).toBe('request_too_large');
+    // And the relay still works.
+    expect((await send(r, '/v1/openai/models')).status).toBe(200);
+  });
+});
+
+describe('the relay refuses', () => {
+  it('every request while no tab is paired, saying how to pair', async () => {
+    const { relay: r } = await relay();
+    const answer = await send(r, '/v1/openai/chat/completions', { body: chat('hi') });
+    expect(answer.status).toBe(503);
+    expect(answer.headers['x-should-retry']).toBe('false');
+    const { error } = JSON.parse(answer.body);
+    expect(error).toMatchObject({
+      code: 'engine_unavailable',
+      type: 'unavailable_error',
+      param: null,
+    });
+    expect(error.message).toMatch(/pairing link/);
+  });
+
+  it('a Host header that is not this machine’s (DNS rebinding)', async () => {
+    const { relay: r } = await relay();
+    await pair(r);
+    for (const host of ['evil.example', 'evil.example:8788', '127.0.0.1.evil.example']) {
+      const answer = await send(r, '/v1/openai/models', { headers: { host } });
+      expect(answer.status, host).toBe(403);
+      expect(JSON.parse(answer.body).error.code).toBe('forbidden_host');
+    }
+    for (const host of ['localhost:8788', '127.0.0.1', '[::1]:8788']) {
+      expect((await send(r, '/v1/openai/models', { headers: { host } })).status, host).toBe(200);
+    }
+  });
+
+  it('any path that is not the API’s', async () => {
+    const { relay: r } = await relay();
+    await pair(r);
+    for (const path of [
+      '/',
+      '/index.html',
+      '/v1/hearth/keys',
+      '/v1/openai/../hearth/keys',
+      '/v2/models',
+    ]) {
+      const answer = await send(r, path);
+      expect(answer.status, path).toBe(404);
+      expect(JSON.parse(answer.body).error.code).toBe('unknown_url');
+    }
+  });
+
+  it('a WebSocket of another origin, with a wrong code, with a used code, or while paired', async () => {
+    const { relay: r, log } = await relay();
+    const refused = (origin: string, query: string) =>
+      new Promise<number>((resolve) => {
+        const ws = new NodeWebSocket(`${r.wsUrl}?${query}`, { origin });
+        ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+        ws.on('open', () => resolve(101));
+        ws.on('error', () => undefined);
+      });
+    const app = new URL(APP).origin;
+    const code = codeOf(r);
+    expect(await refused('http://evil.example', `code=${code}`)).toBe(403);
+    expect(await refused('http://localhost:4173', `code=${code}`)).toBe(403);
+    expect(await refused(app, 'code=wrong')).toBe(403);
+    expect(await refused(app, 'session=wrong')).toBe(403);
+    await pair(r);
+    expect(await refused(app, `code=${code}`)).toBe(403);
+    expect(await refused(app, `code=${codeOf(r)}`)).toBe(409);
+    expect(log.join('\n')).toMatch(/origin 'http:\/\/evil.example' is not the app's/);
+  });
+});
+
+describe('the relay when things go away', () => {
+  it('ends a stream with an error event when the tab goes away, and answers 503 after', async () => {
+    const { relay: r } = await relay();
+    const { closeTab } = await pair(r);
+    const body = await new Promise<string>((resolve, reject) => {
+      const req = httpRequest(`${r.baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+      });
+      req.on('response', (res) => {
+        let text = '';
+        // The tab closes after the first event, like a tab closed mid-reply.
+        res.once('data', () => closeTab());
+        res.on('data', (part: Buffer) => (text += part.toString()));
+        res.on('end', () => resolve(text));
+      });
+      req.on('error', reject);
+      req.end(chat('a b c d e f g h', { stream: true, echo_delay_ms: 100 }));
+    });
+    const last = body.split('\n\n').filter(Boolean).at(-1) ?? '';
+    expect(JSON.parse(last.slice('data: '.length)).error.code).toBe('engine_unavailable');
+    await eventually(() => !r.paired);
+    expect((await send(r, '/v1/openai/models')).status).toBe(503);
+  });
+
+  it('cancels the request in the tab when its caller disconnects', async () => {
+    const { relay: r } = await relay();
+    let signal: AbortSignal | undefined;
+    const stack = echoStack();
+    cleanups.push(() => stack.close());
+    await pair(r, (url, init) => {
+      signal = init.signal ?? undefined;
+      return stack.api.fetch(new Request(url, init));
+    });
+    const req = httpRequest(`${r.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+    });
+    req.on('response', (res) => res.once('data', () => req.destroy()));
+    req.on('error', () => undefined);
+    req.end(chat('a b c d e f g h i j k l', { stream: true, echo_delay_ms: 100 }));
+    await eventually(() => signal?.aborted === true);
+    await eventually(() => stack.queue.counts.running === 0);
+  });
+
+  it('lets the same tab back in with its session after a reload, not after the pairing ended', async () => {
+    const { relay: r, log } = await relay();
+    const first = await pair(r);
+    const session = first.link.hello?.session ?? '';
+    first.closeTab();
+    await eventually(() => !r.paired);
+    const again = await pair(r, undefined, { session });
+    again.link.end();
+    await eventually(() => !r.paired);
+    expect(log.at(-1)).toMatch(/The tab ended the pairing/);
+    const refused = new RelayLink({
+      url: r.wsUrl,
+      credential: { session },
+      apiBase: API_BASE,
+      onHello: async () => undefined,
+      WebSocket: socketOf(new URL(APP).origin),
+    });
+    await eventually(() => refused.state === 'closed');
+    expect(refused.closeReason).toMatch(/refused the pairing/);
+  });
+});
+
+describe('flow control', () => {
+  it('holds the tab’s reading while the caller does not read, and loses nothing', async () => {
+    const { relay: r } = await relay();
+    const total = 24 * 1024 * 1024;
+    const piece = new Uint8Array(64 * 1024).fill(120);
+    let pulled = 0;
+    await pair(r, async () => {
+      const body = new ReadableStream<Uint8Array>(
+        {
+          pull(controller) {
+            if (pulled >= total) return controller.close();
+            pulled += piece.byteLength;
+            controller.enqueue(piece);
+          },
+        },
+        { highWaterMark: 0 },
+      );
+      return new Response(body, { headers: { 'content-type': 'application/octet-stream' } });
+    });
+    let res: IncomingMessage | undefined;
+    const req = httpRequest(`${r.baseUrl}/models`, { headers: { authorization: 'Bearer k' } });
+    req.on('response', (response) => {
+      res = response;
+      response.pause();
+    });
+    req.end();
+    await eventually(() => res !== undefined);
+    await sleep(1000);
+    // The caller read nothing: what the tab read is its window and what the sockets buffer.
+    const held = pulled;
+    expect(held).toBeLessThan(total / 2);
+    expect(held).toBeGreaterThanOrEqual(WINDOW_BYTES);
+    let received = 0;
+    await new Promise<void>((resolve) => {
+      res!.on('data', (part: Buffer) => (received += part.length));
+      res!.on('end', () => resolve());
+      res!.resume();
+    });
+    expect(received).toBe(total);
+  });
+});
+
+describe('the relay’s key', () => {
+  it('is made at first start, kept, and readable by the user only', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'hearth-relay-'));
+    const file = join(dir, 'nested', 'relay.json');
+    const { key } = await loadConfig(file);
+    expect(key).toMatch(/^hk-[\w-]{32}$/);
+    expect((await loadConfig(file)).key).toBe(key);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ key });
+  });
+
+  it('is never replaced silently when the file is damaged', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'hearth-relay-'));
+    const file = join(dir, 'relay.json');
+    await writeFile(file, '{"key": "short"}');
+    await expect(loadConfig(file)).rejects.toThrow(/no valid "key"/);
+    await writeFile(file, 'not json');
+    await expect(loadConfig(file)).rejects.toThrow(/not JSON/);
+  });
+});
