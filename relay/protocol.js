@@ -53,13 +53,17 @@ export function isLoopbackHost(host) {
 }
 
 /**
- * Whether `url` is a relay address a pairing link may name: `ws:` or `wss:` on this machine.
+ * Whether `url` is a relay address a pairing link may name: `ws:` or `wss:` on this machine, by
+ * the names the app's Content Security Policy can allow (Chromium accepts no IPv6 literal there).
  * @param {string} url
  */
 export function isLoopbackRelayUrl(url) {
   try {
     const parsed = new URL(url);
-    return (parsed.protocol === 'ws:' || parsed.protocol === 'wss:') && isLoopbackHost(parsed.host);
+    return (
+      (parsed.protocol === 'ws:' || parsed.protocol === 'wss:') &&
+      (parsed.hostname === '127.0.0.1' || parsed.hostname === 'localhost')
+    );
   } catch {
     return false;
   }

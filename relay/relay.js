@@ -193,7 +193,8 @@ export class Relay extends EventEmitter {
 
   /** The WebSocket address a tab connects to. */
   get wsUrl() {
-    return `${this.origin.replace(/^http/, 'ws')}${RELAY_PATH}`;
+    // The app can connect to no IPv6 literal (its Content Security Policy cannot name one).
+    return `${this.origin.replace(/^http/, 'ws').replace('[::1]', 'localhost')}${RELAY_PATH}`;
   }
 
   /** The link that pairs a tab: the app, told where the relay is and the current one-time code. */

@@ -18,7 +18,7 @@ const MODEL_HOSTS = [
 
 /**
  * The relay on this machine (relay/): the pairing accepts only loopback addresses, on any port.
- * (`[::1]` is not a host CSP can name; the relay listens on 127.0.0.1 by default.)
+ * (Chromium takes no IPv6 literal such as `[::1]` in a policy: the pairing refuses it too.)
  */
 const RELAY_HOSTS = [
   'ws://127.0.0.1:*',

@@ -76,7 +76,7 @@ export class RelayPairing extends EventTarget {
         this.#set({
           status: 'ended',
           relay,
-          message: `Hearth pairs only with a relay on this computer (localhost, 127.0.0.1 or [::1]); it refused ${relay}.`,
+          message: `Hearth pairs only with a relay on this computer (ws://127.0.0.1 or ws://localhost); it refused ${relay}.`,
           error: true,
         });
       } else {

@@ -1,0 +1,399 @@
+/**
+ * The relay end to end: `hearth-relay` started as its users start it, a tab of the app paired by
+ * following the link it prints and saying yes, and real callers outside the browser — curl, the
+ * `openai` SDK in Node, the Portkey AI gateway — reaching the tab's API (the echo engine) through it.
+ */
+import { expect, test, type Page } from '@playwright/test';
+import OpenAI from 'openai';
+import { words } from './helpers';
+import { curl, pairTab, sseData, startPortkey, startRelay, type RunningRelay } from './relay';
+
+let relay: RunningRelay;
+
+test.beforeEach(async ({ baseURL }) => {
+  relay = await startRelay(baseURL ?? '');
+});
+
+test.afterEach(async () => {
+  await relay.stop();
+});
+
+const auth = (key: string) => ['-H', `authorization: Bearer ${key}`];
+const json = ['-H', 'content-type: application/json'];
+const echo = (content: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ model: 'hearth/echo', messages: [{ role: 'user', content }], ...extra });
+
+/** The same request made in the page, straight to its service worker. */
+function direct(
+  page: Page,
+  path: string,
+  key: string,
+  body?: string,
+  contentType = 'application/json',
+) {
+  return page.evaluate(
+    async ({ path, key, body, contentType }) => {
+      const response = await fetch(path.slice(1), {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': contentType },
+        ...(body !== undefined && { body }),
+      });
+      return {
+        status: response.status,
+        headers: Object.fromEntries(response.headers),
+        body: await response.text(),
+      };
+    },
+    { path, key, body, contentType },
+  );
+}
+
+/** How many requests the tab's engine runs now (the pairing made issued keys the rule). */
+function runningNow(page: Page, key: string): Promise<number> {
+  return page.evaluate(async (key) => {
+    const response = await fetch('v1/hearth/status', {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    return ((await response.json()) as { queue: { running: number } }).queue.running;
+  }, key);
+}
+
+/** A body with the per-request fields (`id`, `created`) set to fixed values. */
+function normalized(body: string): unknown {
+  const same = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(same);
+    if (value && typeof value === 'object') {
+      return Object.fromEntries(
+        Object.entries(value).map(([k, v]) => [
+          k,
+          k === 'id' ? 'ID' : k === 'created' ? 0 : same(v),
+        ]),
+      );
+    }
+    return value;
+  };
+  const events = sseData(body);
+  if (events.length > 0) return events.map((d) => (d === '[DONE]' ? d : same(JSON.parse(d))));
+  return same(JSON.parse(body));
+}
+
+test.describe('paired by its link', () => {
+  test.beforeEach(async ({ page }) => {
+    await pairTab(page, relay);
+  });
+
+  test('curl gets the same answers through the relay as the page gets directly', async ({
+    page,
+  }) => {
+    const cases: { path: string; body?: string; contentType?: string }[] = [
+      { path: '/v1/openai/chat/completions', body: echo('hello through the relay') },
+      {
+        path: '/v1/chat/completions',
+        body: echo('one two three', { stream: true, stream_options: { include_usage: true } }),
+      },
+      { path: '/v1/openai/models' },
+      { path: '/v1/models/hearth%2Fecho' },
+      { path: '/v1/openai/chat/completions', body: echo('x', { temperature: 9 }) },
+      { path: '/v1/openai/chat/completions', body: echo('x', { model: 'nobody/nothing' }) },
+      { path: '/v1/openai/chat/completions', body: '{"model":', contentType: 'application/json' },
+      { path: '/v1/openai/nowhere' },
+    ];
+    for (const { path, body, contentType = 'application/json' } of cases) {
+      const relayed = await curl([
+        ...auth(relay.key),
+        '-H',
+        `content-type: ${contentType}`,
+        ...(body !== undefined ? ['--data-binary', body] : []),
+        `${relay.baseUrl.replace(/\/v1$/, '')}${path}`,
+      ]);
+      const here = await direct(page, path, relay.key, body, contentType);
+      expect(relayed.status, path).toBe(here.status);
+      for (const header of ['content-type', 'cache-control', 'retry-after', 'x-should-retry']) {
+        expect(relayed.headers[header], `${path} ${header}`).toBe(here.headers[header]);
+      }
+      expect(relayed.headers['x-request-id']).toMatch(/^req_/);
+      expect(relayed.headers['x-request-id']).not.toBe(here.headers['x-request-id']);
+      expect(normalized(relayed.body), path).toEqual(normalized(here.body));
+    }
+  });
+
+  test('curl streams, and a curl that gives up stops the reply in the engine', async ({ page }) => {
+    const streamedReply = await curl([
+      ...auth(relay.key),
+      ...json,
+      '--data-binary',
+      echo('streamed word by word', { stream: true }),
+      `${relay.baseUrl}/chat/completions`,
+    ]);
+    expect(streamedReply.headers['content-type']).toMatch(/^text\/event-stream/);
+    const events = sseData(streamedReply.body);
+    expect(events.at(-1)).toBe('[DONE]');
+    const text = events
+      .slice(0, -1)
+      .map((d) => JSON.parse(d).choices[0]?.delta?.content ?? '')
+      .join('');
+    expect(text).toBe('streamed word by word');
+
+    // 40 tokens 150 ms apart would take 6 s: curl gives up after 1.
+    const aborted = await curl([
+      ...auth(relay.key),
+      ...json,
+      '--max-time',
+      '1',
+      '--data-binary',
+      echo(words(40), { stream: true, echo_delay_ms: 150 }),
+      `${relay.baseUrl}/chat/completions`,
+    ]);
+    expect(aborted.exit).toBe(28);
+    expect(sseData(aborted.body).length).toBeGreaterThan(0);
+    await expect.poll(async () => await runningNow(page, relay.key), { timeout: 2_000 }).toBe(0);
+    const next = await curl([
+      ...auth(relay.key),
+      ...json,
+      '--data-binary',
+      echo('still here'),
+      `${relay.baseUrl}/chat/completions`,
+    ]);
+    expect(JSON.parse(next.body).choices[0].message.content).toBe('still here');
+  });
+
+  test('the openai SDK in Node: a reply, a stream, and a stream it aborts', async ({ page }) => {
+    const client = new OpenAI({ baseURL: relay.sdkBaseUrl, apiKey: relay.key, maxRetries: 0 });
+    const reply = await client.chat.completions.create({
+      model: 'hearth/echo',
+      messages: [{ role: 'user', content: 'from Node' }],
+    });
+    expect(reply.choices[0]?.message.content).toBe('from Node');
+    expect(reply.usage?.total_tokens).toBe(4);
+
+    const stream = await client.chat.completions.create({
+      model: 'hearth/echo',
+      messages: [{ role: 'user', content: 'a streamed reply' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = '';
+    let usage: unknown = null;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      usage = chunk.usage ?? usage;
+    }
+    expect(text).toBe('a streamed reply');
+    expect(usage).toMatchObject({ completion_tokens: 3 });
+
+    const controller = new AbortController();
+    const long = await client.chat.completions.create(
+      {
+        model: 'hearth/echo',
+        messages: [{ role: 'user', content: words(40) }],
+        stream: true,
+        echo_delay_ms: 150,
+      } as OpenAI.ChatCompletionCreateParamsStreaming,
+      { signal: controller.signal },
+    );
+    let got = 0;
+    // The SDK ends an aborted stream's iteration quietly.
+    for await (const _chunk of long) {
+      got += 1;
+      if (got === 2) controller.abort();
+    }
+    expect(got).toBeLessThan(5);
+    await expect.poll(async () => await runningNow(page, relay.key), { timeout: 2_000 }).toBe(0);
+    const models = await client.models.list();
+    expect(models.data.map((m) => m.id)).toContain('hearth/echo');
+  });
+
+  test('the Portkey gateway, pointed at the relay, passes the caller’s key through', async () => {
+    const gateway = await startPortkey();
+    try {
+      const headers = {
+        'x-portkey-provider': 'openai',
+        'x-portkey-custom-host': relay.baseUrl,
+      };
+      const client = new OpenAI({
+        baseURL: gateway.url,
+        apiKey: relay.key,
+        defaultHeaders: headers,
+        maxRetries: 0,
+      });
+      const reply = await client.chat.completions.create({
+        model: 'hearth/echo',
+        messages: [{ role: 'user', content: 'through Portkey' }],
+      });
+      expect(reply.choices[0]?.message.content).toBe('through Portkey');
+      expect(reply.usage).toMatchObject({ prompt_tokens: 2, completion_tokens: 2 });
+
+      const stream = await client.chat.completions.create({
+        model: 'hearth/echo',
+        messages: [{ role: 'user', content: 'streamed through Portkey' }],
+        stream: true,
+      });
+      let text = '';
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+      expect(text).toBe('streamed through Portkey');
+
+      // Only issued keys may call now (the pairing's default): Portkey passes a wrong one on too.
+      const wrong = new OpenAI({
+        baseURL: gateway.url,
+        apiKey: 'hk-not-issued-here',
+        defaultHeaders: headers,
+        maxRetries: 0,
+      });
+      await expect(
+        wrong.chat.completions.create({
+          model: 'hearth/echo',
+          messages: [{ role: 'user', content: 'x' }],
+        }),
+      ).rejects.toMatchObject({ status: 401 });
+    } finally {
+      await gateway.stop();
+    }
+  });
+
+  test('refuses no key, a wrong key, a foreign Host and a body that is not JSON', async () => {
+    const url = `${relay.baseUrl}/chat/completions`;
+    const noKey = await curl([...json, '--data-binary', echo('x'), url]);
+    expect(noKey.status).toBe(401);
+    expect(JSON.parse(noKey.body).error.code).toBe('invalid_api_key');
+    const wrongKey = await curl([...auth('sk-wrong'), ...json, '--data-binary', echo('x'), url]);
+    expect(wrongKey.status).toBe(401);
+    expect(JSON.parse(wrongKey.body).error.code).toBe('invalid_api_key');
+    const rebound = await curl([
+      ...auth(relay.key),
+      ...json,
+      '-H',
+      'host: evil.example:8788',
+      '--data-binary',
+      echo('x'),
+      url,
+    ]);
+    expect(rebound.status).toBe(403);
+    expect(JSON.parse(rebound.body).error).toMatchObject({
+      code: 'forbidden_host',
+      type: 'permission_error',
+    });
+    const form = await curl([...auth(relay.key), '--data', 'model=hearth/echo', url]);
+    expect(form.status).toBe(415);
+    expect(JSON.parse(form.body).error.code).toBe('unsupported_media_type');
+    expect(form.headers['access-control-allow-origin']).toBeUndefined();
+    const ok = await curl([...auth(relay.key), ...json, '--data-binary', echo('x'), url]);
+    expect(ok.status).toBe(200);
+  });
+
+  test('a tab closed mid-stream ends the stream with an error event, and then no tab is paired', async ({
+    page,
+  }) => {
+    const response = await fetch(`${relay.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${relay.key}`, 'content-type': 'application/json' },
+      body: echo(words(40), { stream: true, echo_delay_ms: 150 }),
+    });
+    expect(response.status).toBe(200);
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let body = (await reader.read()).value ?? '';
+    expect(sseData(body)[0]).toContain('"role":"assistant"');
+    await page.close();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      body += value;
+    }
+    const events = sseData(body);
+    expect(events.length).toBeLessThan(40);
+    expect(JSON.parse(events.at(-1) ?? '{}').error).toMatchObject({ code: 'engine_unavailable' });
+    await expect.poll(relay.output).toContain('The paired tab went away');
+    const after = await curl([...auth(relay.key), `${relay.baseUrl}/models`]);
+    expect(after.status).toBe(503);
+  });
+
+  test('a reload keeps the pairing; stopping it in the app ends it', async ({ page }) => {
+    await page.reload();
+    await expect(page.getByText('Shared with the relay')).toBeVisible();
+    await expect.poll(() => relay.output().match(/Paired with a tab/g)?.length).toBe(2);
+    const reply = await curl([
+      ...auth(relay.key),
+      ...json,
+      '--data-binary',
+      echo('after reload'),
+      `${relay.baseUrl}/chat/completions`,
+    ]);
+    expect(JSON.parse(reply.body).choices[0].message.content).toBe('after reload');
+
+    await page.getByRole('button', { name: 'Stop sharing' }).first().click();
+    await expect(page.getByText('The pairing was ended.')).toBeVisible();
+    await expect.poll(relay.output).toContain('The tab ended the pairing');
+    expect((await curl([...auth(relay.key), `${relay.baseUrl}/models`])).status).toBe(503);
+    // The settings list the relay's key among the issued ones.
+    await page.goto('./#/settings');
+    await expect(page.getByRole('cell', { name: /^Relay at 127\.0\.0\.1:\d+$/ })).toBeVisible();
+  });
+});
+
+test('no tab paired: 503 engine_unavailable saying how to pair', async () => {
+  const answer = await curl([
+    ...auth(relay.key),
+    ...json,
+    '--data-binary',
+    echo('x'),
+    `${relay.baseUrl}/chat/completions`,
+  ]);
+  expect(answer.status).toBe(503);
+  expect(JSON.parse(answer.body).error).toMatchObject({ code: 'engine_unavailable' });
+  expect(JSON.parse(answer.body).error.message).toMatch(/pairing link/);
+});
+
+test('saying no to a pairing link shares nothing', async ({ page }) => {
+  await page.goto(relay.link);
+  await page.getByRole('button', { name: "Don't share" }).click();
+  await expect(page.getByRole('dialog')).toHaveCount(0);
+  await expect(page.getByText('Not shared.')).toBeVisible();
+  expect(relay.output()).not.toContain('Paired');
+  expect((await curl([...auth(relay.key), `${relay.baseUrl}/models`])).status).toBe(503);
+});
+
+test('a pairing link to a relay that is not on this computer is refused without asking', async ({
+  page,
+}) => {
+  await page.goto('./?relay=ws://192.168.1.20:8788/relay&pair=abc');
+  await expect(page.getByRole('alert')).toContainText('pairs only with a relay on this computer');
+  await expect(page.getByRole('dialog')).toHaveCount(0);
+});
+
+test('a wrong code and a used code are refused', async ({ page, browser }) => {
+  const wrong = new URL(relay.link);
+  wrong.searchParams.set('pair', 'not-the-code');
+  await page.goto(wrong.href);
+  await page.getByRole('button', { name: 'Share', exact: true }).click();
+  await expect(page.getByRole('alert')).toContainText('refused the pairing');
+  await expect.poll(relay.output).toContain('no valid pairing code');
+
+  await pairTab(page, relay);
+  const other = await (await browser.newContext()).newPage();
+  await other.goto(relay.link);
+  await other.getByRole('button', { name: 'Share', exact: true }).click();
+  await expect(other.getByRole('alert')).toContainText('refused the pairing');
+  await other.context().close();
+});
+
+test('a page of another origin cannot open the relay’s socket, even with the code', async ({
+  page,
+  baseURL,
+}) => {
+  // The sub-path build is served on the next port: another origin.
+  const other = new URL(baseURL ?? '');
+  other.port = String(Number(other.port) + 1);
+  await page.goto(new URL('hearth/', other).href);
+  const code = new URL(relay.link).searchParams.get('pair');
+  const ws = `${relay.baseUrl.replace('http://', 'ws://').replace(/\/v1$/, '/relay')}?code=${code}`;
+  const outcome = await page.evaluate(
+    (url) =>
+      new Promise<string>((resolve) => {
+        const socket = new WebSocket(url);
+        socket.onopen = () => resolve('open');
+        socket.onclose = () => resolve('closed');
+      }),
+    ws,
+  );
+  expect(outcome).toBe('closed');
+  await expect.poll(relay.output).toContain(`origin '${other.origin}' is not the app's`);
+});

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { isApiPath, isLoopbackHost, isLoopbackRelayUrl } from '../../../relay/protocol.js';
+
+describe('the relay’s rules', () => {
+  it.each([
+    ['/v1/openai/chat/completions', true],
+    ['/v1/openai/models/hearth%2Fecho', true],
+    ['/v1/chat/completions', true],
+    ['/v1/models', true],
+    ['/v1/models/hearth/echo', true],
+    ['/v1/openai', false],
+    ['/v1/hearth/keys', false],
+    ['/v1/hearth/settings', false],
+    ['/v1/completions', false],
+    ['/index.html', false],
+    ['/', false],
+  ])('counts %s as an API path: %s', (path, expected) => {
+    expect(isApiPath(path)).toBe(expected);
+  });
+
+  it.each([
+    ['localhost', true],
+    ['localhost:8788', true],
+    ['127.0.0.1:8788', true],
+    ['[::1]:8788', true],
+    ['LOCALHOST:8788', true],
+    ['127.0.0.2', false],
+    ['evil.example', false],
+    ['localhost.evil.example', false],
+    ['127.0.0.1.nip.io:8788', false],
+    ['127.0.0.1:8788:1', false],
+    ['', false],
+    [undefined, false],
+  ])('counts the Host %s as this machine: %s', (host, expected) => {
+    expect(isLoopbackHost(host)).toBe(expected);
+  });
+
+  it.each([
+    ['ws://127.0.0.1:8788/relay', true],
+    ['ws://localhost:8788/relay', true],
+    ['wss://localhost:8788/relay', true],
+    ['ws://[::1]:8788/relay', false],
+    ['ws://192.168.1.20:8788/relay', false],
+    ['ws://relay.example/relay', false],
+    ['http://127.0.0.1:8788/relay', false],
+    ['ws://127.0.0.1.evil.example/relay', false],
+    ['not a url', false],
+  ])('lets a pairing link name the relay %s: %s', (url, expected) => {
+    expect(isLoopbackRelayUrl(url)).toBe(expected);
+  });
+});
