@@ -132,9 +132,9 @@ class EngineHost {
 export async function joinElection(options: ElectionOptions): Promise<void> {
   const container = navigator.serviceWorker;
   const previousModel = followLoadedModel();
-  const { held = [] } = await navigator.locks.query();
-  if (held.some((lock) => lock.name === LOCK_NAME)) options.onRole('waiting');
-  return navigator.locks.request(LOCK_NAME, async () => {
+  let granted = false;
+  const candidacy = navigator.locks.request(LOCK_NAME, async () => {
+    granted = true;
     let host: EngineHost | undefined;
     const onMessage = (event: MessageEvent<SwToPage>) => host?.onMessage(event.data);
     // A new service worker took control (an update was accepted): it has no port yet.
@@ -168,4 +168,10 @@ export async function joinElection(options: ElectionOptions): Promise<void> {
       container.removeEventListener('controllerchange', onControllerChange);
     }
   });
+  // Asked only once this tab's request is queued: asked before, another tab could take the lock
+  // in between (two tabs reloading together after an update), and this one would never say it
+  // waits.
+  const { held = [] } = await navigator.locks.query();
+  if (!granted && held.some((lock) => lock.name === LOCK_NAME)) options.onRole('waiting');
+  return candidacy;
 }
