@@ -23,7 +23,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function relay(): Promise<{ relay: Relay; log: string[] }> {
+async function relay(heartbeatMs?: number): Promise<{ relay: Relay; log: string[] }> {
   const dir = await mkdtemp(join(tmpdir(), 'hearth-relay-'));
   const log: string[] = [];
   const started = await startRelay({
@@ -31,16 +31,17 @@ async function relay(): Promise<{ relay: Relay; log: string[] }> {
     app: APP,
     configFile: join(dir, 'relay.json'),
     log: (line) => log.push(line),
+    ...(heartbeatMs !== undefined && { heartbeatMs }),
   });
   cleanups.push(() => started.close());
   return { relay: started, log };
 }
 
 /** A WebSocket as a browser tab of `origin` opens it; each one made is pushed to `made`. */
-function socketOf(origin: string, made: NodeWebSocket[] = []) {
+function socketOf(origin: string, made: NodeWebSocket[] = [], autoPong = true) {
   return class extends NodeWebSocket {
     constructor(url: string) {
-      super(url, { origin });
+      super(url, { origin, autoPong });
       made.push(this);
     }
   } as unknown as typeof WebSocket;
@@ -176,6 +177,31 @@ describe('the relay forwards to the paired tab', () => {
     expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThan(200);
   });
 
+  it('answers many callers at once, each with its own reply', async () => {
+    const { relay: r } = await relay();
+    await pair(r);
+    const contents = Array.from({ length: 12 }, (_, i) => `caller ${i} says ${'word '.repeat(i)}`);
+    const answers = await Promise.all(
+      contents.map((content, i) =>
+        send(r, '/v1/openai/chat/completions', {
+          body: chat(content, { stream: i % 2 === 0, echo_delay_ms: 5 }),
+        }),
+      ),
+    );
+    answers.forEach((answer, i) => {
+      expect(answer.status).toBe(200);
+      const text =
+        i % 2 === 0
+          ? answer.body
+              .split('\n\n')
+              .filter((e) => e.startsWith('data: {'))
+              .map((e) => JSON.parse(e.slice(6)).choices[0]?.delta?.content ?? '')
+              .join('')
+          : JSON.parse(answer.body).choices[0].message.content;
+      expect(text).toBe(contents[i]);
+    });
+  });
+
   it('keeps the API’s own answers: a wrong body, a missing key, a body over the limit', async () => {
     const { relay: r } = await relay();
     await pair(r);
@@ -306,6 +332,22 @@ describe('the relay when things go away', () => {
     req.end(chat('a b c d e f g h i j k l', { stream: true, echo_delay_ms: 100 }));
     await eventually(() => signal?.aborted === true);
     await eventually(() => stack.queue.counts.running === 0);
+  });
+
+  it('drops a tab that stops answering its pings, as a machine asleep does', async () => {
+    const { relay: r, log } = await relay(50);
+    const link = new RelayLink({
+      url: r.wsUrl,
+      credential: { code: codeOf(r) },
+      apiBase: API_BASE,
+      onHello: async () => undefined,
+      WebSocket: socketOf(new URL(APP).origin, [], false),
+    });
+    cleanups.push(() => link.state !== 'closed' && link.end());
+    await eventually(() => r.paired);
+    await eventually(() => !r.paired, 2000);
+    expect(log.join('\n')).toContain('The paired tab went away');
+    expect((await send(r, '/v1/openai/models')).status).toBe(503);
   });
 
   it('lets the same tab back in with its session after a reload, not after the pairing ended', async () => {
