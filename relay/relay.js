@@ -543,9 +543,9 @@ export class Relay extends EventEmitter {
  */
 export async function startRelay(options) {
   const { key } = await loadConfig(options.configFile);
+  // Node's defaults suit: 5 minutes to receive a request (a caller that uploads for ever is cut),
+  // and no limit on a response, which may take minutes to its first token (DESIGN §3).
   const server = createServer();
-  // No socket timeout: a reply may take minutes to its first token (DESIGN §3's limits hold).
-  server.requestTimeout = 0;
   const relay = new Relay(server, key, {
     port: options.port ?? 8788,
     host: options.host ?? '127.0.0.1',

@@ -223,15 +223,15 @@ export class RelayLink extends EventTarget {
   async #pump(id: number, body: ReadableStream<Uint8Array>, replaying: Replaying): Promise<void> {
     const reader = body.getReader();
     const { signal } = replaying.controller;
-    const stop = () => void reader.cancel().catch(() => undefined);
+    const stop = () => {
+      void reader.cancel().catch(() => undefined);
+      replaying.wake?.();
+    };
     signal.addEventListener('abort', stop, { once: true });
     try {
       for (;;) {
         while (replaying.credit <= 0 && !signal.aborted) {
-          await new Promise<void>((resolve) => {
-            replaying.wake = resolve;
-            signal.addEventListener('abort', () => resolve(), { once: true });
-          });
+          await new Promise<void>((resolve) => (replaying.wake = resolve));
           replaying.wake = null;
         }
         if (signal.aborted) throw signal.reason;

@@ -414,6 +414,31 @@ describe('flow control', () => {
   });
 });
 
+describe('flow control, when the caller goes away', () => {
+  it('stops the tab’s reading while it waits for credit', async () => {
+    const { relay: r } = await relay();
+    let cancelled = false;
+    await pair(r, async () => {
+      const body = new ReadableStream<Uint8Array>(
+        {
+          pull: (controller) => controller.enqueue(new Uint8Array(64 * 1024)),
+          cancel: () => void (cancelled = true),
+        },
+        { highWaterMark: 0 },
+      );
+      return new Response(body);
+    });
+    const req = httpRequest(`${r.baseUrl}/models`, { headers: { authorization: 'Bearer k' } });
+    req.on('response', (response) => {
+      response.pause();
+      setTimeout(() => req.destroy(), 300);
+    });
+    req.on('error', () => undefined);
+    req.end();
+    await eventually(() => cancelled, 3000);
+  });
+});
+
 describe('the relay’s key', () => {
   it('is made at first start, kept, and readable by the user only', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'hearth-relay-'));
