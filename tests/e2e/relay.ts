@@ -92,6 +92,13 @@ export function curl(args: string[]): Promise<CurlAnswer> {
   return new Promise((resolve, reject) => {
     execFile('curl', ['-sS', '-i', '--no-buffer', ...args], (error, stdout) => {
       const exit = error ? Number((error as { code?: number }).code ?? 1) : 0;
+      if ((error as { code?: unknown } | null)?.code === 'ENOENT') {
+        return reject(
+          new Error(
+            'The relay tests run curl, as its users do: install it (apt-get install -y curl).',
+          ),
+        );
+      }
       if (error && typeof (error as { code?: unknown }).code !== 'number') return reject(error);
       const split = stdout.indexOf('\r\n\r\n');
       const head = split === -1 ? stdout : stdout.slice(0, split);
