@@ -13,4 +13,5 @@ Hearth is running.
   SDK base URL:  ${sdk.href}   (any non-empty API key)
 
 Open the app in a tab: the tab runs the engine that answers the API.
+For curl, scripts and AI gateways outside the browser: npm run relay -- --app ${app.href}
 Press Ctrl+C to stop.`);
