@@ -14,8 +14,8 @@ Serves the API of a Hearth tab on this machine, for curl, scripts, editors and A
 Options:
   --port <n>      Port to listen on (env HEARTH_RELAY_PORT; default 8788)
   --host <addr>   Address to listen on (env HEARTH_RELAY_HOST; default 127.0.0.1).
-                  Another address than this machine's own makes the relay reachable from the
-                  network: callers then need the relay's key, and the tab's issued keys decide.
+                  An address of this machine on the network (e.g. 192.168.1.5) serves the
+                  network, called by that address; the tab's keys decide who may call.
   --app <url>     Where the app runs (env HEARTH_RELAY_APP; default http://127.0.0.1:4173/):
                   only tabs of its origin may pair, and the pairing link points there.
   --config <file> The relay's key file (env HEARTH_RELAY_CONFIG;
