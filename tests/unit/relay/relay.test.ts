@@ -5,7 +5,7 @@
  */
 import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket as NodeWebSocket } from 'ws';
@@ -250,6 +250,29 @@ describe('the relay refuses', () => {
       expect((await send(r, '/v1/openai/models', { headers: { host } })).status, host).toBe(200);
     }
   });
+
+  const lanAddress = Object.values(networkInterfaces())
+    .flat()
+    .find((i) => i?.family === 'IPv4' && !i.internal)?.address;
+  it.skipIf(lanAddress === undefined)(
+    'a Host other than the network address it was told to serve, when told to serve one',
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'hearth-relay-'));
+      const r = await startRelay({
+        port: 0,
+        host: lanAddress,
+        app: APP,
+        configFile: join(dir, 'relay.json'),
+        log: () => undefined,
+      });
+      cleanups.push(() => r.close());
+      expect(r.origin).toBe(`http://${lanAddress}:${new URL(r.origin).port}`);
+      const get = (host: string) => send(r, '/v1/openai/models', { headers: { host } });
+      // Not paired: 503 is the API's answer, as against 403 for a refused Host.
+      expect((await get(`${lanAddress}:${new URL(r.origin).port}`)).status).toBe(503);
+      expect((await get('evil.example')).status).toBe(403);
+    },
+  );
 
   it('any path that is not the API’s', async () => {
     const { relay: r } = await relay();
