@@ -9,7 +9,7 @@
  * (`Host` — DNS rebinding), the API's paths only, and one tab, of the app's origin, that proved it
  * holds the pairing code printed in this terminal.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { createServer } from 'node:http';
 import { WebSocketServer } from 'ws';
@@ -98,6 +98,18 @@ function fail(res, status, code, type, message, headers = {}) {
  */
 function isAnyAddress(address) {
   return address === '0.0.0.0' || address === '::';
+}
+
+/**
+ * Whether a token a client showed is the one expected, compared in constant time.
+ * @param {string | null} shown
+ * @param {string | null} expected
+ */
+function sameToken(shown, expected) {
+  if (shown === null || expected === null) return false;
+  const a = Buffer.from(shown);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** One-time codes and session tokens: 128 random bits. */
@@ -364,8 +376,8 @@ export class Relay extends EventEmitter {
     }
     const code = url.searchParams.get('code');
     const session = url.searchParams.get('session');
-    const byCode = code !== null && code === this.#code;
-    const bySession = session !== null && session === this.#session;
+    const byCode = sameToken(code, this.#code);
+    const bySession = sameToken(session, this.#session);
     if (!byCode && !bySession) return refuse(403, 'no valid pairing code (wrong, or used already)');
     if (this.#tab !== null || this.#joining !== null) {
       return refuse(409, 'a tab is paired already; end that pairing in the app first');
@@ -397,7 +409,20 @@ export class Relay extends EventEmitter {
       } catch {
         return ws.close(1007, 'not JSON');
       }
-      this.#onTabMessage(ws, message);
+      try {
+        this.#onTabMessage(ws, message);
+      } catch (error) {
+        // A message the relay cannot act on (a status or header Node refuses): that request
+        // fails, the relay and the other requests go on.
+        this.#log(
+          `A message from the tab could not be used: ${/** @type {Error} */ (error).message}`,
+        );
+        const pending = 'id' in message ? this.#pending.get(message.id) : undefined;
+        if (pending) {
+          this.#pending.delete(/** @type {{ id: number }} */ (message).id);
+          this.#failPending(pending, 'The tab sent a response the relay could not forward.');
+        }
+      }
     });
     ws.on('close', () => this.#onTabGone(ws));
     ws.on('error', () => ws.terminate());
@@ -443,9 +468,9 @@ export class Relay extends EventEmitter {
           if (!HOP_BY_HOP.has(name.toLowerCase())) headers[name] = value;
         }
         if (pending.closeAfter) headers.connection = 'close';
+        res.writeHead(message.status, headers);
         pending.started = true;
         pending.sse = (headers['content-type'] ?? '').startsWith('text/event-stream');
-        res.writeHead(message.status, headers);
         res.flushHeaders();
         return;
       }

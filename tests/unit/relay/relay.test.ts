@@ -312,6 +312,49 @@ describe('the relay refuses', () => {
   });
 });
 
+describe('the relay and a tab that misbehaves', () => {
+  it('fails the one request whose response it cannot forward, and goes on', async () => {
+    const { relay: r, log } = await relay();
+    const tab = new NodeWebSocket(`${r.wsUrl}?code=${codeOf(r)}`, { origin: new URL(APP).origin });
+    cleanups.push(() => tab.terminate());
+    let answered = 0;
+    tab.on('message', (data) => {
+      const message = JSON.parse(String(data));
+      if (message.type === 'hello') tab.send(JSON.stringify({ type: 'ready', version: 1 }));
+      if (message.type !== 'request') return;
+      answered += 1;
+      const { id } = message;
+      // First a status no HTTP response can have, then a header value with a line break.
+      if (answered === 1) tab.send(JSON.stringify({ type: 'head', id, status: 42, headers: {} }));
+      else if (answered === 2) {
+        tab.send(JSON.stringify({ type: 'head', id, status: 200, headers: { 'x-a': 'a\r\nb' } }));
+      } else {
+        tab.send(
+          JSON.stringify({
+            type: 'head',
+            id,
+            status: 200,
+            headers: { 'content-type': 'text/plain' },
+          }),
+        );
+        tab.send(
+          JSON.stringify({ type: 'chunk', id, data: Buffer.from('fine').toString('base64') }),
+        );
+        tab.send(JSON.stringify({ type: 'end', id }));
+      }
+    });
+    await eventually(() => r.paired);
+    for (let i = 0; i < 2; i += 1) {
+      const bad = await send(r, '/v1/openai/models');
+      expect(bad.status).toBe(503);
+      expect(JSON.parse(bad.body).error.message).toMatch(/could not forward/);
+    }
+    const good = await send(r, '/v1/openai/models');
+    expect([good.status, good.body]).toEqual([200, 'fine']);
+    expect(log.join('\n')).toMatch(/could not be used/);
+  });
+});
+
 describe('the relay when things go away', () => {
   it('ends a stream with an error event when the tab goes away, and answers 503 after', async () => {
     const { relay: r } = await relay();
