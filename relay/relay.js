@@ -409,6 +409,7 @@ export class Relay extends EventEmitter {
       } catch {
         return ws.close(1007, 'not JSON');
       }
+      if (typeof message !== 'object' || message === null) return ws.close(1007, 'not a message');
       try {
         this.#onTabMessage(ws, message);
       } catch (error) {

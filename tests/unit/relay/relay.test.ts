@@ -352,6 +352,10 @@ describe('the relay and a tab that misbehaves', () => {
     const good = await send(r, '/v1/openai/models');
     expect([good.status, good.body]).toEqual([200, 'fine']);
     expect(log.join('\n')).toMatch(/could not be used/);
+    // Not a message at all: the tab is dropped, the relay stays up.
+    tab.send('null');
+    await eventually(() => !r.paired);
+    expect((await send(r, '/v1/openai/models')).status).toBe(503);
   });
 });
 
