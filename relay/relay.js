@@ -10,11 +10,17 @@
  * holds the pairing code printed in this terminal.
  */
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { EventEmitter } from 'node:events';
 import { createServer } from 'node:http';
 import { WebSocketServer } from 'ws';
 import { loadConfig } from './config.js';
-import { hostName, isApiPath, isLoopbackHost, PROTOCOL_VERSION, RELAY_PATH } from './protocol.js';
+import {
+  hostName,
+  isApiPath,
+  isLoopbackHost,
+  PROTOCOL_VERSION,
+  RELAY_PATH,
+  WINDOW_BYTES,
+} from './protocol.js';
 
 /** @typedef {import('./protocol.js').RelayToTab} RelayToTab */
 /** @typedef {import('./protocol.js').TabToRelay} TabToRelay */
@@ -35,6 +41,9 @@ const HOP_BY_HOP = new Set([
   'content-encoding',
 ]);
 
+/** Bytes written to a caller that make the relay give the tab credit back. */
+const CREDIT_BATCH = WINDOW_BYTES / 4;
+
 /** Why a request got no (complete) response when its tab went away. */
 const TAB_GONE =
   'The paired tab went away (closed, reloaded or unpaired) before the response was complete.';
@@ -52,7 +61,6 @@ const TAB_GONE =
 /**
  * @typedef {object} Pending A forwarded request waiting for, or streaming, its response.
  * @property {ServerResponse} res
- * @property {boolean} started The status line went out.
  * @property {boolean} sse The response is an event stream (a failure ends it with an event).
  * @property {number} owed Bytes written to the client but not yet credited to the tab.
  * @property {boolean} draining Credit waits for the client to take what is buffered.
@@ -120,7 +128,7 @@ function token() {
 /**
  * The relay, started: listening, with its key loaded.
  */
-export class Relay extends EventEmitter {
+export class Relay {
   /** @type {import('node:http').Server} */
   #server;
   #wss = new WebSocketServer({ noServer: true, maxPayload: 16 * 1024 * 1024 });
@@ -158,7 +166,6 @@ export class Relay extends EventEmitter {
    * @param {Required<Omit<RelayOptions, 'configFile'>>} options
    */
   constructor(server, key, options) {
-    super();
     this.#server = server;
     this.#key = key;
     this.#appUrl = new URL(options.app);
@@ -296,7 +303,6 @@ export class Relay extends EventEmitter {
         }
         this.#pending.set(id, {
           res,
-          started: false,
           sse: false,
           owed: 0,
           draining: false,
@@ -449,7 +455,6 @@ export class Relay extends EventEmitter {
       this.#joining = null;
       this.#tab = ws;
       this.#log(`Paired with a tab of ${this.#appOrigin}. Forwarding ${this.baseUrl} to it.`);
-      this.emit('paired');
       return;
     }
     if (message.type === 'bye') {
@@ -470,7 +475,6 @@ export class Relay extends EventEmitter {
         }
         if (pending.closeAfter) headers.connection = 'close';
         res.writeHead(message.status, headers);
-        pending.started = true;
         pending.sse = (headers['content-type'] ?? '').startsWith('text/event-stream');
         res.flushHeaders();
         return;
@@ -478,8 +482,11 @@ export class Relay extends EventEmitter {
       case 'chunk': {
         const bytes = Buffer.from(message.data, 'base64');
         pending.owed += bytes.length;
-        if (res.write(bytes)) this.#credit(message.id, pending);
-        else if (!pending.draining) {
+        // Credit goes back in batches, not per chunk (a chunk is often one token): the tab
+        // blocks only with a whole window unanswered, and this returns it before then.
+        if (res.write(bytes)) {
+          if (pending.owed >= CREDIT_BATCH) this.#credit(message.id, pending);
+        } else if (!pending.draining) {
           pending.draining = true;
           res.once('drain', () => {
             pending.draining = false;
@@ -516,9 +523,9 @@ export class Relay extends EventEmitter {
    * @param {Pending} pending
    * @param {string} message
    */
-  #failPending({ res, started, sse }, message) {
+  #failPending({ res, sse }, message) {
     if (res.destroyed) return;
-    if (!started) {
+    if (!res.headersSent) {
       fail(res, 503, 'engine_unavailable', 'unavailable_error', message);
     } else if (sse) {
       res.end(`data: ${errorBody('engine_unavailable', 'unavailable_error', message)}\n\n`);
@@ -539,7 +546,6 @@ export class Relay extends EventEmitter {
         ? `The tab ended the pairing. To pair a tab again, open:\n  ${this.pairingLink}`
         : `The paired tab went away. It reconnects by itself when it is reloaded; to pair another tab, open:\n  ${this.pairingLink}`,
     );
-    this.emit('unpaired');
   }
 
   /** Drops a tab that stopped answering pings (a machine asleep, a crashed renderer). */

@@ -2,8 +2,8 @@
  * @module
  * The page's Content Security Policy, as a `<meta>` tag added at build time: scripts, styles and
  * workers from the app itself; images only from itself, `data:` and `blob:`; connections only to
- * itself, the hosts models come from and a relay on this machine. Nothing a model writes can make the page send a
- * conversation anywhere (markdown.ts sanitizes too; this is the second line).
+ * itself, the hosts models come from and a relay on this machine. Nothing a model writes can make
+ * the page send a conversation anywhere (markdown.ts sanitizes too; this is the second line).
  */
 import type { Plugin } from 'vite';
 import { buildCatalog } from './catalog-plugin.ts';

@@ -58,8 +58,8 @@ export function memorySettingsStore(initial?: SettingsData): SettingsStore {
 const DEFAULTS: SettingsData = { auth: 'any', keys: [], prices: {} };
 /** Issued keys start with this, as OpenAI's start with `sk-`. */
 const KEY_PREFIX = 'hk-';
-/** An issued key: the prefix and 24 random bytes in base64url. */
-const KEY_PATTERN = /^hk-[A-Za-z0-9_-]{32}$/;
+/** An issued key: the prefix and 24 random bytes in base64url (as `randomKey` makes them). */
+const KEY_PATTERN = new RegExp(`^${KEY_PREFIX}[A-Za-z0-9_-]{32}$`);
 
 async function sha256(text: string): Promise<string> {
   const digest = new Uint8Array(

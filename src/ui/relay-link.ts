@@ -44,7 +44,7 @@ interface Replaying {
 }
 
 /** Bytes as base64, in slices that `String.fromCharCode` can take. */
-export function toBase64(bytes: Uint8Array): string {
+function toBase64(bytes: Uint8Array): string {
   let binary = '';
   for (let i = 0; i < bytes.length; i += 0x8000) {
     binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
@@ -53,7 +53,7 @@ export function toBase64(bytes: Uint8Array): string {
 }
 
 /** Base64 as bytes. */
-export function fromBase64(text: string): Uint8Array<ArrayBuffer> {
+function fromBase64(text: string): Uint8Array<ArrayBuffer> {
   const binary = atob(text);
   const bytes = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);

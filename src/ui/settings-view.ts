@@ -146,8 +146,11 @@ export class SettingsView extends LitElement {
     relayPairing.removeEventListener('change', this.#onRelay);
   }
 
-  /** The pairing changed (and with it, maybe, the keys): show it. */
-  readonly #onRelay = () => void this.refresh().then(() => this.requestUpdate());
+  /** The pairing changed: show it at once, and the keys (a pairing registers one) once read. */
+  readonly #onRelay = () => {
+    this.requestUpdate();
+    void this.refresh();
+  };
 
   /** Reads the device's status, the settings and the keys again. */
   async refresh(): Promise<void> {

@@ -23,6 +23,17 @@ const json = ['-H', 'content-type: application/json'];
 const echo = (content: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ model: 'hearth/echo', messages: [{ role: 'user', content }], ...extra });
 
+/** curl POSTs a chat body to the relay's `/v1/chat/completions`, with `key` and `extra` options. */
+const postChat = (body: string, key: string | null = relay.key, extra: string[] = []) =>
+  curl([
+    ...(key === null ? [] : auth(key)),
+    ...json,
+    ...extra,
+    '--data-binary',
+    body,
+    `${relay.baseUrl}/chat/completions`,
+  ]);
+
 /** The same request made in the page, straight to its service worker. */
 function direct(
   page: Page,
@@ -118,13 +129,7 @@ test.describe('paired by its link', () => {
   });
 
   test('curl streams, and a curl that gives up stops the reply in the engine', async ({ page }) => {
-    const streamedReply = await curl([
-      ...auth(relay.key),
-      ...json,
-      '--data-binary',
-      echo('streamed word by word', { stream: true }),
-      `${relay.baseUrl}/chat/completions`,
-    ]);
+    const streamedReply = await postChat(echo('streamed word by word', { stream: true }));
     expect(streamedReply.headers['content-type']).toMatch(/^text\/event-stream/);
     const events = sseData(streamedReply.body);
     expect(events.at(-1)).toBe('[DONE]');
@@ -135,25 +140,15 @@ test.describe('paired by its link', () => {
     expect(text).toBe('streamed word by word');
 
     // 40 tokens 150 ms apart would take 6 s: curl gives up after 1.
-    const aborted = await curl([
-      ...auth(relay.key),
-      ...json,
-      '--max-time',
-      '1',
-      '--data-binary',
+    const aborted = await postChat(
       echo(words(40), { stream: true, echo_delay_ms: 150 }),
-      `${relay.baseUrl}/chat/completions`,
-    ]);
+      relay.key,
+      ['--max-time', '1'],
+    );
     expect(aborted.exit).toBe(28);
     expect(sseData(aborted.body).length).toBeGreaterThan(0);
     await expect.poll(async () => await runningNow(page, relay.key), { timeout: 2_000 }).toBe(0);
-    const next = await curl([
-      ...auth(relay.key),
-      ...json,
-      '--data-binary',
-      echo('still here'),
-      `${relay.baseUrl}/chat/completions`,
-    ]);
+    const next = await postChat(echo('still here'));
     expect(JSON.parse(next.body).choices[0].message.content).toBe('still here');
   });
 
@@ -252,21 +247,13 @@ test.describe('paired by its link', () => {
 
   test('refuses no key, a wrong key, a foreign Host and a body that is not JSON', async () => {
     const url = `${relay.baseUrl}/chat/completions`;
-    const noKey = await curl([...json, '--data-binary', echo('x'), url]);
+    const noKey = await postChat(echo('x'), null);
     expect(noKey.status).toBe(401);
     expect(JSON.parse(noKey.body).error.code).toBe('invalid_api_key');
-    const wrongKey = await curl([...auth('sk-wrong'), ...json, '--data-binary', echo('x'), url]);
+    const wrongKey = await postChat(echo('x'), 'sk-wrong');
     expect(wrongKey.status).toBe(401);
     expect(JSON.parse(wrongKey.body).error.code).toBe('invalid_api_key');
-    const rebound = await curl([
-      ...auth(relay.key),
-      ...json,
-      '-H',
-      'host: evil.example:8788',
-      '--data-binary',
-      echo('x'),
-      url,
-    ]);
+    const rebound = await postChat(echo('x'), relay.key, ['-H', 'host: evil.example:8788']);
     expect(rebound.status).toBe(403);
     expect(JSON.parse(rebound.body).error).toMatchObject({
       code: 'forbidden_host',
@@ -276,7 +263,7 @@ test.describe('paired by its link', () => {
     expect(form.status).toBe(415);
     expect(JSON.parse(form.body).error.code).toBe('unsupported_media_type');
     expect(form.headers['access-control-allow-origin']).toBeUndefined();
-    const ok = await curl([...auth(relay.key), ...json, '--data-binary', echo('x'), url]);
+    const ok = await postChat(echo('x'));
     expect(ok.status).toBe(200);
   });
 
@@ -310,13 +297,7 @@ test.describe('paired by its link', () => {
     await page.reload();
     await expect(page.getByText('Shared with the relay')).toBeVisible();
     await expect.poll(() => relay.output().match(/Paired with a tab/g)?.length).toBe(2);
-    const reply = await curl([
-      ...auth(relay.key),
-      ...json,
-      '--data-binary',
-      echo('after reload'),
-      `${relay.baseUrl}/chat/completions`,
-    ]);
+    const reply = await postChat(echo('after reload'));
     expect(JSON.parse(reply.body).choices[0].message.content).toBe('after reload');
 
     await page.getByRole('button', { name: 'Stop sharing' }).first().click();
@@ -330,13 +311,7 @@ test.describe('paired by its link', () => {
 });
 
 test('no tab paired: 503 engine_unavailable saying how to pair', async () => {
-  const answer = await curl([
-    ...auth(relay.key),
-    ...json,
-    '--data-binary',
-    echo('x'),
-    `${relay.baseUrl}/chat/completions`,
-  ]);
+  const answer = await postChat(echo('x'));
   expect(answer.status).toBe(503);
   expect(JSON.parse(answer.body).error).toMatchObject({ code: 'engine_unavailable' });
   expect(JSON.parse(answer.body).error.message).toMatch(/pairing link/);
@@ -384,7 +359,7 @@ test('a page of another origin cannot open the relay’s socket, even with the c
   other.port = String(Number(other.port) + 1);
   await page.goto(new URL('hearth/', other).href);
   const code = new URL(relay.link).searchParams.get('pair');
-  const ws = `${relay.baseUrl.replace('http://', 'ws://').replace(/\/v1$/, '/relay')}?code=${code}`;
+  const ws = `${relay.wsUrl}?code=${code}`;
   const outcome = await page.evaluate(
     (url) =>
       new Promise<string>((resolve) => {

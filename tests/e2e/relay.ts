@@ -16,6 +16,8 @@ export interface RunningRelay {
   sdkBaseUrl: string;
   key: string;
   link: string;
+  /** The relay's WebSocket address, as its link names it. */
+  wsUrl: string;
   /** Everything it printed so far. */
   output: () => string;
   stop: () => Promise<void>;
@@ -61,7 +63,8 @@ export async function startRelay(app: string): Promise<RunningRelay> {
   const [, sdkBaseUrl = ''] = await printed(output, /SDK base URL:\s+(\S+)/, 'SDK base URL');
   const [, key = ''] = await printed(output, /API key:\s+(\S+)/, 'key');
   const [, link = ''] = await printed(output, /confirm\.\n\s+(\S+)/, 'pairing link');
-  return { baseUrl, sdkBaseUrl, key, link, output, stop: () => stopProcess(child) };
+  const wsUrl = new URL(link).searchParams.get('relay') ?? '';
+  return { baseUrl, sdkBaseUrl, key, link, wsUrl, output, stop: () => stopProcess(child) };
 }
 
 /** Follows the relay's pairing link in `page` and says yes. */
@@ -69,9 +72,7 @@ export async function pairTab(page: Page, relay: RunningRelay): Promise<void> {
   await page.goto(relay.link);
   const dialog = page.getByRole('dialog', { name: 'Share with the relay?' });
   await expect(dialog).toBeVisible();
-  await expect(dialog).toContainText(
-    `Share this tab's models with the relay at ${relay.baseUrl.replace('http://', 'ws://').replace(/\/v1$/, '/relay')}?`,
-  );
+  await expect(dialog).toContainText(`Share this tab's models with the relay at ${relay.wsUrl}?`);
   await dialog.getByRole('button', { name: 'Share', exact: true }).click();
   await expect(page.getByText('Shared with the relay')).toBeVisible();
   await expect.poll(relay.output).toContain('Paired with a tab of');

@@ -488,10 +488,14 @@ describe('flow control, when the caller goes away', () => {
   it('stops the tab’s reading while it waits for credit', async () => {
     const { relay: r } = await relay();
     let cancelled = false;
+    let pulled = 0;
     await pair(r, async () => {
       const body = new ReadableStream<Uint8Array>(
         {
-          pull: (controller) => controller.enqueue(new Uint8Array(64 * 1024)),
+          pull: (controller) => {
+            pulled += 64 * 1024;
+            controller.enqueue(new Uint8Array(64 * 1024));
+          },
           cancel: () => void (cancelled = true),
         },
         { highWaterMark: 0 },
@@ -506,6 +510,34 @@ describe('flow control, when the caller goes away', () => {
     req.on('error', () => undefined);
     req.end();
     await eventually(() => cancelled, 3000);
+    // It was waiting: an endless body, read only as far as the window and the sockets allow.
+    expect(pulled).toBeLessThan(16 * 1024 * 1024);
+  });
+
+  it('gives credit back in batches, not for every chunk', async () => {
+    const { relay: r } = await relay();
+    const tab = new NodeWebSocket(`${r.wsUrl}?code=${codeOf(r)}`, { origin: new URL(APP).origin });
+    cleanups.push(() => tab.terminate());
+    let credits = 0;
+    const chunks = 2000;
+    tab.on('message', (data) => {
+      const message = JSON.parse(String(data));
+      if (message.type === 'hello') tab.send(JSON.stringify({ type: 'ready', version: 1 }));
+      if (message.type === 'credit') credits += 1;
+      if (message.type !== 'request') return;
+      const { id } = message;
+      tab.send(JSON.stringify({ type: 'head', id, status: 200, headers: {} }));
+      // 2000 chunks of 200 bytes, as a long reply streams: 400 kB, more than a window.
+      const data200 = Buffer.alloc(200, 'x').toString('base64');
+      for (let i = 0; i < chunks; i += 1)
+        tab.send(JSON.stringify({ type: 'chunk', id, data: data200 }));
+      tab.send(JSON.stringify({ type: 'end', id }));
+    });
+    await eventually(() => r.paired);
+    const answer = await send(r, '/v1/openai/models');
+    expect(answer.body.length).toBe(chunks * 200);
+    expect(credits).toBeGreaterThan(0);
+    expect(credits).toBeLessThan(20);
   });
 });
 
