@@ -4,7 +4,8 @@
  * come and go, every tab sees them, and a new host resumes the ones its predecessor left. Files
  * go into the caches WebLLM reads, under the keys it looks up, one whole file at a time, so an
  * interrupted download resumes at the first file it lacks. A model is downloaded only when every
- * file is there; a full disk fails the download and frees what it had stored.
+ * file is there; a full disk fails the download and frees what it had stored. Removing a model
+ * keeps the files other models on the device list: several catalogue models share one set.
  */
 import type { CatalogEntry } from '../openai/catalog';
 import type { DownloadProgress } from '../openai/downloads';
@@ -378,11 +379,19 @@ export class Downloads {
     await cache.put(file.url, new Response(response.body.pipeThrough(counter), { headers }));
   }
 
-  /** Removes every file of `entry` from the caches (its library only if no other model uses it). */
+  /**
+   * Removes the files of `entry` that no other model needs. A file that another model downloaded,
+   * being downloaded or left pending lists stays: WebLLM's `X` and `X-1k` are one set of files
+   * under two ids, and deleting one must not evict the other. A library another catalogue model
+   * names stays too.
+   */
   async remove(entry: CatalogEntry): Promise<void> {
     const { caches, appUrl, catalog } = this.#options;
+    // Read before anything is deleted: the other models' plans come from the same manifests.
     const { files } = await planFiles(entry, appUrl, cachedJson(caches));
+    const needed = await this.#filesOfOthers(entry.id);
     for (const file of files) {
+      if (needed.has(file.url)) continue;
       if (file.kind === 'library') {
         const shared = catalog.some(
           (e) => e.id !== entry.id && new URL(e.model_lib, appUrl).href === file.url,
@@ -392,5 +401,24 @@ export class Downloads {
       await (await caches.open(file.cache)).delete(file.url);
     }
     await this.#options.downloaded.delete(entry.id);
+  }
+
+  /** The URLs the models other than `model` list that are downloaded, downloading or pending. */
+  async #filesOfOthers(model: string): Promise<Set<string>> {
+    const { caches, appUrl, downloaded, pending } = this.#options;
+    const ids = new Set([
+      ...(await downloaded.list()),
+      ...(await pending.list()),
+      ...this.#jobs.keys(),
+    ]);
+    ids.delete(model);
+    const urls = new Set<string>();
+    for (const id of ids) {
+      const other = this.#byId.get(id);
+      if (!other) continue;
+      const { files } = await planFiles(other, appUrl, cachedJson(caches));
+      for (const file of files) urls.add(file.url);
+    }
+    return urls;
   }
 }

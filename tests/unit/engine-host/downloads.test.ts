@@ -5,6 +5,7 @@ import { finished, type DownloadProgress } from '../../../src/openai/downloads';
 import { missingFiles } from '../../../src/openai/on-device';
 import { tinyModel, type TinyModel } from '../../tiny-model';
 import { FakeNetwork, MemoryCaches, memorySet } from '../fake-storage';
+import { eventually } from '../helpers';
 
 const APP = 'https://app.example/';
 const BASE = 'https://models.example/tiny/';
@@ -16,7 +17,7 @@ function entryOf(
   return catalogEntry(
     {
       model: extra.url ?? 'https://models.example/tiny',
-      model_id: 'tiny',
+      model_id: (extra.id ?? 'acme/tiny').split('/')[1]!,
       model_lib: extra.lib ?? `${BASE}lib/tiny.wasm`,
       ...(extra.integrity && { integrity: extra.integrity }),
     },
@@ -268,5 +269,103 @@ describe('Downloads', () => {
     await downloads.remove(entries[0]!);
     expect(caches.urls).toEqual([lib]);
     expect(downloaded.models.size).toBe(0);
+  });
+
+  describe('removing one of two models that share their weights (WebLLM’s `X` and `X-1k`)', () => {
+    // Two catalogue entries, one weights folder: the shape of 28 pairs of WebLLM 0.2.86's prebuilt
+    // records. The real pairs share their library too; `ownLib` gives the 1k one its own.
+    const LIB_1K = `${BASE}lib/tiny-1k.wasm`;
+    const pair = (ownLib = false) => {
+      const full = entryOf();
+      const short = entryOf({ id: 'acme/tiny-1k', ...(ownLib && { lib: LIB_1K }) });
+      const t = setup({ entries: [full, short] });
+      t.network.aliases.set(LIB_1K, model.lib);
+      return { ...t, full, short };
+    };
+
+    it('keeps every file the other downloaded model lists, and it stays downloaded', async () => {
+      const { downloads, caches, downloaded, full, short } = pair();
+      await follow(downloads, full.id);
+      await follow(downloads, short.id);
+      await downloads.remove(short);
+      expect(await missingFiles(full, APP, caches)).toEqual([]);
+      expect(downloaded.models).toEqual(new Set([full.id]));
+    });
+
+    it('still deletes the file only the removed model lists', async () => {
+      const { downloads, caches, downloaded, full, short } = pair(true);
+      await follow(downloads, full.id);
+      await follow(downloads, short.id);
+      expect(caches.has('webllm/wasm', LIB_1K)).toBe(true);
+      await downloads.remove(short);
+      expect(caches.has('webllm/wasm', LIB_1K)).toBe(false);
+      expect(await missingFiles(short, APP, caches)).toEqual([LIB_1K]);
+      expect(await missingFiles(full, APP, caches)).toEqual([]);
+      expect(downloaded.models).toEqual(new Set([full.id]));
+    });
+
+    it('deletes the shared files once no other model is downloaded', async () => {
+      const { downloads, caches, full, short } = pair(true);
+      await follow(downloads, short.id);
+      await downloads.remove(short);
+      // Nothing stays: the 1k model's library is its own, and the full model's was never fetched.
+      expect(caches.urls).toEqual([]);
+      expect(await missingFiles(full, APP, caches)).toHaveLength(3);
+    });
+
+    it('keeps the files of the other model while it is being downloaded', async () => {
+      const { downloads, caches, network, full, short } = pair(true);
+      await follow(downloads, short.id);
+      // The full model finds the shared files stored and waits for its own library.
+      const release = network.hold(model.lib);
+      const reports = follow(downloads, full.id);
+      await eventually(() => network.count(model.lib) === 1);
+      await downloads.remove(short);
+      release();
+      expect((await reports).at(-1)!.phase).toBe('done');
+      expect(await missingFiles(full, APP, caches)).toEqual([]);
+      expect(caches.has('webllm/wasm', LIB_1K)).toBe(false);
+    });
+
+    it('keeps the other model’s files when a full disk fails the download', async () => {
+      const { downloads, caches, downloaded, full, short } = pair(true);
+      await follow(downloads, full.id);
+      // Only the 1k model's own library is left to fetch, and it does not fit.
+      caches.quotaBytes = caches.usedBytes;
+      const last = (await follow(downloads, short.id)).at(-1)!;
+      expect(last.error).toMatchObject({ code: 'storage_full' });
+      expect(await missingFiles(full, APP, caches)).toEqual([]);
+      expect(downloaded.models).toEqual(new Set([full.id]));
+    });
+
+    it('keeps the files of a download a previous host left pending, so it resumes without them', async () => {
+      const { downloads, caches, network, pending, full, short } = pair(true);
+      await follow(downloads, short.id);
+      await pending.add(full.id);
+      await downloads.remove(short);
+      expect(await missingFiles(full, APP, caches)).toEqual([BASE + model.lib]);
+      const ended = new Promise<DownloadProgress>((resolve) =>
+        setTimeout(() => downloads.start(full.id, (r) => finished(r.phase) && resolve(r)), 0),
+      );
+      await downloads.resume();
+      expect((await ended).phase).toBe('done');
+      for (const shard of model.shards) expect(network.count(shard)).toBe(1);
+    });
+  });
+
+  it('keeps a library another downloaded model shares, and deletes the weights only it has', async () => {
+    const lib = `${BASE}lib/tiny.wasm`;
+    const TWIN = 'https://models.example/twin/';
+    const twin = entryOf({ id: 'acme/twin', url: 'https://models.example/twin', lib });
+    const { downloads, caches, network, downloaded, entries } = setup({
+      entries: [entryOf(), twin],
+    });
+    for (const file of model.files) network.aliases.set(TWIN + file.path, file.path);
+    await follow(downloads);
+    await follow(downloads, twin.id);
+    await downloads.remove(entries[0]!);
+    expect(caches.urls.filter((url) => url.startsWith(BASE))).toEqual([lib]);
+    expect(await missingFiles(twin, APP, caches)).toEqual([]);
+    expect(downloaded.models).toEqual(new Set([twin.id]));
   });
 });
