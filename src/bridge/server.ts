@@ -254,8 +254,14 @@ export class HostServer {
             break;
           case 'state':
             // The service worker assumes `queued` and treats `running` alike (both are
-            // `engine_busy` at the deadline): only a load, and what follows it, is worth a message.
-            if (event.state !== 'loading' && lastState !== 'loading') break;
+            // `engine_busy` at the deadline): only a load, and what follows it, is worth a
+            // message, and `generating`, which starts a reply sent whole and keeps it alive.
+            if (
+              event.state !== 'loading' &&
+              event.state !== 'generating' &&
+              lastState !== 'loading'
+            )
+              break;
             lastState = event.state;
             batcher.flush();
             post({ type: 'chat/state', state: event.state });

@@ -20,6 +20,8 @@ export type EngineOutput =
     }
   | { type: 'tool_calls'; calls: ToolCall[] }
   | { type: 'choices'; choices: ChoiceResult[] }
+  /** A sign of life while a reply that goes out whole (several choices) is generated. */
+  | { type: 'progress' }
   | { type: 'end'; finish_reason: FinishReason; usage: EngineUsage };
 
 /** Progress of a model load, phase by phase. */

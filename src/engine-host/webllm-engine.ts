@@ -4,7 +4,11 @@
  * worker. The only file that imports the library, and lazily, so that a host that serves only
  * the echo engine never loads its 6.8 MB. Its traps (notes/webllm-0.2.86.md) are handled here:
  * a stream holds the model's lock until `return()`; `interruptGenerate()` is engine-wide;
- * `prompt_tokens` leaves out a reused prefix; a device lost after loading is not thrown.
+ * `prompt_tokens` leaves out a reused prefix; a device lost after loading is not thrown (and an
+ * out-of-memory shows only as a destroyed device); records are found by WebLLM's bare
+ * `model_id`, first match; deltas keep the start of a matched stop string and hold back text
+ * that ends mid-character, so the reply is settled against the pipeline's own text at the end.
+ * tests/unit/engine-host/webllm-harness.ts runs this file against WebLLM's real engine code.
  */
 import type { AppConfig, MLCEngine, ModelRecord } from '@mlc-ai/web-llm';
 import type { ChoiceResult, SpeedFigures, Token } from '../openai/backend';
@@ -21,12 +25,15 @@ import type { HostStatus } from '../openai/status';
 import type { ChatRequest } from '../openai/types';
 import { DeviceLosses, LOSSES_TO_FAIL } from './device-losses';
 import type { Engine, EngineOutput, LoadProgress } from './engine';
+import { StopFilter } from '../openai/stop';
+import type { TokenLogprob } from '../openai/types';
 import {
   ChunkReader,
   errorParts,
   fromWebLLMError,
   toWebLLMRequest,
   type MappedModel,
+  type PipelineView,
   type WebLLMChunk,
 } from './webllm-mapping';
 
@@ -38,11 +45,11 @@ export interface LoadState extends LoadProgress {
 /** The part of WebLLM's `MLCEngine` this engine drives (tests give a fake one). */
 export type MLCEngineLike = Pick<
   MLCEngine,
-  'reload' | 'unload' | 'setInitProgressCallback' | 'interruptGenerate' | 'chat'
+  'reload' | 'unload' | 'setInitProgressCallback' | 'interruptGenerate' | 'chat' | 'setAppConfig'
 >;
 
 /** Where device losses are counted (IndexedDB in the worker; a fake in tests). */
-export type LossStore = Pick<DeviceLosses, 'record' | 'failing'>;
+export type LossStore = Pick<DeviceLosses, 'record' | 'failing' | 'clear'>;
 
 /** What the engine needs from the worker. */
 export interface WebLLMEngineOptions {
@@ -68,23 +75,29 @@ export function loadPhase(text: string): string {
   return 'start';
 }
 
-/** The app config WebLLM needs: every catalogue model, with absolute URLs, by its Hearth id. */
-function appConfigOf(catalog: readonly CatalogEntry[], appUrl: string): AppConfig {
-  const model_list: ModelRecord[] = catalog.map((entry) => {
-    const record: ModelRecord = {
-      model: modelBaseUrl(entry, appUrl),
-      model_id: entry.id,
-      model_lib: modelLibUrl(entry, appUrl),
-      required_features: entry.required_features,
-      low_resource_required: entry.low_resource,
-    };
-    if (entry.vram_required_mb !== null) record.vram_required_MB = entry.vram_required_mb;
-    if (entry.overrides) record.overrides = entry.overrides;
-    if (entry.integrity) record.integrity = entry.integrity as ModelRecord['integrity'];
-    if (entry.model_manifest) record.model_manifest = entry.model_manifest;
-    return record;
-  });
-  return { model_list, cacheBackend: 'cache' };
+/** The record WebLLM needs for `entry`: its own `model_id`, absolute URLs. */
+function recordOf(entry: CatalogEntry, appUrl: string): ModelRecord {
+  const record: ModelRecord = {
+    model: modelBaseUrl(entry, appUrl),
+    // WebLLM's own id: it decides function calling by it (`functionCallingModelIds`).
+    model_id: entry.model_id,
+    model_lib: modelLibUrl(entry, appUrl),
+    required_features: entry.required_features,
+    low_resource_required: entry.low_resource,
+  };
+  if (entry.vram_required_mb !== null) record.vram_required_MB = entry.vram_required_mb;
+  if (entry.overrides) record.overrides = entry.overrides;
+  if (entry.integrity) record.integrity = entry.integrity as ModelRecord['integrity'];
+  if (entry.model_manifest) record.model_manifest = entry.model_manifest;
+  return record;
+}
+
+/**
+ * An app config of `entry` alone: WebLLM finds records by `model_id`, first match, and a
+ * self-hosted copy may repeat a prebuilt model's `model_id`.
+ */
+function appConfigOf(entry: CatalogEntry, appUrl: string): AppConfig {
+  return { model_list: [recordOf(entry, appUrl)], cacheBackend: 'cache' };
 }
 
 /** The slice of the WebGPU API used to watch devices (TypeScript's DOM types lack WebGPU). */
@@ -92,16 +105,21 @@ interface GpuDeviceLike {
   lost: Promise<{ reason?: string; message?: string }>;
 }
 
-/** Who hears of lost devices; the adapter is patched once, whatever the number of engines. */
-const deviceListeners = new Set<(detail: string) => void>();
+/** Who hears of devices and their loss; the adapter is patched once, whatever the engines. */
+interface DeviceWatch {
+  created(device: GpuDeviceLike): void;
+  lost(device: GpuDeviceLike, info: { reason?: string; message?: string }): void;
+}
+const deviceWatches = new Set<DeviceWatch>();
 
 /**
- * Calls `onLost` whenever a GPU device is lost for a reason other than being destroyed. WebLLM
- * unloads the model and only logs when that happens after loading (notes §4), so the engine
- * watches every device the adapter hands out.
+ * Tells `watch` of every GPU device the adapter hands out and of its loss, whatever the reason.
+ * WebLLM unloads the model and only logs when a device is lost after loading, and answers a
+ * failed allocation (out of memory) by destroying the device itself (notes §4), so a
+ * `destroyed` device is a loss too unless Hearth disposed of it.
  */
-function watchDevices(onLost: (detail: string) => void): void {
-  deviceListeners.add(onLost);
+function watchDevices(watch: DeviceWatch): void {
+  deviceWatches.add(watch);
   const proto = (globalThis as { GPUAdapter?: { prototype: Record<string, unknown> } }).GPUAdapter
     ?.prototype;
   if (!proto || typeof proto.requestDevice !== 'function' || proto.hearthWatched) return;
@@ -109,13 +127,24 @@ function watchDevices(onLost: (detail: string) => void): void {
   proto.hearthWatched = true;
   proto.requestDevice = async function (this: unknown, ...args: unknown[]) {
     const device = await requestDevice.apply(this, args);
+    for (const w of deviceWatches) w.created(device);
     void device.lost.then((info) => {
-      if (info.reason === 'destroyed') return;
-      for (const listener of deviceListeners) listener(info.message || info.reason || 'unknown');
+      for (const w of deviceWatches) w.lost(device, info);
     });
     return device;
   };
 }
+
+/** What the engine reads of WebLLM's pipeline (0.2.86 exposes no other way to these facts). */
+interface PipelineLike {
+  filledKVCacheLength?: unknown;
+  outputIds?: unknown;
+  getMessage?: () => string;
+  getTokenLogprobArray?: () => TokenLogprob[];
+}
+
+/** Seconds a reply of several choices may go without a sign of life (the stall limit is 60). */
+const PROGRESS_EVERY_MS = 1000;
 
 /** An engine token as the API carries it. */
 function tokenOf(output: Extract<EngineOutput, { type: 'token' }>): Token {
@@ -125,10 +154,19 @@ function tokenOf(output: Extract<EngineOutput, { type: 'token' }>): Token {
     : text;
 }
 
-function deviceLostError(detail: string): OpenAIError {
+function deviceLostError(model: string, detail: string): OpenAIError {
   return new OpenAIError(
-    'engine_error',
-    `The GPU device was lost while generating (often: out of GPU memory): ${detail}. The model will load again for the next request.`,
+    'webgpu_unavailable',
+    `The GPU device was lost while running ${model} (most often: not enough GPU memory): ${detail}. Try a smaller model or a shorter conversation; the model loads again for the next request.`,
+    { shouldRetry: false },
+  );
+}
+
+function outOfMemory(model: string, detail: string): OpenAIError {
+  return new OpenAIError(
+    'webgpu_unavailable',
+    `${model} does not fit this device: the GPU device was lost while loading it (most often: not enough GPU memory; ${detail}). Try a smaller model, or one with a shorter context.`,
+    { shouldRetry: false },
   );
 }
 
@@ -146,6 +184,14 @@ export class WebLLMEngine implements Engine {
   #refreshed: Promise<void> = Promise.resolve();
   #failing: Record<string, string> = {};
   #lastSpeed: SpeedFigures | null = null;
+  /** The GPU device of the model loaded or loading; the loss of any other is not ours. */
+  #device: GpuDeviceLike | null = null;
+  /** What runs on the GPU now: a loss then counts against the model. */
+  #busy: 'load' | 'generate' | null = null;
+  /** Why the device of the load under way was lost, if it was. */
+  #lostInLoad: string | null = null;
+  /** Models whose loss record is known to be clear since this host started. */
+  readonly #clean = new Set<string>();
   /** Rejects when the current device is lost; replaced at every load. */
   #deviceLost: { promise: Promise<never>; reject: (err: OpenAIError) => void } =
     this.#newLossWatch();
@@ -154,7 +200,16 @@ export class WebLLMEngine implements Engine {
     this.#options = options;
     this.#byId = new Map(options.catalog.map((e) => [e.id, e]));
     this.#losses = options.losses ?? new DeviceLosses();
-    watchDevices((detail) => void this.deviceLost(detail));
+    watchDevices({
+      created: (device) => {
+        // Devices made while a model loads are that model's (WebLLM makes one per load).
+        if (this.#busy === 'load') this.#device = device;
+      },
+      lost: (device, info) => {
+        if (device !== this.#device) return; // one Hearth disposed of, or not an engine's
+        void this.deviceLost(info.message || info.reason || 'unknown');
+      },
+    });
     void this.refresh();
   }
 
@@ -229,15 +284,21 @@ export class WebLLMEngine implements Engine {
     this.#options.onChange();
   }
 
+  #entry(model: string): CatalogEntry {
+    const entry = this.#byId.get(model);
+    if (!entry) throw new OpenAIError('model_not_found', `No such model: ${model}`);
+    return entry;
+  }
+
   /**
    * WebLLM's own answer to "is this model in the cache" (it looks at the weight shards only),
-   * asked with the same app config as the engine, so that it looks where the engine would.
+   * asked with the record the engine would load, so that it looks where the engine would.
    */
   async hasModelInCache(model: string): Promise<boolean> {
-    const appConfig = appConfigOf(this.#options.catalog, this.#options.appUrl);
+    const entry = this.#entry(model);
     const check =
       this.#options.hasModelInCache ?? (await import('@mlc-ai/web-llm')).hasModelInCache;
-    return check(model, appConfig);
+    return check(entry.model_id, appConfigOf(entry, this.#options.appUrl));
   }
 
   /** Takes the model off the GPU (after the load in progress, if any, has settled). */
@@ -245,18 +306,33 @@ export class WebLLMEngine implements Engine {
     await this.#loading?.done.catch(() => undefined);
     if (this.#loaded === null || !this.#engine) return;
     this.#loaded = null;
+    // Disposing destroys the device: that loss is Hearth's doing, not the model's.
+    this.#device = null;
     await (await this.#engine).unload();
     this.#options.onChange();
   }
 
   #mlc(): Promise<MLCEngineLike> {
-    const appConfig = appConfigOf(this.#options.catalog, this.#options.appUrl);
-    this.#engine ??= this.#options.createEngine
-      ? this.#options.createEngine(appConfig)
-      : import('@mlc-ai/web-llm').then(
-          ({ MLCEngine }) => new MLCEngine({ appConfig, logLevel: 'WARN' }),
-        );
+    if (!this.#engine) {
+      const first = this.#options.catalog[0];
+      const appConfig: AppConfig = first
+        ? appConfigOf(first, this.#options.appUrl)
+        : { model_list: [], cacheBackend: 'cache' };
+      this.#engine = this.#options.createEngine
+        ? this.#options.createEngine(appConfig)
+        : import('@mlc-ai/web-llm').then(
+            ({ MLCEngine }) => new MLCEngine({ appConfig, logLevel: 'WARN' }),
+          );
+    }
     return this.#engine;
+  }
+
+  /** WebLLM's pipeline for `webllmId`, when it is loaded. */
+  async #pipeline(webllmId: string): Promise<PipelineLike | undefined> {
+    const engine = (await this.#mlc()) as unknown as {
+      loadedModelIdToPipeline?: Map<string, PipelineLike>;
+    };
+    return engine.loadedModelIdToPipeline?.get(webllmId);
   }
 
   async load(model: string, onProgress?: (progress: LoadProgress) => void): Promise<void> {
@@ -285,9 +361,13 @@ export class WebLLMEngine implements Engine {
   }
 
   async #reload(model: string, onProgress?: (progress: LoadProgress) => void): Promise<void> {
+    const entry = this.#entry(model);
     const engine = await this.#mlc();
     this.#loaded = null;
+    // WebLLM's reload disposes the model before: that device's loss is expected.
+    this.#device = null;
     this.#deviceLost = this.#newLossWatch();
+    this.#lostInLoad = null;
     engine.setInitProgressCallback((report) => {
       const progress = {
         phase: loadPhase(report.text),
@@ -298,62 +378,93 @@ export class WebLLMEngine implements Engine {
       onProgress?.(progress);
       this.#options.onChange();
     });
+    engine.setAppConfig(appConfigOf(entry, this.#options.appUrl));
+    this.#busy = 'load';
     try {
-      await engine.reload(model);
+      await engine.reload(entry.model_id);
     } catch (err) {
+      if (this.#lostInLoad !== null) throw outOfMemory(model, this.#lostInLoad);
       const error = fromWebLLMError(err);
       if (error.code !== 'engine_error') throw error;
       // Most often its files could not be fetched: say which model, and what went wrong.
       const { name, message } = errorParts(err);
       throw new OpenAIError('engine_error', `Loading ${model} failed: ${name}: ${message}`);
+    } finally {
+      this.#busy = null;
+    }
+    // `reload()` resolves without a model when it was aborted (WebLLM unloads on a lost device).
+    if (!(await this.#pipeline(entry.model_id))) {
+      this.#device = null;
+      if (this.#lostInLoad !== null) throw outOfMemory(model, this.#lostInLoad);
+      throw new OpenAIError('engine_error', `Loading ${model} was cut short; try again.`);
     }
     this.#loaded = model;
     // The load fetched whatever was missing: the model is on the device now.
     void this.refresh();
   }
 
-  /** The GPU device was lost: the running request fails, and the model must load again. */
+  /**
+   * The GPU device was lost: the running request fails, and the model must load again. A loss
+   * while the model loads or generates counts against it (two in a row mark it as failing);
+   * one while it sits idle (a driver reset) does not.
+   */
   async deviceLost(detail: string): Promise<void> {
-    const model = this.#loaded;
+    const model = this.#loaded ?? this.#loading?.model ?? null;
     this.#loaded = null;
-    this.#deviceLost.reject(deviceLostError(detail));
-    if (model === null) return;
+    this.#device = null;
+    if (this.#busy === 'load') this.#lostInLoad = detail;
+    this.#deviceLost.reject(deviceLostError(model ?? 'the model', detail));
+    if (model === null || this.#busy === null) {
+      this.#options.onChange();
+      return;
+    }
+    this.#clean.delete(model);
     const record = await this.#losses.record(model, detail).catch(() => undefined);
     if (record && record.losses >= LOSSES_TO_FAIL) await this.refresh();
     this.#options.onChange();
   }
 
-  /**
-   * The number of tokens in the KV cache right after prefill: every prompt token, a reused prefix
-   * included. WebLLM's `usage.prompt_tokens` counts only the new ones (notes §3.4), and keeps the
-   * count it needs on its pipeline, which 0.2.86 (pinned) does not expose otherwise.
-   */
-  async #promptTokens(model: string): Promise<number | undefined> {
-    const engine = (await this.#mlc()) as unknown as {
-      loadedModelIdToPipeline?: Map<string, { filledKVCacheLength?: unknown }>;
-    };
-    const filled = engine.loadedModelIdToPipeline?.get(model)?.filledKVCacheLength;
-    return typeof filled === 'number' ? filled : undefined;
+  /** A reply came through: earlier losses of the model were not its fault. */
+  async #succeeded(model: string): Promise<void> {
+    if (this.#clean.has(model)) return;
+    this.#clean.add(model);
+    await this.#losses.clear(model).catch(() => undefined);
   }
 
   async *generate(request: ChatRequest, signal: AbortSignal): AsyncGenerator<EngineOutput> {
-    if (request.n <= 1) {
-      yield* this.#stream(request, signal);
-      return;
+    this.#busy = 'generate';
+    try {
+      if (request.n <= 1) yield* this.#stream(request, signal);
+      else yield* this.#choices(request, signal);
+    } finally {
+      this.#busy = null;
     }
-    // Several choices run one after another, each a stream of its own: WebLLM does the same
-    // inside, but this way each can be stopped, and usage counts the prompt once and every
-    // completion token (WebLLM sums prompt tokens over the choices).
+  }
+
+  /**
+   * Several choices, one stream each, one after another: WebLLM does the same inside, but this
+   * way each can be stopped, each gets its own seed (WebLLM re-seeds every stream with the
+   * request's), and usage counts the prompt once (WebLLM sums it over the choices). Nothing of
+   * the reply goes out before the last choice, so progress says the generation runs.
+   */
+  async *#choices(request: ChatRequest, signal: AbortSignal): AsyncGenerator<EngineOutput> {
     const choices: ChoiceResult[] = [];
     let promptTokens = 0;
     let completionTokens = 0;
+    let lastProgress = 0;
     for (let i = 0; i < request.n; i += 1) {
       const reply = new ReplyAccumulator();
       let finish: EngineOutput | undefined;
-      for await (const output of this.#stream({ ...request, n: 1 }, signal)) {
+      const seed = request.seed === undefined ? undefined : request.seed + i;
+      const one: ChatRequest = { ...request, n: 1, ...(seed !== undefined && { seed }) };
+      for await (const output of this.#stream(one, signal)) {
         if (output.type === 'token') reply.tokens([tokenOf(output)]);
         else if (output.type === 'tool_calls') reply.toolCalls(output.calls);
         else if (output.type === 'end') finish = output;
+        if (Date.now() - lastProgress >= PROGRESS_EVERY_MS) {
+          lastProgress = Date.now();
+          yield { type: 'progress' };
+        }
       }
       if (signal.aborted || finish?.type !== 'end') return;
       if (i === 0) promptTokens = finish.usage.prompt_tokens;
@@ -368,11 +479,19 @@ export class WebLLMEngine implements Engine {
     };
   }
 
-  /** One streamed generation. */
+  /** What the pipeline says of the reply so far: its text, and a logprob entry per token. */
+  #view(pipeline: PipelineLike | undefined): PipelineView | undefined {
+    if (typeof pipeline?.getMessage !== 'function') return undefined;
+    const ids = Array.isArray(pipeline.outputIds) ? pipeline.outputIds.length : undefined;
+    const entries = pipeline.getTokenLogprobArray?.() ?? [];
+    // The entry of a closing stop token has no token in the reply (`outputIds` leaves it out).
+    return { message: pipeline.getMessage(), logprobs: entries.slice(0, ids ?? entries.length) };
+  }
+
+  /** One streamed generation, its stop strings held back and its text settled at the end. */
   async *#stream(request: ChatRequest, signal: AbortSignal): AsyncGenerator<EngineOutput> {
-    const entry = this.#byId.get(request.model);
-    if (!entry) throw new OpenAIError('model_not_found', `No such model: ${request.model}`);
-    const model: MappedModel = { webllmId: entry.id, reasoning: entry.reasoning };
+    const entry = this.#entry(request.model);
+    const model: MappedModel = { webllmId: entry.model_id, reasoning: entry.reasoning };
     const body = toWebLLMRequest(request, model);
     const engine = await this.#mlc();
     const lost = this.#deviceLost.promise;
@@ -382,32 +501,55 @@ export class WebLLMEngine implements Engine {
       const created: unknown = await engine.chat.completions.create(body as never);
       chunks = created as AsyncIterable<WebLLMChunk>;
     } catch (err) {
-      throw fromWebLLMError(err);
+      throw this.#failure(err, request.model);
     }
     const iterator = chunks[Symbol.asyncIterator]();
-    const reader = new ChunkReader({ model, tools: body.tools !== undefined });
+    const reader = new ChunkReader({
+      model,
+      tools: body.tools !== undefined,
+      ...(request.logprobs && { topLogprobs: request.top_logprobs ?? 0 }),
+    });
+    const stops = new StopFilter(request.stop);
     // Engine-wide, but the queue runs one request at a time: this one holds the model's lock.
     const interrupt = () => void engine.interruptGenerate();
     signal.addEventListener('abort', interrupt);
     let promptTokens: number | undefined;
+    let pipeline: PipelineLike | undefined;
     try {
       for (;;) {
         let result: IteratorResult<WebLLMChunk>;
         try {
           result = await Promise.race([iterator.next(), lost]);
         } catch (err) {
-          throw fromWebLLMError(err);
+          throw this.#failure(err, request.model);
         }
         if (result.done) break;
+        pipeline ??= await this.#pipeline(entry.model_id);
         // The first chunk comes right after prefill: the KV cache holds the whole prompt.
-        promptTokens ??= await this.#promptTokens(entry.id);
-        if (signal.aborted) continue; // drain to WebLLM's end, which releases its lock
-        yield* reader.read(result.value);
+        if (promptTokens === undefined && typeof pipeline?.filledKVCacheLength === 'number') {
+          promptTokens = pipeline.filledKVCacheLength;
+        }
+        if (signal.aborted || stops.stopped) continue; // drain to WebLLM's end and its lock
+        yield* filtered(stops, reader.read(result.value, this.#view(pipeline)));
+        if (stops.stopped) interrupt();
       }
-      if (signal.aborted || reader.aborted) return;
-      const outputs = reader.finish(promptTokens);
-      this.#noteSpeed(outputs);
-      yield* outputs;
+      if (signal.aborted || (reader.aborted && !stops.stopped)) return;
+      const { outputs, retract } = reader.finish(promptTokens, this.#view(pipeline));
+      for (const output of outputs) {
+        if (output.type === 'token') {
+          yield* filtered(stops, [output]);
+          continue;
+        }
+        if (output.type === 'end') {
+          yield* stops.end(retract).map(outputOf);
+          const end = stops.stopped ? { ...output, finish_reason: 'stop' as const } : output;
+          this.#noteSpeed(end);
+          void this.#succeeded(request.model);
+          yield end;
+          continue;
+        }
+        yield output;
+      }
     } finally {
       signal.removeEventListener('abort', interrupt);
       // Releases WebLLM's per-model lock even when the loop ended early (notes §8).
@@ -415,11 +557,41 @@ export class WebLLMEngine implements Engine {
     }
   }
 
-  #noteSpeed(outputs: readonly EngineOutput[]): void {
-    const end = outputs.at(-1);
-    if (end?.type === 'end' && end.usage.speed) {
+  /** A failure of WebLLM's, as the API's; a model WebLLM no longer has is loaded again. */
+  #failure(err: unknown, model: string): OpenAIError {
+    const { name } = errorParts(err);
+    if (name === 'ModelNotLoadedError' || name === 'SpecifiedModelNotFoundError') {
+      // WebLLM dropped the model (it unloads on a lost device): load it again next time.
+      this.#loaded = null;
+      this.#device = null;
+      this.#options.onChange();
+      return new OpenAIError(
+        'engine_unavailable',
+        `${model} was taken off the GPU (the device was lost); it loads again for the next request.`,
+        { retryAfter: 1 },
+      );
+    }
+    return fromWebLLMError(err);
+  }
+
+  #noteSpeed(end: EngineOutput): void {
+    if (end.type === 'end' && end.usage.speed) {
       this.#lastSpeed = end.usage.speed;
       this.#options.onChange();
     }
+  }
+}
+
+/** An engine output's token as the stop filter takes it, and back. */
+function outputOf(token: Token): EngineOutput {
+  if (typeof token === 'string') return { type: 'token', text: token };
+  return { type: 'token', ...token };
+}
+
+/** Token outputs through the stop filter; other outputs pass. */
+function* filtered(stops: StopFilter, outputs: readonly EngineOutput[]): Generator<EngineOutput> {
+  for (const output of outputs) {
+    if (output.type === 'token') yield* stops.push([tokenOf(output)]).map(outputOf);
+    else yield output;
   }
 }

@@ -17,11 +17,18 @@ import type {
 } from '../openai/types';
 import type { EngineOutput } from './engine';
 
+/** A message as WebLLM takes it: no `name` (WebLLM would write it in place of the role). */
+export interface WebLLMMessage {
+  role: ChatMessage['role'];
+  content: string;
+  tool_call_id?: string;
+}
+
 /** WebLLM's `ChatCompletionRequest`, the fields Hearth sets. */
 export interface WebLLMRequest {
   model: string;
-  /** Hearth's normalised messages are what WebLLM takes: one system message first, strings. */
-  messages: ChatMessage[];
+  /** One system message first, strings only; a fresh copy per call, as WebLLM mutates it. */
+  messages: WebLLMMessage[];
   stream: true;
   stream_options: { include_usage: boolean };
   max_tokens?: number;
@@ -31,6 +38,8 @@ export interface WebLLMRequest {
   seed?: number;
   frequency_penalty?: number;
   presence_penalty?: number;
+  repetition_penalty?: number;
+  ignore_eos?: boolean;
   logit_bias?: Record<string, number>;
   logprobs?: boolean;
   top_logprobs?: number;
@@ -40,6 +49,7 @@ export interface WebLLMRequest {
     type: 'function';
     function: { name: string; description?: string; parameters?: object };
   }[];
+  extra_body?: { enable_thinking?: boolean };
 }
 
 /** WebLLM's finish reasons; `abort` follows `interruptGenerate()`. */
@@ -90,11 +100,42 @@ export interface MappedModel {
 /** The schema `json_object` stands for: any JSON object (a bare `{}` would allow any value). */
 const ANY_OBJECT = '{"type":"object"}';
 
-/** The request WebLLM gets for `request`. */
+/**
+ * An earlier assistant turn's tool calls, written into its content as WebLLM's function-calling
+ * models emit them (a JSON array of `{name, arguments}`): WebLLM reads only `content` (notes §3.2).
+ */
+function callsAsContent(message: ChatMessage): string {
+  const calls = (message.tool_calls ?? []).map((call) => {
+    let args: unknown = call.function.arguments;
+    try {
+      args = JSON.parse(call.function.arguments);
+    } catch {
+      // Arguments that are not JSON stay the string the caller sent.
+    }
+    return { name: call.function.name, arguments: args };
+  });
+  const text = JSON.stringify(calls);
+  return message.content === '' ? text : `${message.content}\n${text}`;
+}
+
+function toWebLLMMessage(message: ChatMessage): WebLLMMessage {
+  const content = message.tool_calls?.length ? callsAsContent(message) : message.content;
+  return message.role === 'tool' && message.tool_call_id !== undefined
+    ? { role: 'tool', content, tool_call_id: message.tool_call_id }
+    : { role: message.role, content };
+}
+
+/**
+ * WebLLM's top-p must be above 0 (notes §3.1); a top-p of 0 means "the most likely token only",
+ * which this tiny nucleus keeps.
+ */
+const SMALLEST_TOP_P = 1e-6;
+
+/** The request WebLLM gets for `request`: built anew for every call, since WebLLM mutates it. */
 export function toWebLLMRequest(request: ChatRequest, model: MappedModel): WebLLMRequest {
   const out: WebLLMRequest = {
     model: model.webllmId,
-    messages: request.messages,
+    messages: request.messages.map(toWebLLMMessage),
     // Always a stream, so that tokens flow and a request can be stopped (several choices are
     // several streams, one after another).
     stream: true,
@@ -102,18 +143,29 @@ export function toWebLLMRequest(request: ChatRequest, model: MappedModel): WebLL
   };
   const copied = [
     'max_tokens',
-    'stop',
     'temperature',
-    'top_p',
     'seed',
     'frequency_penalty',
     'presence_penalty',
-    'logit_bias',
-    'logprobs',
-    'top_logprobs',
+    'repetition_penalty',
+    'ignore_eos',
   ] as const;
   for (const key of copied) {
     if (request[key] !== undefined) (out as unknown as Record<string, unknown>)[key] = request[key];
+  }
+  if (request.stop) out.stop = [...request.stop];
+  if (request.top_p !== undefined) out.top_p = Math.max(request.top_p, SMALLEST_TOP_P);
+  if (request.logit_bias) out.logit_bias = { ...request.logit_bias };
+  if (request.logprobs) {
+    out.logprobs = true;
+    // WebLLM makes no logprob entry at all unless `top_logprobs` > 0 (0.2.86,
+    // `sampleFromRawLogits`): ask for one and trim to what the caller asked for.
+    out.top_logprobs = Math.max(1, request.top_logprobs ?? 0);
+  }
+  // Only a reasoning model has thinking to turn off: WebLLM would write an empty think block
+  // into any other model's reply.
+  if (request.enable_thinking !== undefined && model.reasoning) {
+    out.extra_body = { enable_thinking: request.enable_thinking };
   }
   const format = request.response_format;
   if (format?.type === 'json_object')
@@ -127,9 +179,14 @@ export function toWebLLMRequest(request: ChatRequest, model: MappedModel): WebLL
   }
   // WebLLM ignores `tool_choice`; "none" is honoured by not offering the tools at all.
   if (request.tools?.length && request.tool_choice !== 'none') {
-    out.tools = request.tools.map((t) => ({ type: 'function', function: t.function }));
+    out.tools = request.tools.map((t) => ({ type: 'function', function: { ...t.function } }));
   }
   return out;
+}
+
+/** WebLLM's logprob entries with as many alternatives as the caller asked for. */
+export function trimLogprobs(entries: readonly TokenLogprob[], top: number): TokenLogprob[] {
+  return entries.map((e) => ({ ...e, top_logprobs: e.top_logprobs.slice(0, top) }));
 }
 
 /** WebLLM's finish reason as OpenAI's: a generation it was told to stop simply stopped. */
@@ -262,37 +319,70 @@ export function startsThinking(modelId: string): boolean {
   return /DeepSeek-R1/i.test(modelId);
 }
 
+/** What the engine reads of WebLLM's pipeline after a chunk: the text so far, and its logprobs. */
+export interface PipelineView {
+  /** The pipeline's text: a matched stop string trimmed, a character cut at the end kept raw. */
+  message: string;
+  /** One entry per token of the reply (WebLLM's chunks carry only the last one). */
+  logprobs: TokenLogprob[];
+}
+
+/** What closes a stream: the last outputs, and how much of what was sent the engine took back. */
+export interface StreamEnd {
+  outputs: EngineOutput[];
+  /** Characters at the end of the streamed text that WebLLM trimmed (the start of a stop string). */
+  retract: number;
+}
+
+/** A character WebLLM decoded from an incomplete UTF-8 sequence. */
+const REPLACEMENT_AT_END = /\uFFFD+$/u;
+
 /**
  * Reads one WebLLM stream into engine outputs. With tools, WebLLM streams the calls' raw JSON as
  * content before the final chunk parses it: that text is held back, and either the tool calls or
- * (when the model did not call any) the text itself comes out at the end.
+ * (when the model called none) nothing comes out at the end. Logprobs come from the pipeline,
+ * whole, rather than from the chunks, which carry only the last token's entry and skip the tokens
+ * of a character WebLLM held back.
  */
 export class ChunkReader {
   readonly #splitter: ThinkSplitter | undefined;
   readonly #tools: boolean;
-  #held = '';
+  readonly #top: number | undefined;
+  #raw = '';
+  #logprobsTaken = 0;
   #calls: ToolCall[] = [];
   #finish: WebLLMFinishReason | null = null;
   #usage: WebLLMUsage | undefined;
 
-  constructor(options: { model: MappedModel; tools: boolean }) {
+  constructor(options: { model: MappedModel; tools: boolean; topLogprobs?: number }) {
     const { model } = options;
     this.#splitter = model.reasoning
       ? new ThinkSplitter({ startsThinking: startsThinking(model.webllmId) })
       : undefined;
     this.#tools = options.tools;
+    this.#top = options.topLogprobs;
+  }
+
+  /** The logprob entries the pipeline made since the last call, when they were asked for. */
+  #newLogprobs(view: PipelineView | undefined): TokenLogprob[] | undefined {
+    if (this.#top === undefined || !view) return undefined;
+    const entries = view.logprobs.slice(this.#logprobsTaken);
+    this.#logprobsTaken = Math.max(this.#logprobsTaken, view.logprobs.length);
+    return entries.length > 0 ? trimLogprobs(entries, this.#top) : undefined;
   }
 
   /** The outputs one chunk makes. */
-  read(chunk: WebLLMChunk): EngineOutput[] {
+  read(chunk: WebLLMChunk, view?: PipelineView): EngineOutput[] {
     if (chunk.usage) this.#usage = chunk.usage;
     const choice = chunk.choices[0];
     if (!choice) return [];
     const outputs: EngineOutput[] = [];
     const text = choice.delta.content ?? '';
-    if (text !== '') {
-      if (this.#tools) this.#held += text;
-      else outputs.push(...this.#tokens(text, choice.logprobs?.content ?? undefined));
+    this.#raw += text;
+    // With tools, the text is the calls' JSON, which the final chunk parses.
+    if (!this.#tools) {
+      const logprobs = this.#newLogprobs(view);
+      if (text !== '' || logprobs) outputs.push(...this.#tokens(text, logprobs));
     }
     if (choice.delta.tool_calls?.length) this.#calls.push(...toolCalls(choice.delta.tool_calls));
     if (choice.finish_reason) this.#finish = choice.finish_reason;
@@ -301,6 +391,7 @@ export class ChunkReader {
 
   #tokens(text: string, logprobs: TokenLogprob[] | undefined): EngineOutput[] {
     const pieces = this.#splitter ? this.#splitter.push(text) : [{ text, reasoning: false }];
+    if (pieces.length === 0 && logprobs) pieces.push({ text: '', reasoning: false });
     return pieces.map((p, i) => ({
       type: 'token',
       text: p.text,
@@ -310,19 +401,40 @@ export class ChunkReader {
     }));
   }
 
+  /** Why the reply ended: WebLLM says `tool_calls` for any reply to tools, calls or none. */
+  #endReason(): FinishReason {
+    if (this.#calls.length > 0) return 'tool_calls';
+    const reason = finishReason(this.#finish);
+    return reason === 'tool_calls' ? 'stop' : reason;
+  }
+
   /** Whether WebLLM stopped because it was interrupted (the request was cancelled). */
   get aborted(): boolean {
     return this.#finish === 'abort';
   }
 
   /**
-   * The outputs that close the reply: held text or tool calls, then the end. `promptTokens`
-   * replaces WebLLM's count, which leaves out a reused prefix (notes §3.4).
+   * The outputs that close the reply: text WebLLM held back and never sent (a cut mid-character
+   * or mid-delta), tool calls, then the end; and how much of the sent text WebLLM trimmed.
+   * `promptTokens` replaces WebLLM's count, which leaves out a reused prefix (notes §3.4).
    */
-  finish(promptTokens?: number): EngineOutput[] {
+  finish(promptTokens?: number, view?: PipelineView): StreamEnd {
     const outputs: EngineOutput[] = [];
+    let retract = 0;
+    let missing = '';
+    if (view) {
+      const final = view.message;
+      if (final.length > this.#raw.length && final.startsWith(this.#raw)) {
+        missing = final.slice(this.#raw.length).replace(REPLACEMENT_AT_END, '');
+      } else if (this.#raw.length > final.length && this.#raw.startsWith(final)) {
+        retract = this.#raw.length - final.length;
+      }
+    }
+    const logprobs = this.#newLogprobs(view);
     if (this.#calls.length > 0) outputs.push({ type: 'tool_calls', calls: this.#calls });
-    else if (this.#held !== '') outputs.push(...this.#tokens(this.#held, undefined));
+    else if (this.#tools) {
+      // WebLLM forces a JSON array of calls: `[]` is the model calling none, not an answer.
+    } else if (missing !== '' || logprobs) outputs.push(...this.#tokens(missing, logprobs));
     if (this.#splitter) {
       outputs.push(
         ...this.#splitter.flush().map((p): EngineOutput => ({
@@ -336,14 +448,14 @@ export class ChunkReader {
     const speed = speedOf(usage);
     outputs.push({
       type: 'end',
-      finish_reason: this.#calls.length > 0 ? 'tool_calls' : finishReason(this.#finish),
+      finish_reason: this.#endReason(),
       usage: {
         prompt_tokens: promptTokens ?? usage?.prompt_tokens ?? 0,
         completion_tokens: usage?.completion_tokens ?? 0,
         ...(speed && { speed }),
       },
     });
-    return outputs;
+    return { outputs, retract: this.#tools ? 0 : retract };
   }
 }
 
@@ -381,13 +493,25 @@ const ERRORS: Record<string, [ErrorCode, string | null]> = {
   ShaderF16SupportError: ['webgpu_unavailable', null],
   ModelNotFoundError: ['model_not_found', 'model'],
   SpecifiedModelNotFoundError: ['model_not_found', 'model'],
+  // The device was lost during the load: most often, not enough GPU memory.
+  DeviceLostError: ['webgpu_unavailable', null],
 };
+
+/**
+ * Plain `Error`s WebLLM throws by message (notes §2.7): no adapter, or one whose limits are too
+ * small (`detectGPUDevice`); a message role the model's template has not got.
+ */
+const PLAIN_ERRORS: [RegExp, ErrorCode, string | null][] = [
+  [/^Unable to find a compatible GPU/, 'webgpu_unavailable', null],
+  [/^Cannot initialize runtime because of requested/, 'webgpu_unavailable', null],
+  [/^Role is not supported: /, 'unsupported_parameter', 'messages'],
+];
 
 /** The name and message of an error WebLLM threw, whether an object or a `"Name: msg"` string. */
 export function errorParts(err: unknown): { name: string; message: string } {
   if (err instanceof Error) return { name: err.name, message: err.message };
   const text = String(err);
-  const match = /^([A-Za-z0-9]+Error):\s*([\s\S]*)$/.exec(text);
+  const match = /^([A-Za-z0-9]*Error):\s*([\s\S]*)$/.exec(text);
   return match
     ? { name: match[1] ?? 'Error', message: match[2] ?? '' }
     : { name: 'Error', message: text };
@@ -406,11 +530,25 @@ function paramIn(message: string): string | null {
 export function fromWebLLMError(err: unknown): OpenAIError {
   if (err instanceof OpenAIError) return err;
   const { name, message } = errorParts(err);
-  const known = ERRORS[name];
+  // WebLLM's own `RangeError` (a bad field) shadows the built-in's name; the built-in one is a
+  // failure of the engine (an array too long, a stack overflow), not of the request.
+  const native = err instanceof globalThis.RangeError;
+  const known = native ? undefined : ERRORS[name];
   if (known) {
     const [code, param] = known;
     return new OpenAIError(code, message || name, {
       param: param ?? paramIn(message),
+      ...(code === 'webgpu_unavailable' && { shouldRetry: false }),
+    });
+  }
+  for (const [pattern, code, param] of PLAIN_ERRORS) {
+    if (name !== 'Error' || !pattern.test(message)) continue;
+    const text =
+      code === 'unsupported_parameter'
+        ? `This model's chat template has no place for that message: ${message}.`
+        : `WebGPU cannot run this model here: ${message}`;
+    return new OpenAIError(code, text, {
+      param,
       ...(code === 'webgpu_unavailable' && { shouldRetry: false }),
     });
   }

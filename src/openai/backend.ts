@@ -8,8 +8,11 @@ import type { DownloadProgress } from './downloads';
 import { OpenAIError } from './errors';
 import type { ChatRequest, FinishReason, TokenLogprob, ToolCall } from './types';
 
-/** Where a request stands before its first token. */
-export type ChatState = 'queued' | 'loading' | 'running';
+/**
+ * Where a request stands before its first token; `generating` says a reply that goes out whole
+ * (several choices) is being generated, again and again, so that it counts as started.
+ */
+export type ChatState = 'queued' | 'loading' | 'running' | 'generating';
 
 /** An engine's own speed figures, for people (they are not part of the wire format). */
 export interface SpeedFigures {

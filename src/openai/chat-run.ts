@@ -9,8 +9,12 @@ import { HostLostError, type ChatBackend, type ChatEvent, type ChatState } from 
 import { OpenAIError } from './errors';
 import type { ChatRequest } from './types';
 
-/** What the endpoint writes: a token batch or the end. */
-export type Output = Exclude<ChatEvent, { type: 'state' }>;
+/**
+ * What the endpoint writes: a token batch or the end; or `started`, when a reply that goes out
+ * whole (several choices) is being generated: the response may start, no first token will come
+ * before the whole reply does.
+ */
+export type Output = Exclude<ChatEvent, { type: 'state' }> | { type: 'started' };
 
 /** Limits and context of one run. */
 export interface ChatRunOptions {
@@ -152,6 +156,8 @@ export class ChatRun {
       );
       if (result.done) throw endedEarly();
       if (result.value.type !== 'state') return result.value;
+      // A generation under way counts as started, however long its reply takes to complete.
+      if (result.value.state === 'generating') return { type: 'started' };
       this.#state = result.value.state;
     }
   }

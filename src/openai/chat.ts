@@ -56,6 +56,7 @@ function sseBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo)
         controller.enqueue(encoder.encode(writer.toolCalls(output.calls)));
         return;
       case 'choices':
+      case 'started':
         // Several choices are never streamed (the capability check refuses `n` > 1 with `stream`).
         throw new OpenAIError('engine_error', 'The engine sent several choices to a stream.');
       case 'end': {
@@ -103,7 +104,7 @@ function jsonBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo
             while (output.type !== 'end') {
               if (output.type === 'tokens') reply.tokens(output.tokens);
               else if (output.type === 'tool_calls') reply.toolCalls(output.calls);
-              else reply.choices(output.choices);
+              else if (output.type === 'choices') reply.choices(output.choices);
               output = await run.next();
             }
             break;

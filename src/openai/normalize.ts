@@ -1,8 +1,8 @@
 /**
  * @module
  * Normalisation, once, for every engine (DESIGN §3): system and developer messages merge into
- * one system message placed first, text parts join into a string, lone surrogates become
- * U+FFFD, and null fields disappear.
+ * one system message placed first, text parts join into a string, speakers' `name`s are
+ * dropped, lone surrogates become U+FFFD, and null fields disappear.
  */
 import { OpenAIError } from './errors';
 import type { ParsedChatRequest } from './schema';
@@ -54,7 +54,9 @@ function normalizeMessages(parsed: ParsedChatRequest['messages']): ChatMessage[]
     }
     if (m.role === 'function') continue; // rejected by the schema; narrows the type
     const out: ChatMessage = { role: m.role, content: contentText(m.content) };
-    if (m.role !== 'tool' && typeof m.name === 'string') out.name = wellFormed(m.name);
+    // `name` is dropped: WebLLM writes it in place of the role string, which carries the
+    // template's special tokens (a ChatML turn would lose `<|im_start|>`), and no engine here
+    // has a place for it that every template keeps.
     if (m.role === 'assistant' && m.tool_calls != null) {
       out.tool_calls = m.tool_calls.map((c) => ({
         id: wellFormed(c.id),
@@ -141,6 +143,9 @@ export function normalize(parsed: ParsedChatRequest): ChatRequest {
     // The schema lets only the named-function object form through.
     request.tool_choice = { type: 'function', function: { name: choice.function.name } };
   }
+  if (parsed.repetition_penalty != null) request.repetition_penalty = parsed.repetition_penalty;
+  if (parsed.ignore_eos != null) request.ignore_eos = parsed.ignore_eos;
+  if (parsed.enable_thinking != null) request.enable_thinking = parsed.enable_thinking;
   if (parsed.echo_delay_ms != null) request.echo_delay_ms = parsed.echo_delay_ms;
   return request;
 }

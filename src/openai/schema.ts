@@ -225,6 +225,10 @@ export const chatCompletionRequestSchema = v.pipe(
       web_search_options: unsupportedField,
       functions: unsupportedField,
       function_call: unsupportedField,
+      // Extensions honoured on the device (README's field table); other engines ignore them.
+      repetition_penalty: v.nullish(v.pipe(v.number(), v.gtValue(0), v.maxValue(10))),
+      ignore_eos: v.nullish(v.boolean()),
+      enable_thinking: v.nullish(v.boolean()),
       echo_delay_ms: v.nullish(v.pipe(int, v.minValue(0), v.maxValue(10_000))),
     }),
   ),
@@ -247,8 +251,14 @@ export const chatCompletionRequestSchema = v.pipe(
     v.check((r) => {
       // System and developer messages move to the front (validate.ts), so they do not count.
       const last = r.messages.findLast((m) => m.role !== 'system' && m.role !== 'developer')?.role;
-      return last === 'user' || (last === 'tool' && (r.tools?.length ?? 0) > 0);
-    }, 'The last message must be from the user (or a tool result, when `tools` are given).'),
+      if (last === 'user') return true;
+      // A tool result may close the conversation when tools are in play: offered now, or called
+      // earlier (the turn that answers from the results goes without tools on WebLLM).
+      const called = r.messages.some(
+        (m) => m.role === 'assistant' && (m.tool_calls?.length ?? 0) > 0,
+      );
+      return last === 'tool' && ((r.tools?.length ?? 0) > 0 || called);
+    }, 'The last message must be from the user (or a tool result, when tools are in play).'),
     ['messages'],
   ),
 );

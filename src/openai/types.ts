@@ -21,8 +21,6 @@ export interface ToolCall {
 export interface ChatMessage {
   role: MessageRole;
   content: string;
-  /** The speaker's name, where the caller gave one. */
-  name?: string;
   /** Tool calls of an assistant message. */
   tool_calls?: ToolCall[];
   /** The call a tool message answers. */
@@ -77,6 +75,12 @@ export interface ChatRequest {
   response_format?: ResponseFormat;
   tools?: FunctionTool[];
   tool_choice?: 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
+  /** WebLLM extension: penalises tokens already in the text (> 0; 1 is none). */
+  repetition_penalty?: number;
+  /** WebLLM extension: keep generating past end-of-sequence, up to `max_tokens`. */
+  ignore_eos?: boolean;
+  /** Reasoning models (Qwen3): `false` answers without thinking first. */
+  enable_thinking?: boolean;
   /** Echo engine only: pause before each token, in milliseconds. */
   echo_delay_ms?: number;
 }

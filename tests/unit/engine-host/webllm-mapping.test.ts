@@ -74,7 +74,7 @@ const usageChunk: WebLLMChunk = {
 };
 
 function run(reader: ChunkReader, chunks: WebLLMChunk[], promptTokens?: number): EngineOutput[] {
-  return [...chunks.flatMap((c) => reader.read(c)), ...reader.finish(promptTokens)];
+  return [...chunks.flatMap((c) => reader.read(c)), ...reader.finish(promptTokens).outputs];
 }
 
 describe('toWebLLMRequest', () => {
@@ -169,10 +169,10 @@ describe('toWebLLMRequest', () => {
     expect(auto.tools).toEqual([
       { type: 'function', function: { name: 'get_time', parameters: { type: 'object' } } },
     ]);
+    // WebLLM reads only `content`: the earlier calls are written there as the model emits them.
     expect(auto.messages[1]).toEqual({
       role: 'assistant',
-      content: '',
-      tool_calls: body.messages[1]!.tool_calls,
+      content: '[{"name":"get_time","arguments":{}}]',
     });
     expect(auto.messages[2]).toEqual({ role: 'tool', content: '12:00', tool_call_id: 'call_1' });
     expect(
@@ -216,16 +216,26 @@ describe('ChunkReader', () => {
     expect(outputs.at(-1)).toMatchObject({ finish_reason: 'stop' });
   });
 
-  it('carries each chunk’s logprobs with its token', () => {
-    const logprob = {
-      token: 'a',
+  it('takes every token’s logprobs from the pipeline, trimmed to top_logprobs', () => {
+    const entry = (token: string) => ({
+      token,
       logprob: -0.1,
-      bytes: [97],
-      top_logprobs: [{ token: 'b', logprob: -2, bytes: [98] }],
-    };
-    const reader = new ChunkReader({ model: MODEL, tools: false });
-    const [token] = reader.read(delta('a', { logprobs: { content: [logprob] } }));
-    expect(token).toEqual({ type: 'token', text: 'a', logprobs: [logprob] });
+      bytes: [...new TextEncoder().encode(token)],
+      top_logprobs: [
+        { token, logprob: -0.1, bytes: [] },
+        { token: 'z', logprob: -3, bytes: [122] },
+      ],
+    });
+    const reader = new ChunkReader({ model: MODEL, tools: false, topLogprobs: 1 });
+    // WebLLM's chunk carries only its last token's entry; the pipeline has them all.
+    const first = reader.read(delta('a'), { message: 'a', logprobs: [entry('a')] });
+    const second = reader.read(delta('bc', { logprobs: { content: [entry('c')] } }), {
+      message: 'abc',
+      logprobs: [entry('a'), entry('b'), entry('c')],
+    });
+    const tokens = [...first, ...second].flatMap((o) => (o.type === 'token' ? [o] : []));
+    expect(tokens.map((t) => t.logprobs?.map((e) => e.token))).toEqual([['a'], ['b', 'c']]);
+    expect(tokens[0]?.logprobs?.[0]?.top_logprobs).toHaveLength(1);
   });
 
   it('holds back the raw JSON WebLLM streams for tool calls and sends the calls instead, with ids of their own', () => {
@@ -261,11 +271,11 @@ describe('ChunkReader', () => {
     expect(outputs[1]).toMatchObject({ finish_reason: 'tool_calls' });
   });
 
-  it('sends the held text as the answer when a model offered tools calls none', () => {
+  it('ends a reply to tools that calls none with a plain stop and no text', () => {
     const reader = new ChunkReader({ model: MODEL, tools: true });
-    const outputs = run(reader, [delta('No tool '), delta('needed.'), final('stop'), usageChunk]);
-    expect(outputs.slice(0, -1)).toEqual([{ type: 'token', text: 'No tool needed.' }]);
-    expect(outputs.at(-1)).toMatchObject({ finish_reason: 'stop' });
+    const outputs = run(reader, [delta('['), delta(']'), final('tool_calls'), usageChunk]);
+    expect(outputs).toHaveLength(1);
+    expect(outputs[0]).toMatchObject({ type: 'end', finish_reason: 'stop' });
   });
 
   it('separates a reasoning model’s thinking from its answer, tags split across chunks', () => {
@@ -357,7 +367,26 @@ describe('fromWebLLMError', () => {
       'model_not_found',
       'model',
     ],
-    ['Error: Unable to find a compatible GPU.', 500, 'engine_error', null],
+    [
+      'Error: Unable to find a compatible GPU. This issue might be…',
+      503,
+      'webgpu_unavailable',
+      null,
+    ],
+    [
+      'Error: Cannot initialize runtime because of requested maxComputeWorkgroupStorageSize exceeds limit. requested=32768, limit=16384. ',
+      503,
+      'webgpu_unavailable',
+      null,
+    ],
+    [
+      'DeviceLostError: The WebGPU device was lost while loading the model.',
+      503,
+      'webgpu_unavailable',
+      null,
+    ],
+    ['Error: Role is not supported: tool', 400, 'unsupported_parameter', 'messages'],
+    ['Error: Failed to fetch', 500, 'engine_error', null],
   ])('maps the string WebLLM’s worker proxies send, %s', (text, status, code, param) => {
     const error = fromWebLLMError(text);
     expect({ status: error.status, code: error.code, param: error.param }).toEqual({
@@ -365,6 +394,23 @@ describe('fromWebLLMError', () => {
       code,
       param,
     });
+  });
+
+  it('takes a built-in RangeError for a failure of the engine, not of the request', () => {
+    const error = fromWebLLMError(new RangeError('Invalid array length'));
+    expect({ status: error.status, code: error.code }).toEqual({
+      status: 500,
+      code: 'engine_error',
+    });
+  });
+
+  it('says not to retry when WebGPU limits or memory cannot run the model', () => {
+    for (const text of [
+      'Error: Cannot initialize runtime because of requested maxBufferSize exceeds limit.',
+      'DeviceLostError: The WebGPU device was lost while loading the model.',
+    ]) {
+      expect(fromWebLLMError(text).shouldRetry).toBe(false);
+    }
   });
 
   it('maps thrown objects by name, and says not to retry when the GPU cannot run the model', () => {

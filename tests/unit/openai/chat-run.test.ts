@@ -118,6 +118,26 @@ describe('a request whose host tab dies', () => {
   });
 });
 
+describe('a reply that goes out whole (several choices)', () => {
+  it('starts the response once its generation runs, whatever the first-token limit', async () => {
+    async function* choices(): AsyncGenerator<ChatEvent> {
+      yield { type: 'state', state: 'running' };
+      for (let i = 0; i < 4; i += 1) {
+        await sleep(15);
+        yield { type: 'state', state: 'generating' };
+      }
+      yield { type: 'choices', choices: [{ content: 'a', finish_reason: 'stop' }] };
+      yield end;
+    }
+    const backend = hosts(choices);
+    const response = await api(backend, { firstTokenTimeoutMs: 30, stallTimeoutMs: 40 }).fetch(
+      chatRequest(echoBody('x')),
+    );
+    expect(response.status).toBe(200);
+    expect(await content(response)).toBe('a');
+  });
+});
+
 describe('an engine that falls silent', () => {
   async function* silent(signal: AbortSignal): AsyncGenerator<ChatEvent> {
     yield { type: 'tokens', tokens: ['a '] };

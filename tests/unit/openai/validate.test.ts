@@ -681,13 +681,22 @@ describe('parseChatRequest: rules across fields', () => {
     });
   });
 
+  it('accepts a tool message last without tools after the call it answers (the final answer)', () => {
+    const request = parseChatRequest(body({ messages: toolLast }));
+    expect(request.messages.at(-1)?.role).toBe('tool');
+  });
+
+  const strayTool = [USER, { role: 'tool', content: '12°C', tool_call_id: 'call_1' }];
   it.each<[string, Body]>([
     ['without tools', {}],
     ['with tools: null', { tools: null }],
     ['with an empty tools list', { tools: [] }],
-  ])('rejects a tool message last %s as invalid_value naming messages', (_, extra) => {
-    rejects(body({ messages: toolLast, ...extra }), 'invalid_value', 'messages');
-  });
+  ])(
+    'rejects a tool message last that answers no call %s as invalid_value naming messages',
+    (_, extra) => {
+      rejects(body({ messages: strayTool, ...extra }), 'invalid_value', 'messages');
+    },
+  );
 
   it.each<[string, Body]>([
     ['no content and no tool_calls', { role: 'assistant' }],
@@ -804,7 +813,7 @@ describe('parseChatRequest: message normalisation', () => {
     ]);
   });
 
-  it('keeps the name of user and assistant messages', () => {
+  it('drops the name of user and assistant messages, which no template has a place for', () => {
     const request = parseChatRequest(
       chat(
         { role: 'user', content: 'q', name: 'alice' },
@@ -813,8 +822,8 @@ describe('parseChatRequest: message normalisation', () => {
       ),
     );
     expect(request.messages).toEqual([
-      { role: 'user', content: 'q', name: 'alice' },
-      { role: 'assistant', content: 'a', name: 'bot' },
+      { role: 'user', content: 'q' },
+      { role: 'assistant', content: 'a' },
       { role: 'user', content: 'hi' },
     ]);
   });
@@ -923,7 +932,7 @@ describe('parseChatRequest: error messages', () => {
 });
 
 describe('parseChatRequest: values passed through to engines', () => {
-  it('replaces lone surrogates in names, tool calls, tool results and tool schemas', () => {
+  it('replaces lone surrogates in tool calls, tool results and tool schemas', () => {
     const request = parseChatRequest(
       body({
         messages: [
@@ -950,7 +959,6 @@ describe('parseChatRequest: values passed through to engines', () => {
       }),
     );
     expect(JSON.stringify(request)).not.toMatch(/\\ud[89a-f]/i);
-    expect(request.messages[0]?.name).toBe('a\uFFFD');
     expect(request.messages[1]?.tool_calls?.[0]?.function.arguments).toBe('{"a":"\uFFFD"}');
     expect(request.messages[2]?.tool_call_id).toBe('c\uFFFD');
     expect(request.tools?.[0]?.function).toEqual({
