@@ -1,15 +1,25 @@
 /**
  * A real model through the API with the official `openai` SDK, on this machine's GPU: load,
- * answers streamed and not, usage, the order of a stream, an abort. Skips, saying why, where it
- * cannot run: no WebGPU adapter, only a fallback (CPU) adapter, or no way to get the files.
+ * answers streamed and not, usage, the order of a stream, an abort, stop strings, `n` with a
+ * `seed`, `name` on messages, logprobs of multi-byte text, and tools on a function-calling model.
+ * Skips, saying why, where it cannot run: no WebGPU adapter, only a fallback (CPU) adapter, or no
+ * way to get the files (the tools tests also when no function-calling model fits this GPU or the
+ * browser's storage).
  */
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
-import { filesUnreachable, realModel } from '../../scripts/real-model.mjs';
+import type {
+  ChatCompletionMessageParam,
+  ChatCompletionTokenLogprob,
+} from 'openai/resources/chat/completions';
+import { filesUnreachable, realModel, realToolsModels } from '../../scripts/real-model.mjs';
 import { OPENAI_BUNDLE } from '../e2e/helpers';
 
 const model = await realModel();
-test.describe.configure({ mode: 'serial' });
+const toolsCandidates = await realToolsModels();
+// Not serial: a failing check does not skip the ones after it. After a failure Playwright starts
+// a new worker (a new browser, whose storage is empty): `beforeAll` opens the app again, and each
+// test loads the model it needs (`ready`), downloading it again if it must.
 
 let page: Page;
 let skip: string | null = null;
@@ -55,28 +65,54 @@ test.beforeEach(() => {
   test.skip(skip !== null, skip ?? '');
 });
 
-test(`loads ${model.id} onto the GPU, downloading what is missing`, async () => {
-  const result = await page.evaluate(async (id) => {
+/** A model's entry in `GET /v1/hearth/catalog`. */
+interface CatalogEntry {
+  id: string;
+  size_mb: number | null;
+  available: boolean;
+  unavailable_reason?: string;
+  downloaded: boolean;
+  loaded: boolean;
+  tools: boolean;
+}
+
+/** `GET /v1/hearth/catalog`'s entry for `id`. */
+function catalogEntry(id: string): Promise<CatalogEntry | undefined> {
+  return page.evaluate(async (id) => {
+    const response = await fetch('v1/hearth/catalog', {
+      headers: { authorization: 'Bearer real-model' },
+    });
+    const catalog = (await response.json()) as { data: CatalogEntry[] };
+    return catalog.data.find((m) => m.id === id);
+  }, id);
+}
+
+/** `POST …/load`: puts `id` on the GPU, fetching through WebLLM whatever it lacks. */
+function load(id: string) {
+  return page.evaluate(async (id) => {
     const response = await fetch(`v1/hearth/models/${encodeURIComponent(id)}/load`, {
       method: 'POST',
       headers: { authorization: 'Bearer real-model' },
     });
-    const catalog = (await (
-      await fetch('v1/hearth/catalog', { headers: { authorization: 'Bearer real-model' } })
-    ).json()) as {
-      data: { id: string; downloaded: boolean; loaded: boolean }[];
-    };
-    return {
-      status: response.status,
-      body: await response.json(),
-      entry: catalog.data.find((m) => m.id === id),
-    };
-  }, model.id);
+    return { status: response.status, body: (await response.json()) as unknown };
+  }, id);
+}
+
+/** Makes sure `id` is the model on the GPU (a no-op when it is already). */
+async function ready(id: string): Promise<void> {
+  const result = await load(id);
+  expect(result.status, `loading ${id}: ${JSON.stringify(result.body)}`).toBe(200);
+}
+
+test(`loads ${model.id} onto the GPU, downloading what is missing`, async () => {
+  const result = await load(model.id);
   expect(result.status, JSON.stringify(result.body)).toBe(200);
-  expect(result.entry).toMatchObject({ downloaded: true, loaded: true });
+  const entry = await catalogEntry(model.id);
+  expect(entry).toMatchObject({ downloaded: true, loaded: true });
 });
 
 test('answers a non-streamed request, with usage', async () => {
+  await ready(model.id);
   const completion = await page.evaluate(async (id) => {
     return client.chat.completions.create({
       model: id,
@@ -96,6 +132,7 @@ test('answers a non-streamed request, with usage', async () => {
 });
 
 test('streams in DESIGN §3’s order: the role first, content, the finish, usage, then the end', async () => {
+  await ready(model.id);
   const chunks = await page.evaluate(async (id) => {
     const stream = await client.chat.completions.create({
       model: id,
@@ -123,6 +160,7 @@ test('streams in DESIGN §3’s order: the role first, content, the finish, usag
 });
 
 test('counts every prompt token of a follow-up, the cached conversation included', async () => {
+  await ready(model.id);
   const usages = await page.evaluate(async (id) => {
     const first = await client.chat.completions.create({
       model: id,
@@ -149,6 +187,7 @@ test('counts every prompt token of a follow-up, the cached conversation included
 });
 
 test('stops a stream that is aborted, and answers the next request', async () => {
+  await ready(model.id);
   const result = await page.evaluate(async (id) => {
     const abort = new AbortController();
     const stream = await client.chat.completions.create(
@@ -178,6 +217,435 @@ test('stops a stream that is aborted, and answers the next request', async () =>
   expect(result.chunks).toBe(5);
   expect(result.next?.length).toBeGreaterThan(0);
   expect(result.status).toMatchObject({ queue: { running: 0, waiting: 0 }, open_ports: 0 });
+});
+
+/** Few-shot conversations whose replies hold each stop string, and the stop string. */
+const STOP_CASES: { stop: string; messages: ChatCompletionMessageParam[] }[] = [
+  {
+    // Most tokenizers make ',' and ' 5' tokens of their own: the ',' arrives alone, and may be
+    // sent before the ' 5' that completes the stop string.
+    stop: ', 5',
+    messages: [
+      { role: 'user', content: 'Count from 1 to 3, separated by commas.' },
+      { role: 'assistant', content: '1, 2, 3' },
+      { role: 'user', content: 'Count from 1 to 10, separated by commas.' },
+    ],
+  },
+  {
+    // Begins inside the token ' quick' and ends inside ' brown': the reply is cut mid-token.
+    stop: 'ick bro',
+    messages: [
+      { role: 'user', content: 'Repeat exactly: Hello there, my friend.' },
+      { role: 'assistant', content: 'Hello there, my friend.' },
+      { role: 'user', content: 'Repeat exactly: The quick brown fox jumps over the lazy dog.' },
+    ],
+  },
+];
+
+/** The longest non-empty start of `stop` that `text` ends with, or ''. */
+function partialStopAtEnd(text: string, stop: string): string {
+  for (let n = stop.length; n > 0; n -= 1) {
+    if (text.endsWith(stop.slice(0, n))) return stop.slice(0, n);
+  }
+  return '';
+}
+
+for (const { stop, messages } of STOP_CASES) {
+  test(`cuts the reply before the stop string ${JSON.stringify(stop)}, streamed and not, and sends no part of it`, async () => {
+    await ready(model.id);
+    const result = await page.evaluate(
+      async ({ id, messages, stop }) => {
+        const base = { model: id, messages, max_tokens: 48, temperature: 0, seed: 7 };
+        const full = await client.chat.completions.create(base);
+        const cut = await client.chat.completions.create({ ...base, stop: [stop] });
+        const stream = await client.chat.completions.create({
+          ...base,
+          stop: [stop],
+          stream: true,
+        });
+        let streamed = '';
+        let streamedFinish: string | null = null;
+        for await (const chunk of stream) {
+          const choice = chunk.choices[0];
+          streamed += choice?.delta.content ?? '';
+          streamedFinish = choice?.finish_reason ?? streamedFinish;
+        }
+        return {
+          full: full.choices[0]!.message.content ?? '',
+          cut: cut.choices[0]!.message.content ?? '',
+          cutFinish: cut.choices[0]!.finish_reason,
+          streamed,
+          streamedFinish,
+        };
+      },
+      { id: model.id, messages, stop },
+    );
+    // At temperature 0 the reply is the same with the stop string as without it, up to it.
+    expect(
+      result.full,
+      `without \`stop\` the model says ${JSON.stringify(result.full)}, which does not hold the stop string: nothing would be checked`,
+    ).toContain(stop);
+    const expected = result.full.slice(0, result.full.indexOf(stop));
+    for (const [how, text] of [
+      ['non-streamed', result.cut],
+      ['streamed', result.streamed],
+    ] as const) {
+      expect(text, `the ${how} reply`).not.toContain(stop);
+      // A start of the stop string sent before the rest of it arrived cannot be taken back.
+      expect(
+        partialStopAtEnd(text, stop),
+        `the ${how} reply ${JSON.stringify(text)} ends with a start of ${JSON.stringify(stop)}`,
+      ).toBe(partialStopAtEnd(expected, stop));
+      expect(text, `the ${how} reply`).toBe(expected);
+    }
+    expect(result.streamed).toBe(result.cut);
+    expect(result.cutFinish).toBe('stop');
+    expect(result.streamedFinish).toBe('stop');
+  });
+}
+
+test('gives n choices that differ for one seed, and the same choices again for it', async () => {
+  await ready(model.id);
+  const [first, again] = await page.evaluate(async (id) => {
+    const request = {
+      model: id,
+      messages: [{ role: 'user' as const, content: 'Write one sentence about the sea.' }],
+      n: 3,
+      seed: 42,
+      temperature: 1,
+      max_tokens: 24,
+    };
+    const replies = [
+      await client.chat.completions.create(request),
+      await client.chat.completions.create(request),
+    ];
+    return replies.map((r) =>
+      r.choices.map((c) => ({
+        index: c.index,
+        content: c.message.content,
+        finish_reason: c.finish_reason,
+      })),
+    );
+  }, model.id);
+  expect(first!.map((c) => c.index)).toEqual([0, 1, 2]);
+  for (const choice of first!) expect(choice.content?.trim().length).toBeGreaterThan(0);
+  // WebLLM seeds every stream with the request's seed: each choice needs a seed of its own.
+  expect(
+    new Set(first!.map((c) => c.content)).size,
+    `three choices alike: ${JSON.stringify(first)}`,
+  ).toBeGreaterThan(1);
+  expect(again, 'the same request with the same seed').toEqual(first);
+});
+
+test('answers a conversation whose messages carry a `name` as it answers the same without', async () => {
+  await ready(model.id);
+  const [named, plain] = await page.evaluate(async (id) => {
+    const conversation = (names: boolean): ChatCompletionMessageParam[] => [
+      { role: 'user', content: 'My favourite colour is green.' },
+      {
+        role: 'assistant',
+        content: 'Noted: your favourite colour is green.',
+        ...(names && { name: 'bot' }),
+      },
+      {
+        role: 'user',
+        content: 'What is my favourite colour? Answer in one word.',
+        ...(names && { name: 'alice' }),
+      },
+    ];
+    const replies = [];
+    for (const names of [true, false]) {
+      const reply = await client.chat.completions.create({
+        model: id,
+        messages: conversation(names),
+        max_tokens: 16,
+        temperature: 0,
+      });
+      replies.push({
+        content: reply.choices[0]!.message.content,
+        finish_reason: reply.choices[0]!.finish_reason,
+        prompt_tokens: reply.usage!.prompt_tokens,
+      });
+    }
+    return replies;
+  }, model.id);
+  expect(named!.content?.trim().length, JSON.stringify(named)).toBeGreaterThan(0);
+  expect(['stop', 'length']).toContain(named!.finish_reason);
+  // WebLLM would write a name in place of the role, and its template's special tokens with it
+  // (`<|im_start|>user` becomes `alice`): a shorter prompt. Names dropped give the same prompt;
+  // names written into the content, a few tokens more.
+  const extra = named!.prompt_tokens - plain!.prompt_tokens;
+  expect(
+    extra,
+    `prompt tokens: ${named!.prompt_tokens} named, ${plain!.prompt_tokens} not`,
+  ).toBeGreaterThanOrEqual(0);
+  expect(
+    extra,
+    `prompt tokens: ${named!.prompt_tokens} named, ${plain!.prompt_tokens} not`,
+  ).toBeLessThanOrEqual(8);
+});
+
+test('gives logprobs of multi-byte text, one per token, whose bytes spell the reply', async () => {
+  await ready(model.id);
+  const replies = await page.evaluate(async (id) => {
+    const request = {
+      model: id,
+      messages: [
+        { role: 'user' as const, content: 'Reply with exactly: Grüße aus Köln' },
+        { role: 'assistant' as const, content: 'Grüße aus Köln' },
+        { role: 'user' as const, content: 'Reply with exactly: こんにちは 👋' },
+      ],
+      logprobs: true,
+      top_logprobs: 2,
+      max_tokens: 64,
+      temperature: 0,
+      seed: 3,
+    };
+    const whole = await client.chat.completions.create(request);
+    const stream = await client.chat.completions.create({
+      ...request,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const streamed = {
+      content: '',
+      finish_reason: null as string | null,
+      logprobs: [] as ChatCompletionTokenLogprob[],
+      completion_tokens: -1,
+    };
+    for await (const chunk of stream) {
+      const choice = chunk.choices[0];
+      streamed.content += choice?.delta.content ?? '';
+      streamed.finish_reason = choice?.finish_reason ?? streamed.finish_reason;
+      streamed.logprobs.push(...(choice?.logprobs?.content ?? []));
+      if (chunk.usage) streamed.completion_tokens = chunk.usage.completion_tokens;
+    }
+    const choice = whole.choices[0]!;
+    return {
+      whole: {
+        content: choice.message.content ?? '',
+        finish_reason: choice.finish_reason as string | null,
+        logprobs: choice.logprobs?.content ?? [],
+        completion_tokens: whole.usage!.completion_tokens,
+      },
+      streamed,
+    };
+  }, model.id);
+  for (const [how, reply] of Object.entries(replies)) {
+    const label = `${how}: ${JSON.stringify(reply.content)}`;
+    expect(
+      reply.content,
+      `${label} holds no multi-byte character: nothing would be checked`,
+    ).toMatch(/[^\p{ASCII}]/u);
+    expect(['stop', 'length'], label).toContain(reply.finish_reason);
+    // WebLLM counts the stop token that ends a reply (SmolLM2's `<|im_end|>`) in
+    // `completion_tokens` (its `curRoundCompletionTotalTokens`); that token has no text, and no
+    // logprobs entry (as in OpenAI's replies).
+    const expected = reply.completion_tokens - (reply.finish_reason === 'stop' ? 1 : 0);
+    expect(
+      reply.logprobs.length,
+      `${label}: entries for ${reply.completion_tokens} completion tokens`,
+    ).toBe(expected);
+    for (const entry of reply.logprobs) {
+      expect(entry.logprob, label).toBeLessThanOrEqual(0);
+      expect(entry.top_logprobs, label).toHaveLength(2);
+    }
+    // A character split across tokens has its bytes split across their entries. A reply cut by
+    // `max_tokens` in the middle of a character leaves that character out of the content.
+    const bytes = reply.logprobs.flatMap((entry) => entry.bytes ?? []);
+    let spelt: string;
+    try {
+      spelt = new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(bytes), {
+        stream: reply.finish_reason === 'length',
+      });
+    } catch {
+      spelt = `(not UTF-8: ${JSON.stringify(bytes)})`;
+    }
+    expect(spelt, `${label}: the entries' bytes`).toBe(reply.content);
+  }
+  expect(replies.streamed.content).toBe(replies.whole.content);
+  expect(replies.streamed.logprobs.map((e) => e.bytes)).toEqual(
+    replies.whole.logprobs.map((e) => e.bytes),
+  );
+});
+
+/** The function-calling model of the tools tests, or why there is none. */
+let toolsChoice: Promise<{ id: string } | { skip: string }> | undefined;
+
+/**
+ * The first candidate (smallest first) that this GPU can run, if its files can be had and the
+ * browser's storage can hold them: Playwright's browser contexts are Chromium's incognito ones,
+ * whose storage quota is a fraction of the machine's memory.
+ */
+async function chooseToolsModel(): Promise<{ id: string } | { skip: string }> {
+  const status = await page.evaluate(async () => {
+    const response = await fetch('v1/hearth/status', {
+      headers: { authorization: 'Bearer real-model' },
+    });
+    return (await response.json()) as {
+      storage: { usage_bytes: number | null; quota_bytes: number | null };
+    };
+  });
+  const refused: string[] = [];
+  for (const candidate of toolsCandidates) {
+    const entry = await catalogEntry(candidate.id);
+    if (!entry) throw new Error(`${candidate.id} is not in the catalogue`);
+    expect(entry.tools, `${candidate.id} takes tools in the catalogue`).toBe(true);
+    if (!entry.available) {
+      refused.push(`${candidate.id}: ${entry.unavailable_reason ?? 'unavailable'}`);
+      continue;
+    }
+    const unreachable = await filesUnreachable(candidate);
+    if (unreachable) return { skip: `the files of ${candidate.id} cannot be had: ${unreachable}` };
+    const { quota_bytes: quota, usage_bytes: usage } = status.storage;
+    const free = quota === null ? Infinity : quota - (usage ?? 0);
+    if (!entry.downloaded && entry.size_mb !== null && free < entry.size_mb * 1e6) {
+      return {
+        skip: `the browser's storage has ${Math.round(free / 1e6)} MB free, and ${candidate.id} needs about ${entry.size_mb} MB`,
+      };
+    }
+    return { id: candidate.id };
+  }
+  return { skip: `no function-calling model can run on this GPU (${refused.join('; ')})` };
+}
+
+/** The function-calling model's id; skips the test, saying why, when there is none. */
+async function toolsModel(): Promise<string> {
+  toolsChoice ??= chooseToolsModel().then((choice) => {
+    if ('skip' in choice) console.log(`test:real-model skips the tools tests: ${choice.skip}`);
+    else console.log(`test:real-model tools tests on ${choice.id}`);
+    return choice;
+  });
+  const choice = await toolsChoice;
+  test.skip('skip' in choice, 'skip' in choice ? choice.skip : '');
+  return 'id' in choice ? choice.id : '';
+}
+
+/** The tool of the tools tests. */
+const WEATHER_TOOL = {
+  type: 'function' as const,
+  function: {
+    name: 'get_weather',
+    description: 'Gets the current weather in a city.',
+    parameters: {
+      type: 'object',
+      properties: { city: { type: 'string', description: 'The city, e.g. Paris' } },
+      required: ['city'],
+    },
+  },
+};
+
+test('downloads and loads a function-calling model (several GB)', async () => {
+  // Gigabytes: longer than the other tests may take on a slow line.
+  test.setTimeout(60 * 60_000);
+  const id = await toolsModel();
+  const download = await page.evaluate(async (id) => {
+    const response = await fetch(`v1/hearth/models/${encodeURIComponent(id)}/download`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer real-model' },
+    });
+    // Progress as SSE: the stream keeps the service worker's answer alive for as long as it takes.
+    const text = await response.text();
+    if (!response.ok) return { status: response.status, last: text };
+    const events = text.split('\n\n').filter((e) => e.startsWith('data: '));
+    return { status: response.status, last: events.at(-1)?.slice('data: '.length) ?? '' };
+  }, id);
+  expect(download.status, download.last).toBe(200);
+  expect(JSON.parse(download.last), download.last).toMatchObject({ phase: 'done' });
+  await ready(id);
+  expect(await catalogEntry(id)).toMatchObject({ downloaded: true, loaded: true, tools: true });
+});
+
+test('calls a tool, then answers from its result in a turn without tools', async () => {
+  const id = await toolsModel();
+  await ready(id);
+  const { first, second } = await page.evaluate(
+    async ({ id, tool }) => {
+      const question = {
+        role: 'user' as const,
+        content: 'What is the weather like in Paris right now? Answer in one short sentence.',
+      };
+      const first = await client.chat.completions.create({
+        model: id,
+        messages: [question],
+        tools: [tool],
+        tool_choice: 'auto',
+        temperature: 0,
+        max_tokens: 128,
+      });
+      const message = first.choices[0]!.message;
+      const call = message.tool_calls?.[0];
+      if (!call) return { first, second: null };
+      // With tools WebLLM allows only a JSON array of calls: the answer comes in a turn without.
+      const second = await client.chat.completions.create({
+        model: id,
+        messages: [
+          question,
+          { role: 'assistant', content: message.content, tool_calls: message.tool_calls },
+          {
+            role: 'tool',
+            tool_call_id: call.id,
+            content: JSON.stringify({ city: 'Paris', temperature_c: 18, conditions: 'sunny' }),
+          },
+        ],
+        temperature: 0,
+        max_tokens: 128,
+      });
+      return { first, second };
+    },
+    { id, tool: WEATHER_TOOL },
+  );
+  const choice = first.choices[0]!;
+  expect(choice.finish_reason, JSON.stringify(choice)).toBe('tool_calls');
+  expect(choice.message.content).toBeNull();
+  const call = choice.message.tool_calls?.[0];
+  expect(call).toMatchObject({ type: 'function', function: { name: 'get_weather' } });
+  expect(call!.id).toEqual(expect.any(String));
+  expect(call!.id.length).toBeGreaterThan(0);
+  const args = JSON.parse((call as { function: { arguments: string } }).function.arguments) as {
+    city?: unknown;
+  };
+  expect(args.city, JSON.stringify(args)).toEqual(expect.stringMatching(/paris/i));
+
+  const answer = second!.choices[0]!;
+  expect(answer.finish_reason, JSON.stringify(answer)).toBe('stop');
+  expect(answer.message.tool_calls ?? []).toEqual([]);
+  expect(answer.message.content?.trim().length, JSON.stringify(answer)).toBeGreaterThan(0);
+  // The tool's result reached the model.
+  expect(answer.message.content).toMatch(/18|sun/i);
+});
+
+test('answers a tools request with n: 2 with two choices, each a call', async () => {
+  const id = await toolsModel();
+  await ready(id);
+  const completion = await page.evaluate(
+    async ({ id, tool }) =>
+      client.chat.completions.create({
+        model: id,
+        messages: [{ role: 'user', content: 'What is the weather like in Paris right now?' }],
+        tools: [tool],
+        tool_choice: 'auto',
+        n: 2,
+        temperature: 0,
+        max_tokens: 128,
+      }),
+    { id, tool: WEATHER_TOOL },
+  );
+  // WebLLM adds its system prompt and grammar to the request it is given: a second choice run
+  // from the same request object would be refused.
+  expect(completion.choices.map((c) => c.index)).toEqual([0, 1]);
+  const ids = [];
+  for (const choice of completion.choices) {
+    expect(choice.finish_reason, JSON.stringify(choice)).toBe('tool_calls');
+    const call = choice.message.tool_calls?.[0];
+    expect(call).toMatchObject({ type: 'function', function: { name: 'get_weather' } });
+    const args = JSON.parse((call as { function: { arguments: string } }).function.arguments) as {
+      city?: unknown;
+    };
+    expect(args.city, JSON.stringify(args)).toEqual(expect.any(String));
+    ids.push(call!.id);
+  }
+  expect(new Set(ids).size, 'tool call ids').toBe(2);
 });
 
 declare global {
