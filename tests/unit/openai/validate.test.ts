@@ -138,6 +138,9 @@ describe('parseChatRequest: validated fields', () => {
     ['tool_choice required', { tool_choice: 'required' }, { tool_choice: 'required' }],
     ['echo_delay_ms 0', { echo_delay_ms: 0 }, { echo_delay_ms: 0 }],
     ['echo_delay_ms 10000', { echo_delay_ms: 10_000 }, { echo_delay_ms: 10_000 }],
+    ['repetition_penalty 1.1', { repetition_penalty: 1.1 }, { repetition_penalty: 1.1 }],
+    ['ignore_eos', { ignore_eos: true }, { ignore_eos: true }],
+    ['enable_thinking false', { enable_thinking: false }, { enable_thinking: false }],
   ])('accepts %s and carries it into the request', (_, extra, expected) => {
     expect(ok(extra)).toMatchObject(expected);
   });
@@ -368,6 +371,9 @@ describe('parseChatRequest: validated fields', () => {
     ['modalities that are a string', { modalities: 'text' }, 'invalid_type', 'modalities'],
     ['an echo_delay_ms above 10000', { echo_delay_ms: 10_001 }, 'invalid_value', 'echo_delay_ms'],
     ['a negative echo_delay_ms', { echo_delay_ms: -1 }, 'invalid_value', 'echo_delay_ms'],
+    ['a repetition_penalty of 0', { repetition_penalty: 0 }, 'invalid_value', 'repetition_penalty'],
+    ['an ignore_eos that is a string', { ignore_eos: 'yes' }, 'invalid_type', 'ignore_eos'],
+    ['an enable_thinking that is 0', { enable_thinking: 0 }, 'invalid_type', 'enable_thinking'],
   ])('rejects %s as %s naming %s', (_, extra, code, param) => {
     rejects(body(extra), code, param);
   });
