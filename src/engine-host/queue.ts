@@ -222,6 +222,10 @@ export class EngineQueue implements LoadingBackend {
     if (signal.aborted) return;
     events.push({ type: 'state', state: 'running' });
     for await (const output of engine.generate(request, signal)) {
+      if (output.type === 'progress') {
+        events.push({ type: 'state', state: 'generating' });
+        continue;
+      }
       if (output.type !== 'token') {
         events.push(output);
         continue;
