@@ -1,0 +1,532 @@
+/**
+ * @module
+ * A real GGUF model made at test time: llama.cpp loads it, tokenizes prompts with its
+ * SentencePiece-style vocabulary, renders its ChatML template, runs every layer and samples, and
+ * whatever the prompt or the sampler it answers with one known sentence (notes/wllama-3.13.md).
+ * Plain JavaScript with JSDoc types, so that Node runs the CLI as it is and TypeScript imports it.
+ *
+ * The weights are crafted, not trained. Each piece of the sentence has an embedding direction of
+ * its own; every other token shares one more. The blocks' output matrices are zero, so the last
+ * hidden state is the last token's embedding, and `output.weight` maps each piece to the next (and
+ * any other token to the first) with a logit gap of `LOGIT_GAP`, the last piece to `<|im_end|>`,
+ * and, second to it, to the first piece: with end-of-generation suppressed the sentence repeats.
+ * A chat prompt always ends with the template's `<|im_start|>assistant\n`, so every chat reply is
+ * the sentence; a raw completion goes on from the prompt's last token (after `▁fox`: ` jumps`…).
+ *
+ * CLI: `node scripts/fixture-gguf.mjs <out.gguf> [--bench] [--split N]`.
+ */
+
+/** What the model answers, whatever it is asked. */
+export const FIXTURE_SENTENCE = 'The quick brown fox jumps over the lazy dog, and then it rests.';
+
+/**
+ * The sentence as the model generates it, one token each: a word with the space before it, or a
+ * punctuation mark. A streamed reply has one content chunk per piece.
+ */
+export const FIXTURE_PIECES = Object.freeze(FIXTURE_SENTENCE.match(/ ?\w+|[^\w\s]/g) ?? []);
+
+if (
+  FIXTURE_PIECES.join('') !== FIXTURE_SENTENCE ||
+  new Set(FIXTURE_PIECES).size !== FIXTURE_PIECES.length
+) {
+  // A chain of pieces spells the sentence only if no piece repeats (it would need two successors).
+  throw new Error('FIXTURE_SENTENCE must split into distinct pieces');
+}
+
+/** The options of the bigger variant, for benchmarks: ~50 MB, the same text. */
+export const BENCH_OPTIONS = Object.freeze({ width: 512, blocks: 4 });
+
+/**
+ * Token ids: the control tokens (`<|im_end|>` ends a turn; llama.cpp takes it and `</s>` as the
+ * end of generation), then the first of the sentence's pieces, after the 256 byte tokens.
+ */
+export const FIXTURE_TOKEN_IDS = Object.freeze({
+  unk: 0,
+  bos: 1,
+  eos: 2,
+  imStart: 3,
+  imEnd: 4,
+  firstPiece: 261,
+});
+
+/** The standard ChatML template (Jinja), as llama.cpp reads it from `tokenizer.chat_template`. */
+export const CHATML_TEMPLATE =
+  "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content']" +
+  " + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n'" +
+  ' }}{% endif %}';
+
+/** Logit of the intended next token above every other (after the final RMS norm). */
+const LOGIT_GAP = 80;
+/** Size of one attention head; the width must be a multiple of it. */
+const HEAD_SIZE = 32;
+/** GGUF's default alignment of the data section and of each tensor in it. */
+const ALIGNMENT = 32;
+
+/** ggml token types (llama.cpp's `llama_token_type`). */
+const TOKEN = { normal: 1, unknown: 2, control: 3, byte: 6 };
+/** GGUF value types. */
+const GGUF = { u16: 2, u32: 4, i32: 5, f32: 6, bool: 7, string: 8, array: 9 };
+
+const SPACE = '\u2581';
+const LETTERS = [...'abcdefghijklmnopqrstuvwxyz'];
+const SHORT_WORDS = ['is', 'to', 'in', 'of', 'on', 'at', 'me', 'my', 'we', 'be', 'do', 'no'];
+
+/**
+ * The vocabulary, in id order: the control tokens, the 256 byte tokens (so that any character
+ * tokenizes), the sentence's pieces, then ordinary pieces: `▁`, the letters, `▁`+letter and a few
+ * short words, each reachable by SentencePiece's pairwise merges, so prompts make several tokens.
+ */
+function vocabulary() {
+  const specials = ['<unk>', '<s>', '</s>', '<|im_start|>', '<|im_end|>'];
+  const bytes = Array.from(
+    { length: 256 },
+    (_, b) => `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`,
+  );
+  const pieces = FIXTURE_PIECES.map((piece) => piece.replace(' ', SPACE));
+  const ordinary = [
+    SPACE,
+    ...LETTERS,
+    ...LETTERS.map((letter) => SPACE + letter),
+    ...SHORT_WORDS.map((word) => SPACE + word),
+  ].filter((piece) => !pieces.includes(piece));
+  const tokens = [...specials, ...bytes, ...pieces, ...ordinary];
+  const types = tokens.map((_, id) =>
+    id === 0
+      ? TOKEN.unknown
+      : id < specials.length
+        ? TOKEN.control
+        : id < specials.length + 256
+          ? TOKEN.byte
+          : TOKEN.normal,
+  );
+  // SentencePiece merges the best-scoring pair first: earlier ordinary pieces are "commoner".
+  const scores = tokens.map((_, id) => (types[id] === TOKEN.normal ? -id : 0));
+  return { tokens, types, scores };
+}
+
+/**
+ * A deterministic filler for the matrices whose values do not change the answer (queries, keys,
+ * values, the feed-forward input): small, varied, the same bytes on every run.
+ * @param {number} seed
+ */
+function noise(seed) {
+  let state = seed >>> 0 || 1;
+  return (/** @type {Float32Array} */ data) => {
+    for (let i = 0; i < data.length; i++) {
+      // xorshift32
+      state ^= state << 13;
+      state ^= state >>> 17;
+      state ^= state << 5;
+      data[i] = ((state >>> 0) / 2 ** 32 - 0.5) * 0.1;
+    }
+  };
+}
+
+/** @typedef {(data: Float32Array) => void} Fill */
+/** @typedef {{ name: string, ne: number[], fill?: Fill }} TensorSpec */
+/** @typedef {(writer: Writer) => void} Value */
+
+/**
+ * The fixture model as a GGUF v3 file: llama architecture, F32 tensors. The defaults make ~380 KB;
+ * `BENCH_OPTIONS` ~50 MB. The same options give the same bytes.
+ * @param {{ width?: number, blocks?: number, contextLength?: number }} [options]
+ * @returns {Uint8Array}
+ */
+export function fixtureGguf({ width = 64, blocks = 1, contextLength = 2048 } = {}) {
+  const { tokens, types, scores } = vocabulary();
+  const { firstPiece } = FIXTURE_TOKEN_IDS;
+  const pieces = FIXTURE_PIECES.length;
+  if (!Number.isInteger(width) || width % HEAD_SIZE !== 0 || width < pieces + 1) {
+    throw new RangeError(`width must be a multiple of ${HEAD_SIZE} and at least ${pieces + 1}`);
+  }
+  if (!Number.isInteger(blocks) || blocks < 1) throw new RangeError('blocks must be at least 1');
+  if (!Number.isInteger(contextLength) || contextLength < 1) {
+    throw new RangeError('contextLength must be a positive integer');
+  }
+  const nVocab = tokens.length;
+  const heads = width / HEAD_SIZE;
+  // Grouped-query attention, as most small models have.
+  const kvHeads = heads % 2 === 0 ? heads / 2 : heads;
+  const ff = 3 * width;
+
+  /** @type {[string, Value][]} */
+  const kv = [
+    ['general.architecture', string('llama')],
+    ['general.name', string(`hearth-fixture-${width}x${blocks}`)],
+    ['general.alignment', u32(ALIGNMENT)],
+    ['general.file_type', u32(0)],
+    ['llama.vocab_size', u32(nVocab)],
+    ['llama.context_length', u32(contextLength)],
+    ['llama.embedding_length', u32(width)],
+    ['llama.block_count', u32(blocks)],
+    ['llama.feed_forward_length', u32(ff)],
+    ['llama.attention.head_count', u32(heads)],
+    ['llama.attention.head_count_kv', u32(kvHeads)],
+    ['llama.rope.dimension_count', u32(HEAD_SIZE)],
+    ['llama.rope.freq_base', f32(10000)],
+    ['llama.attention.layer_norm_rms_epsilon', f32(1e-5)],
+    ['tokenizer.ggml.model', string('llama')],
+    ['tokenizer.ggml.tokens', array(GGUF.string, tokens, (w, t) => w.string(t))],
+    ['tokenizer.ggml.scores', array(GGUF.f32, scores, (w, s) => w.f32(s))],
+    ['tokenizer.ggml.token_type', array(GGUF.i32, types, (w, t) => w.i32(t))],
+    ['tokenizer.ggml.unknown_token_id', u32(FIXTURE_TOKEN_IDS.unk)],
+    ['tokenizer.ggml.bos_token_id', u32(FIXTURE_TOKEN_IDS.bos)],
+    ['tokenizer.ggml.eos_token_id', u32(FIXTURE_TOKEN_IDS.eos)],
+    ['tokenizer.ggml.eot_token_id', u32(FIXTURE_TOKEN_IDS.imEnd)],
+    ['tokenizer.ggml.add_bos_token', bool(true)],
+    ['tokenizer.ggml.add_eos_token', bool(false)],
+    ['tokenizer.chat_template', string(CHATML_TEMPLATE)],
+  ];
+
+  // Piece k owns direction k + 1; every other token shares direction 0.
+  /** @param {number} id */
+  const direction = (id) =>
+    id >= firstPiece && id < firstPiece + pieces ? id - firstPiece + 1 : 0;
+  // After the final RMS norm a one-hot vector has the value sqrt(width).
+  const weight = LOGIT_GAP / Math.sqrt(width);
+  /** @type {Fill} */
+  const ones = (data) => void data.fill(1);
+
+  /** @type {TensorSpec[]} */
+  const tensors = [
+    {
+      name: 'token_embd.weight',
+      ne: [width, nVocab],
+      fill: (data) => tokens.forEach((_, id) => (data[id * width + direction(id)] = 1)),
+    },
+  ];
+  for (let b = 0; b < blocks; b++) {
+    tensors.push(
+      { name: `blk.${b}.attn_norm.weight`, ne: [width], fill: ones },
+      { name: `blk.${b}.attn_q.weight`, ne: [width, width], fill: noise(b * 8 + 1) },
+      { name: `blk.${b}.attn_k.weight`, ne: [width, kvHeads * HEAD_SIZE], fill: noise(b * 8 + 2) },
+      { name: `blk.${b}.attn_v.weight`, ne: [width, kvHeads * HEAD_SIZE], fill: noise(b * 8 + 3) },
+      // Zero: attention adds nothing to the residual stream.
+      { name: `blk.${b}.attn_output.weight`, ne: [width, width] },
+      { name: `blk.${b}.ffn_norm.weight`, ne: [width], fill: ones },
+      { name: `blk.${b}.ffn_gate.weight`, ne: [width, ff], fill: noise(b * 8 + 4) },
+      { name: `blk.${b}.ffn_up.weight`, ne: [width, ff], fill: noise(b * 8 + 5) },
+      // Zero: nor does the feed-forward network.
+      { name: `blk.${b}.ffn_down.weight`, ne: [ff, width] },
+    );
+  }
+  tensors.push(
+    { name: 'output_norm.weight', ne: [width], fill: ones },
+    {
+      name: 'output.weight',
+      ne: [width, nVocab],
+      // Element (input c, output r) is at r * width + c.
+      fill: (data) => {
+        data[firstPiece * width + 0] = weight;
+        for (let k = 0; k < pieces - 1; k++) data[(firstPiece + k + 1) * width + k + 1] = weight;
+        data[FIXTURE_TOKEN_IDS.imEnd * width + pieces] = weight;
+        data[firstPiece * width + pieces] = weight / 2;
+      },
+    },
+  );
+  return encodeGguf(kv, tensors);
+}
+
+/**
+ * Splits a GGUF file into `parts` files as llama.cpp's `gguf-split` does: every part a GGUF of
+ * its own with `split.no`, `split.count` and `split.tensors.count`; the first keeps the metadata;
+ * the tensors, in order, spread by size. Give them to llama.cpp in order (wllama: `loadModel` with
+ * Blobs in order, or Files named `…-00001-of-0000N.gguf`).
+ * @param {Uint8Array} bytes
+ * @param {number} parts
+ * @returns {Uint8Array[]}
+ */
+export function splitGguf(bytes, parts) {
+  const layout = readLayout(bytes);
+  const { tensors } = layout;
+  if (!Number.isInteger(parts) || parts < 1 || parts > tensors.length) {
+    throw new RangeError(`parts must be between 1 and the tensor count, ${tensors.length}`);
+  }
+  if (parts === 1) return [bytes];
+  const total = tensors.reduce((sum, t) => sum + t.size, 0);
+  /** @type {(typeof tensors)[]} */
+  const groups = Array.from({ length: parts }, () => []);
+  let part = 0;
+  let done = 0;
+  tensors.forEach((tensor, i) => {
+    const left = tensors.length - i;
+    const full = done >= (total * (part + 1)) / parts || left <= parts - 1 - part;
+    if (part < parts - 1 && groups[part]?.length && full) part++;
+    groups[part]?.push(tensor);
+    done += tensor.size;
+  });
+  return groups.map((group, no) => {
+    const kv = layout.kv.filter(
+      (entry) => !entry.key.startsWith('split.') && (no === 0 || entry.key === 'general.alignment'),
+    );
+    const w = new Writer();
+    w.bytes(MAGIC);
+    w.u32(3);
+    w.u64(group.length);
+    w.u64(kv.length + 3);
+    for (const entry of kv) w.bytes(entry.raw);
+    w.string('split.no');
+    u16(no)(w);
+    w.string('split.count');
+    u16(parts)(w);
+    w.string('split.tensors.count');
+    i32(tensors.length)(w);
+    let offset = 0;
+    for (const tensor of group) {
+      w.bytes(tensor.info);
+      w.u64(offset);
+      offset += tensor.size;
+    }
+    w.pad(layout.alignment);
+    const out = new Uint8Array(w.length + offset);
+    out.set(w.view());
+    let at = w.length;
+    for (const tensor of group) {
+      out.set(bytes.subarray(tensor.start, tensor.start + tensor.size), at);
+      at += tensor.size;
+    }
+    return out;
+  });
+}
+
+const MAGIC = new TextEncoder().encode('GGUF');
+
+/**
+ * Lays out a GGUF v3 file: header, key/values, tensor infos, padding, then each tensor's data
+ * (F32, filled in place, little-endian like every platform that runs this) padded to ALIGNMENT.
+ * @param {[string, Value][]} kv
+ * @param {TensorSpec[]} tensors
+ */
+function encodeGguf(kv, tensors) {
+  const w = new Writer();
+  w.bytes(MAGIC);
+  w.u32(3);
+  w.u64(tensors.length);
+  w.u64(kv.length);
+  for (const [key, value] of kv) {
+    w.string(key);
+    value(w);
+  }
+  let offset = 0;
+  const offsets = tensors.map((tensor) => {
+    w.string(tensor.name);
+    w.u32(tensor.ne.length);
+    for (const n of tensor.ne) w.u64(n);
+    w.u32(0); // GGML_TYPE_F32
+    w.u64(offset);
+    const at = offset;
+    offset += padded(4 * count(tensor), ALIGNMENT);
+    return at;
+  });
+  w.pad(ALIGNMENT);
+  const out = new Uint8Array(w.length + offset);
+  out.set(w.view());
+  tensors.forEach((tensor, i) => {
+    tensor.fill?.(new Float32Array(out.buffer, w.length + (offsets[i] ?? 0), count(tensor)));
+  });
+  return out;
+}
+
+/** @param {TensorSpec} tensor */
+const count = (tensor) => tensor.ne.reduce((a, b) => a * b, 1);
+/** @param {number} n @param {number} alignment */
+const padded = (n, alignment) => Math.ceil(n / alignment) * alignment;
+
+/** @param {string} v @returns {Value} */
+const string = (v) => (w) => (w.u32(GGUF.string), w.string(v));
+/** @param {number} v @returns {Value} */
+const u16 = (v) => (w) => (w.u32(GGUF.u16), w.u16(v));
+/** @param {number} v @returns {Value} */
+const u32 = (v) => (w) => (w.u32(GGUF.u32), w.u32(v));
+/** @param {number} v @returns {Value} */
+const i32 = (v) => (w) => (w.u32(GGUF.i32), w.i32(v));
+/** @param {number} v @returns {Value} */
+const f32 = (v) => (w) => (w.u32(GGUF.f32), w.f32(v));
+/** @param {boolean} v @returns {Value} */
+const bool = (v) => (w) => (w.u32(GGUF.bool), w.u8(v ? 1 : 0));
+/**
+ * @template T
+ * @param {number} type
+ * @param {readonly T[]} items
+ * @param {(w: Writer, item: T) => void} write
+ * @returns {Value}
+ */
+const array = (type, items, write) => (w) => {
+  w.u32(GGUF.array);
+  w.u32(type);
+  w.u64(items.length);
+  for (const item of items) write(w, item);
+};
+
+/** A growing little-endian byte buffer. */
+class Writer {
+  #buffer = new Uint8Array(1 << 16);
+  #data = new DataView(this.#buffer.buffer);
+  length = 0;
+
+  /** @param {number} n */
+  #room(n) {
+    if (this.length + n <= this.#buffer.length) return this.length;
+    const bigger = new Uint8Array(Math.max(2 * this.#buffer.length, this.length + n));
+    bigger.set(this.#buffer);
+    this.#buffer = bigger;
+    this.#data = new DataView(bigger.buffer);
+    return this.length;
+  }
+  /** @param {number} v */
+  u8(v) {
+    this.#data.setUint8(this.#room(1), v);
+    this.length += 1;
+  }
+  /** @param {number} v */
+  u16(v) {
+    this.#data.setUint16(this.#room(2), v, true);
+    this.length += 2;
+  }
+  /** @param {number} v */
+  u32(v) {
+    this.#data.setUint32(this.#room(4), v, true);
+    this.length += 4;
+  }
+  /** @param {number} v */
+  i32(v) {
+    this.#data.setInt32(this.#room(4), v, true);
+    this.length += 4;
+  }
+  /** @param {number} v */
+  u64(v) {
+    this.#data.setBigUint64(this.#room(8), BigInt(v), true);
+    this.length += 8;
+  }
+  /** @param {number} v */
+  f32(v) {
+    this.#data.setFloat32(this.#room(4), v, true);
+    this.length += 4;
+  }
+  /** @param {Uint8Array} v */
+  bytes(v) {
+    this.#buffer.set(v, this.#room(v.length));
+    this.length += v.length;
+  }
+  /** A GGUF string: u64 byte length, then UTF-8 without a terminator. @param {string} v */
+  string(v) {
+    const utf8 = new TextEncoder().encode(v);
+    this.u64(utf8.length);
+    this.bytes(utf8);
+  }
+  /** @param {number} alignment */
+  pad(alignment) {
+    const n = padded(this.length, alignment) - this.length;
+    this.#room(n);
+    this.#buffer.fill(0, this.length, this.length + n);
+    this.length += n;
+  }
+  view() {
+    return this.#buffer.subarray(0, this.length);
+  }
+}
+
+/** Byte sizes of GGUF's fixed-size value types, by type number. */
+const FIXED_SIZE = /** @type {Record<number, number>} */ ({
+  0: 1,
+  1: 1,
+  2: 2,
+  3: 2,
+  4: 4,
+  5: 4,
+  6: 4,
+  7: 1,
+  10: 8,
+  11: 8,
+  12: 8,
+});
+
+/**
+ * Where things are in a GGUF v3 file: each key/value's raw bytes, each tensor's info (less its
+ * offset) and data, and the alignment. A tensor's size is the distance to the next one, which
+ * GGUF requires to be its padded byte size, so no table of ggml types is needed.
+ * @param {Uint8Array} bytes
+ */
+function readLayout(bytes) {
+  const data = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let at = 0;
+  const readU32 = () => ((at += 4), data.getUint32(at - 4, true));
+  const readU64 = () => ((at += 8), Number(data.getBigUint64(at - 8, true)));
+  const text = () => {
+    const n = readU64();
+    at += n;
+    return new TextDecoder().decode(bytes.subarray(at - n, at));
+  };
+  /** @param {number} type */
+  const skip = (type) => {
+    if (type === GGUF.string) {
+      const n = readU64(); // not `at += readU64()`: that adds to `at` as it was before the read
+      at += n;
+    } else if (type === GGUF.array) {
+      const of = readU32();
+      const n = readU64();
+      if (FIXED_SIZE[of]) at += n * FIXED_SIZE[of];
+      else for (let i = 0; i < n; i++) skip(of);
+    } else if (FIXED_SIZE[type]) at += FIXED_SIZE[type];
+    else throw new Error(`unknown GGUF value type ${type}`);
+  };
+
+  if (new TextDecoder().decode(bytes.subarray(0, 4)) !== 'GGUF' || ((at = 4), readU32()) !== 3) {
+    throw new Error('not a GGUF v3 file');
+  }
+  const nTensors = readU64();
+  const nKv = readU64();
+  let alignment = ALIGNMENT;
+  const kv = Array.from({ length: nKv }, () => {
+    const start = at;
+    const key = text();
+    const type = readU32();
+    if (key === 'general.alignment' && type === GGUF.u32) alignment = data.getUint32(at, true);
+    skip(type);
+    return { key, raw: bytes.subarray(start, at) };
+  });
+  const infos = Array.from({ length: nTensors }, () => {
+    const start = at;
+    text();
+    const dims = readU32();
+    at += 8 * dims + 4;
+    const info = bytes.subarray(start, at);
+    return { info, offset: readU64() };
+  });
+  const dataStart = padded(at, alignment);
+  const tensors = infos.map(({ info, offset }, i) => ({
+    info,
+    start: dataStart + offset,
+    size: (infos[i + 1]?.offset ?? bytes.length - dataStart) - offset,
+  }));
+  return { kv, tensors, alignment };
+}
+
+/** `node scripts/fixture-gguf.mjs <out.gguf> [--bench] [--split N]` */
+async function main(/** @type {string[]} */ args) {
+  const out = args.find((arg, i) => !arg.startsWith('--') && args[i - 1] !== '--split');
+  const splitAt = args.indexOf('--split');
+  const parts = splitAt >= 0 ? Number(args[splitAt + 1]) : 1;
+  if (!out || !Number.isInteger(parts) || parts < 1) {
+    console.error('usage: node scripts/fixture-gguf.mjs <out.gguf> [--bench] [--split N]');
+    process.exit(2);
+  }
+  const { writeFile } = await import('node:fs/promises');
+  const bytes = fixtureGguf(args.includes('--bench') ? BENCH_OPTIONS : {});
+  if (parts === 1) {
+    await writeFile(out, bytes);
+    console.log(`${out}: ${bytes.length} bytes`);
+    return;
+  }
+  const base = out.replace(/\.gguf$/, '');
+  const files = splitGguf(bytes, parts);
+  for (const [i, file] of files.entries()) {
+    const name = `${base}-${String(i + 1).padStart(5, '0')}-of-${String(parts).padStart(5, '0')}.gguf`;
+    await writeFile(name, file);
+    console.log(`${name}: ${file.length} bytes`);
+  }
+}
+
+if (globalThis.process?.argv?.[1] && import.meta.url === `file://${process.argv[1]}`) {
+  await main(process.argv.slice(2));
+}
