@@ -1,0 +1,282 @@
+/**
+ * The fixture GGUF (scripts/fixture-gguf.mjs) through the real llama.cpp: wllama 3.13 in
+ * Chromium, one thread, no WebGPU, the model from a Blob. The page lives on an origin of its own
+ * that `page.route` serves from memory and node_modules, so none of the app is involved: this
+ * holds the fixture to what the engine tests will rely on (the sentence, whatever the sampler).
+ *
+ * HEARTH_FIXTURE_MEASURE=1 adds a measurement of both variants (load time, tokens/s) to the log.
+ */
+import { readFile } from 'node:fs/promises';
+import { expect, test, type Page } from '@playwright/test';
+import type {
+  ChatCompletionChunk,
+  ChatCompletionResponse,
+  Wllama as WllamaClass,
+} from '@wllama/wllama';
+import {
+  BENCH_OPTIONS,
+  FIXTURE_PIECES,
+  FIXTURE_SENTENCE,
+  FIXTURE_TOKEN_IDS,
+  fixtureGguf,
+  splitGguf,
+} from '../../scripts/fixture-gguf.mjs';
+
+// https: `new Wllama()` throws in an insecure context, where its model cache has no storage.
+const ORIGIN = 'https://fixture.test';
+const WLLAMA = new URL('../../node_modules/@wllama/wllama/esm/', import.meta.url);
+
+/** What the page keeps between calls. */
+interface FixturePage {
+  Wllama: typeof WllamaClass;
+  wllama: WllamaClass;
+}
+
+/** A request body as llama-server takes it: wllama passes fields its types lack (`stop`, …). */
+type ChatBody = Record<string, unknown>;
+
+const USER = [{ role: 'user', content: 'Tell me something.' }];
+
+/** Serves the page, wllama and the models (by name under /models/) on ORIGIN. */
+async function servePage(page: Page, models: Record<string, Uint8Array>): Promise<void> {
+  const [script, wasm] = await Promise.all([
+    readFile(new URL('index.js', WLLAMA)),
+    readFile(new URL('wasm/wllama.wasm', WLLAMA)),
+  ]);
+  await page.route(`${ORIGIN}/**`, (route) => {
+    const path = new URL(route.request().url()).pathname;
+    const model = path.startsWith('/models/') ? models[path.slice('/models/'.length)] : undefined;
+    if (path === '/') {
+      return route.fulfill({
+        contentType: 'text/html',
+        body: `<!doctype html><meta charset="utf-8"><title>fixture</title><script type="module">
+          import { Wllama } from '/wllama/index.js';
+          globalThis.Wllama = Wllama;
+        </script>`,
+      });
+    }
+    if (path === '/wllama/index.js')
+      return route.fulfill({ contentType: 'text/javascript', body: script });
+    if (path === '/wllama/wllama.wasm')
+      return route.fulfill({ contentType: 'application/wasm', body: wasm });
+    if (model)
+      return route.fulfill({ contentType: 'application/octet-stream', body: Buffer.from(model) });
+    return route.fulfill({ status: 404 });
+  });
+  await page.goto(`${ORIGIN}/`);
+  await page.waitForFunction(() => 'Wllama' in globalThis);
+}
+
+/** Loads the named models (one, or a split model's parts in order); resolves to the load's ms. */
+async function loadModel(page: Page, names: string[]): Promise<number> {
+  return page.evaluate(async (names) => {
+    const scope = globalThis as unknown as FixturePage;
+    await scope.wllama?.exit();
+    const wllama = new scope.Wllama(
+      { default: new URL('/wllama/wllama.wasm', location.href).href },
+      { suppressNativeLog: true },
+    );
+    const blobs = await Promise.all(
+      names.map(async (name) => (await fetch(`/models/${name}`)).blob()),
+    );
+    const started = performance.now();
+    // loadModel never settles when the wasm or the worker is blocked (notes/wllama-3.13.md).
+    await Promise.race([
+      wllama.loadModel(blobs, { n_threads: 1, n_gpu_layers: 0, n_ctx: 1024 }),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('load timed out')), 20_000)),
+    ]);
+    scope.wllama = wllama;
+    return performance.now() - started;
+  }, names);
+}
+
+function chat(page: Page, body: ChatBody): Promise<ChatCompletionResponse> {
+  return page.evaluate(
+    (body) =>
+      (globalThis as unknown as FixturePage).wllama.createChatCompletion({
+        ...(body as { messages: [] }),
+        stream: false,
+      }),
+    body,
+  );
+}
+
+async function chatStream(page: Page, body: ChatBody): Promise<ChatCompletionChunk[]> {
+  return page.evaluate(async (body) => {
+    const stream = await (globalThis as unknown as FixturePage).wllama.createChatCompletion({
+      ...(body as { messages: [] }),
+      stream: true,
+    });
+    const chunks: ChatCompletionChunk[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    return chunks;
+  }, body);
+}
+
+const contentOf = (chunks: ChatCompletionChunk[]) =>
+  chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '');
+
+test.describe('the fixture GGUF in llama.cpp', () => {
+  test.describe.configure({ mode: 'serial' });
+  let page: Page;
+
+  test.beforeAll(async ({ browser }) => {
+    page = await browser.newPage();
+    const model = fixtureGguf();
+    await servePage(page, {
+      'fixture.gguf': model,
+      ...Object.fromEntries(splitGguf(model, 2).map((part, i) => [`part-${i + 1}.gguf`, part])),
+    });
+    await loadModel(page, ['fixture.gguf']);
+  });
+
+  test.afterAll(async () => {
+    await page.evaluate(() => (globalThis as unknown as FixturePage).wllama?.exit());
+    await page.close();
+  });
+
+  test('loads with its special tokens and chat template', async () => {
+    const info = await page.evaluate(() =>
+      (globalThis as unknown as FixturePage).wllama.getLoadedContextInfo(),
+    );
+    expect(info).toMatchObject({
+      token_bos: FIXTURE_TOKEN_IDS.bos,
+      token_eos: FIXTURE_TOKEN_IDS.eos,
+      token_eot: FIXTURE_TOKEN_IDS.imEnd,
+      has_chat: true,
+      n_layer: 1,
+    });
+    expect([...info.list_tokens_eog].sort()).toEqual([
+      FIXTURE_TOKEN_IDS.eos,
+      FIXTURE_TOKEN_IDS.imEnd,
+    ]);
+  });
+
+  test('answers with the sentence at temperature 0', async () => {
+    const reply = await chat(page, { messages: USER, temperature: 0 });
+    expect(reply.choices[0]?.message.content).toBe(FIXTURE_SENTENCE);
+    expect(reply.choices[0]?.finish_reason).toBe('stop');
+    // One token a piece, and the end of the turn.
+    expect(reply.usage.completion_tokens).toBe(FIXTURE_PIECES.length + 1);
+    expect(reply.usage.prompt_tokens).toBeGreaterThan(10);
+  });
+
+  test('answers the same at temperature 1.5 with a seed, after a system prompt and turns', async () => {
+    const messages = [
+      { role: 'system', content: 'You are terse.' },
+      { role: 'user', content: 'Hi' },
+      { role: 'assistant', content: 'Hello! How can I help?' },
+      { role: 'user', content: 'What is on your mind?' },
+    ];
+    for (const seed of [1, 42]) {
+      const reply = await chat(page, { messages, temperature: 1.5, seed, top_k: 0, top_p: 1 });
+      expect(reply.choices[0]?.message.content).toBe(FIXTURE_SENTENCE);
+    }
+  });
+
+  test('streams one piece a chunk, then usage on request', async () => {
+    const chunks = await chatStream(page, {
+      messages: USER,
+      stream_options: { include_usage: true },
+    });
+    expect(contentOf(chunks).join('')).toBe(FIXTURE_SENTENCE);
+    expect(contentOf(chunks).filter(Boolean)).toEqual(FIXTURE_PIECES);
+    expect(chunks.map((chunk) => chunk.choices[0]?.finish_reason).filter(Boolean)).toEqual([
+      'stop',
+    ]);
+    const usage = chunks.at(-1)?.usage;
+    expect(usage?.prompt_tokens).toBeGreaterThan(0);
+    expect(usage?.completion_tokens).toBeGreaterThan(0);
+  });
+
+  test('stops at max_tokens with finish_reason length', async () => {
+    const reply = await chat(page, { messages: USER, max_tokens: 3 });
+    expect(reply.choices[0]?.message.content).toBe(FIXTURE_PIECES.slice(0, 3).join(''));
+    expect(reply.choices[0]?.finish_reason).toBe('length');
+  });
+
+  test('repeats the sentence when the end is ignored', async () => {
+    const reply = await chat(page, { messages: USER, ignore_eos: true, max_tokens: 20 });
+    expect(reply.choices[0]?.message.content).toBe(
+      FIXTURE_SENTENCE + FIXTURE_PIECES.slice(0, 5).join(''),
+    );
+    expect(reply.choices[0]?.finish_reason).toBe('length');
+  });
+
+  test('cuts at a stop string', async () => {
+    const reply = await chat(page, { messages: USER, stop: [' fox'] });
+    expect(reply.choices[0]?.message.content).toBe('The quick brown');
+    expect(reply.choices[0]?.finish_reason).toBe('stop');
+  });
+
+  test('takes prompts of any characters', async () => {
+    for (const content of [
+      '🦊🐕‍🦺 emoji, a ZWJ sequence too',
+      '敏捷的棕色狐狸跳过了懒狗。',
+      'Ελληνικά, العربية, עברית, हिन्दी',
+      'tabs\tand\nnewlines\r\n and <|im_end|> as text',
+      '',
+    ]) {
+      const reply = await chat(page, { messages: [{ role: 'user', content }], temperature: 0 });
+      expect(reply.choices[0]?.message.content, content).toBe(FIXTURE_SENTENCE);
+    }
+  });
+
+  test('stops generating on abortSignal', async () => {
+    const outcome = await page.evaluate(async () => {
+      const controller = new AbortController();
+      const stream = await (globalThis as unknown as FixturePage).wllama.createChatCompletion({
+        messages: [{ role: 'user', content: 'go on' }],
+        ignore_eos: true,
+        max_tokens: 100_000,
+        stream: true,
+        abortSignal: controller.signal,
+      });
+      let pieces = 0;
+      try {
+        for await (const chunk of stream) {
+          if (chunk.choices[0]?.delta.content && ++pieces === 5) controller.abort();
+        }
+        return 'ended';
+      } catch (error) {
+        return (error as Error).name;
+      }
+    });
+    expect(outcome).toBe('AbortError');
+    // And it answers the next request.
+    const reply = await chat(page, { messages: USER, max_tokens: 2 });
+    expect(reply.choices[0]?.message.content).toBe(FIXTURE_PIECES.slice(0, 2).join(''));
+  });
+
+  test('loads split into two GGUF files', async () => {
+    await loadModel(page, ['part-1.gguf', 'part-2.gguf']);
+    const reply = await chat(page, { messages: USER });
+    expect(reply.choices[0]?.message.content).toBe(FIXTURE_SENTENCE);
+  });
+});
+
+test('measures both variants (HEARTH_FIXTURE_MEASURE=1)', async ({ page }) => {
+  test.skip(!process.env.HEARTH_FIXTURE_MEASURE, 'a measurement, not a check');
+  test.setTimeout(180_000);
+  const variants = { default: fixtureGguf(), bench: fixtureGguf(BENCH_OPTIONS) };
+  await servePage(page, variants);
+  for (const [name, bytes] of Object.entries(variants)) {
+    const loadMs = await loadModel(page, [name]);
+    // The first request warms up; the second is measured.
+    for (const round of ['warm-up', 'measured']) {
+      const started = Date.now();
+      const reply = await chat(page, { messages: USER, ignore_eos: true, max_tokens: 256 });
+      const wallMs = Date.now() - started;
+      const timings = (reply as unknown as { timings?: Record<string, number> }).timings;
+      if (round === 'measured') {
+        console.log(
+          `${name}: ${bytes.length} bytes, load ${Math.round(loadMs)} ms, ` +
+            `${reply.usage.completion_tokens} tokens in ${wallMs} ms wall ` +
+            `(${Math.round((1000 * reply.usage.completion_tokens) / wallMs)} tok/s), ` +
+            `llama.cpp: ${JSON.stringify(timings)}`,
+        );
+      }
+    }
+  }
+  await page.evaluate(() => (globalThis as unknown as FixturePage).wllama?.exit());
+});
