@@ -1,70 +1,50 @@
 /**
  * @module
- * What this browser offers the engine: its WebGPU adapter and its storage. Read in the service
- * worker, which sees the same GPU and the same origin storage as the engine worker.
+ * What the service worker knows of the device: the origin's storage, which it shares with the
+ * engine worker, and the WebGPU facts the host's engine worker measured. It never reads its own
+ * `navigator.gpu` (DESIGN §1): Firefox has none in service workers, and on a machine with two
+ * GPUs the default adapter is not the one WebLLM asks for.
  */
 /// <reference lib="webworker" />
-import type { GpuFacts } from '../src/openai/catalog';
+import type { GpuFacts } from '../src/openai/gpu-facts';
+import type { HostStatus, StorageStatus } from '../src/openai/status';
 
-/** The slice of the WebGPU API read here (TypeScript's DOM types do not include WebGPU yet). */
-interface GpuAdapterLike {
-  features: ReadonlySet<string>;
-  limits: { maxStorageBufferBindingSize: number; maxBufferSize: number };
-  info?: { vendor?: string; architecture?: string; isFallbackAdapter?: boolean };
-  isFallbackAdapter?: boolean;
-}
-interface GpuLike {
-  requestAdapter(): Promise<GpuAdapterLike | null>;
-}
-
-/** The adapter's facts, read once per service-worker start. */
-let facts: Promise<GpuFacts> | undefined;
-
-async function readGpu(): Promise<GpuFacts> {
-  const gpu = (navigator as { gpu?: GpuLike }).gpu;
-  if (!gpu) return { webgpu: false, adapter: null };
-  const adapter = await gpu.requestAdapter().catch(() => null);
-  if (!adapter) return { webgpu: true, adapter: null };
-  return {
-    webgpu: true,
-    adapter: {
-      vendor: adapter.info?.vendor ?? '',
-      architecture: adapter.info?.architecture ?? '',
-      fallback: adapter.info?.isFallbackAdapter ?? adapter.isFallbackAdapter ?? false,
-      features: [...adapter.features].sort(),
-      maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
-      maxBufferSize: adapter.limits.maxBufferSize,
-    },
-  };
-}
-
-/** This browser's WebGPU, as far as model fit goes. */
-export function gpuFacts(): Promise<GpuFacts> {
-  facts ??= readGpu();
-  return facts;
-}
-
-/** The `webgpu` and `storage` parts of `/v1/hearth/status`. */
-export async function deviceStatus() {
-  const gpu = await gpuFacts();
+/** The `storage` part of `/v1/hearth/status`. */
+export async function storageStatus(): Promise<StorageStatus> {
   const [estimate, persisted] = await Promise.all([
     navigator.storage?.estimate().catch(() => undefined),
     navigator.storage?.persisted().catch(() => false),
   ]);
   return {
-    webgpu: {
-      available: gpu.adapter !== null,
-      adapter: gpu.adapter && {
-        vendor: gpu.adapter.vendor,
-        architecture: gpu.adapter.architecture,
-        fallback: gpu.adapter.fallback,
-      },
-      features: gpu.adapter?.features ?? [],
-    },
-    storage: {
-      usage_bytes: estimate?.usage ?? null,
-      quota_bytes: estimate?.quota ?? null,
-      persisted: persisted ?? false,
-    },
+    usage_bytes: estimate?.usage ?? null,
+    quota_bytes: estimate?.quota ?? null,
+    persisted: persisted ?? false,
+  };
+}
+
+/** What `hostDevice` needs: the host link and the host's status. */
+export interface HostDeviceOptions {
+  /** The host port: waits for a host as a request does, 503 `engine_unavailable` without one. */
+  port: () => Promise<unknown>;
+  /** The current host's id, once it has handed over a port. */
+  hostId: () => string | undefined;
+  /** The host's status; rejects when it does not answer in time. */
+  status: () => Promise<Pick<HostStatus, 'host' | 'device'>>;
+}
+
+/**
+ * The WebGPU facts of the current host's engine worker, or null while it has not measured them
+ * (or does not answer). Asked once per host: they do not change while it lives, and a worker
+ * busy loading a model may be slow to answer, which must not fail the requests that wait.
+ */
+export function hostDevice(options: HostDeviceOptions): () => Promise<GpuFacts | null> {
+  let known: { hostId: string; device: GpuFacts } | undefined;
+  return async () => {
+    await options.port();
+    if (known && known.hostId === options.hostId()) return known.device;
+    const status = await options.status().catch(() => null);
+    if (!status?.device) return null;
+    known = { hostId: status.host.id, device: status.device };
+    return status.device;
   };
 }

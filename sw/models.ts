@@ -1,8 +1,8 @@
 /**
  * @module
  * The models this device knows, can run, and has: the catalogue made at build time, checked
- * against this browser's WebGPU adapter and against WebLLM's caches. It is the service worker's
- * `ModelDirectory`, and the source of `/v1/hearth/catalog`.
+ * against the WebGPU adapter the host's engine worker measured and against WebLLM's caches. It
+ * is the service worker's `ModelDirectory`, and the source of `/v1/hearth/catalog`.
  */
 import {
   catalogModelInfo,
@@ -29,8 +29,11 @@ export interface CatalogModel {
   vram_required_mb: number | null;
   context_window: number;
   required_features: string[];
-  /** Whether this device can run it; when not, `unavailable_reason` says why. */
-  available: boolean;
+  /**
+   * Whether this device can run it; null when that is not known yet (no tab hosts the engine,
+   * whose worker measures the GPU). When not true, `unavailable_reason` says why.
+   */
+  available: boolean | null;
   unavailable_reason?: string;
   /** Every file is on the device. */
   downloaded: boolean;
@@ -49,9 +52,12 @@ export interface DeviceModelsOptions {
   /** The app's address, against which self-hosted URLs resolve. */
   appUrl: string;
   caches: CacheStorageLike;
-  /** This browser's WebGPU, as far as model fit goes. */
-  gpu: () => Promise<GpuFacts>;
-  /** The host's status, if there is a host (without waiting for one). */
+  /**
+   * What the host's engine worker measured of WebGPU (null: not yet). It asks for a host and
+   * waits for one as a request does, and fails as a request would (503 `engine_unavailable`).
+   */
+  device: () => Promise<GpuFacts | null>;
+  /** The host's status, if a host answers (asking for one as a request does). */
   host: () => Promise<Pick<
     HostStatus,
     'loaded_model' | 'failing_models' | 'evicted_models'
@@ -62,6 +68,24 @@ export interface DeviceModelsOptions {
 
 /** How long a "files are all there" answer is trusted before the caches are read again. */
 const ON_DEVICE_TTL_MS = 10_000;
+
+/** Why a model's fit is not known, when it is not. */
+const NO_HOST =
+  'Not known yet: no tab of Hearth hosts the engine, whose worker measures what this GPU can do. Open the app in a tab.';
+const NOT_MEASURED = 'Not known yet: the engine worker has not finished measuring this GPU.';
+
+/** The device's facts, or why they are not known. */
+type Fit = GpuFacts | { unknown: string };
+
+/** Whether the device runs the model (null: not known), and why not or why not known. */
+function fitOf(
+  entry: CatalogEntry,
+  fit: Fit,
+): { available: boolean | null; reason: string | null } {
+  if ('unknown' in fit) return { available: null, reason: fit.unknown };
+  const reason = unavailableReason(entry, fit);
+  return { available: reason === null, reason };
+}
 
 /** The service worker's model directory. */
 export class DeviceModels implements ModelDirectory {
@@ -89,11 +113,21 @@ export class DeviceModels implements ModelDirectory {
     this.#onDevice.clear();
   }
 
+  /** The device's facts, or why they are not known (no host, or not measured yet). */
+  async #fit(): Promise<Fit> {
+    return this.#options.device().then(
+      (gpu) => gpu ?? { unknown: NOT_MEASURED },
+      () => ({ unknown: NO_HOST }),
+    );
+  }
+
   async list(): Promise<ModelInfo[]> {
-    const gpu = await this.#options.gpu();
+    const fit = await this.#fit();
     const ready: ModelInfo[] = [ECHO_MODEL];
     for (const entry of this.#options.catalog) {
-      if (unavailableReason(entry, gpu) === null && (await this.#downloaded(entry))) {
+      // A downloaded model whose fit is not known is listed: it was downloaded here, and a
+      // request for it waits for a host, which knows.
+      if (fitOf(entry, fit).available !== false && (await this.#downloaded(entry))) {
         ready.push(catalogModelInfo(entry));
       }
     }
@@ -110,8 +144,11 @@ export class DeviceModels implements ModelDirectory {
   async ensureReady(model: ModelInfo, { files } = { files: true }): Promise<void> {
     const entry = this.#byId.get(model.id);
     if (!entry) return; // the echo engine needs nothing
-    const reason = unavailableReason(entry, await this.#options.gpu());
-    if (reason !== null) {
+    // Without a host this fails as the request itself would: 503 engine_unavailable.
+    const gpu = await this.#options.device();
+    // Not measured yet (the adapter was slow to answer): the engine finds out when it loads.
+    const reason = gpu && unavailableReason(entry, gpu);
+    if (reason) {
       throw new OpenAIError('webgpu_unavailable', `${model.id} cannot run here: ${reason}`, {
         shouldRetry: false,
       });
@@ -127,7 +164,7 @@ export class DeviceModels implements ModelDirectory {
 
   /** Every model, with whether this device can run it, has it, and has it loaded. */
   async catalog(): Promise<CatalogModel[]> {
-    const [gpu, host] = await Promise.all([this.#options.gpu(), this.#options.host()]);
+    const [fit, host] = await Promise.all([this.#fit(), this.#options.host()]);
     const loaded = host?.loaded_model ?? null;
     const echo: CatalogModel = {
       id: ECHO_MODEL.id,
@@ -147,7 +184,10 @@ export class DeviceModels implements ModelDirectory {
     const models = [echo];
     for (const entry of this.#options.catalog) {
       // A model that lost the GPU device twice here is refused by the host: show why.
-      const reason = host?.failing_models[entry.id] ?? unavailableReason(entry, gpu);
+      const failing = host?.failing_models[entry.id];
+      const { available, reason } = failing
+        ? { available: false, reason: failing }
+        : fitOf(entry, fit);
       const evicted = host?.evicted_models[entry.id];
       models.push({
         id: entry.id,
@@ -157,7 +197,7 @@ export class DeviceModels implements ModelDirectory {
         vram_required_mb: entry.vram_required_mb,
         context_window: entry.context_window,
         required_features: entry.required_features,
-        available: reason === null,
+        available,
         ...(reason !== null && { unavailable_reason: reason }),
         downloaded: await this.#downloaded(entry),
         ...(evicted !== undefined && { evicted }),

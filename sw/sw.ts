@@ -10,8 +10,9 @@ import type { PageToSw, SwToPage, SwToSw } from '../src/bridge/messages';
 import { MODEL_CACHES, modelLibUrl, webllmCachesLib } from '../src/openai/on-device';
 import { createApi } from '../src/openai/router';
 import { Settings } from '../src/openai/settings';
+import { hearthStatus } from '../src/openai/status';
 import catalog from 'virtual:hearth-catalog';
-import { deviceStatus, gpuFacts } from './device';
+import { hostDevice, storageStatus } from './device';
 import { HostLink } from './host-link';
 import { DeviceModels } from './models';
 import { idbSettingsStore } from './settings-store';
@@ -27,15 +28,23 @@ const link = new HostLink({
   onLost: (port) => backend.hostLost(port),
 });
 const backend = new PortBackend(() => link.port());
-/** The host's status now, or null without waiting for a host to appear. */
-const hostStatus = () =>
-  link.hostId === undefined ? Promise.resolve(null) : backend.status(1000).catch(() => null);
+/** How long the catalogue waits for a host's status: a busy engine worker may answer late. */
+const STATUS_WAIT_MS = 1000;
+/**
+ * The host's status, or null. After a restart the service worker has no port yet, and only a
+ * host knows the device's GPU: ask for one and wait, as a request does.
+ */
+const hostStatus = () => backend.status(STATUS_WAIT_MS).catch(() => null);
 const settings = new Settings(idbSettingsStore);
 const models = new DeviceModels({
   catalog,
   appUrl: scope.href,
   caches,
-  gpu: gpuFacts,
+  device: hostDevice({
+    port: () => link.port(),
+    hostId: () => link.hostId,
+    status: () => backend.status(STATUS_WAIT_MS),
+  }),
   host: hostStatus,
   price: (model) => settings.price(model),
 });
@@ -44,7 +53,7 @@ const api = createApi({
   models,
   base: scope.pathname,
   settings,
-  status: async () => ({ ...(await backend.status()), ...(await deviceStatus()) }),
+  status: async () => hearthStatus(await backend.status(), await storageStatus()),
   catalog: () => models.catalog(),
 });
 

@@ -12,11 +12,13 @@ import {
   type WorkerToPage,
 } from '../bridge/messages';
 import { HostServer } from '../bridge/server';
+import type { GpuFacts } from '../openai/gpu-facts';
 import { STATUS_CHANNEL, type StatusMessage } from '../openai/status';
 import { DeviceLosses } from './device-losses';
 import { Downloads } from './downloads';
 import { EchoEngine } from './echo-engine';
 import { modelSet } from './engine-db';
+import { measureGpu, type GpuLike } from './measure-gpu';
 import { LocalModels } from './model-service';
 import { EngineQueue } from './queue';
 import { Throttle } from './throttle';
@@ -27,6 +29,12 @@ import { WebLLMEngine } from './webllm-engine';
  * on it, so under load it must not cost the requests themselves (bench: request_ratio_vs_floor).
  */
 const STATUS_INTERVAL_MS = 250;
+/**
+ * How long the host waits for the WebGPU adapter before it takes requests: the service worker
+ * judges every model by what was measured, so it should not see a host without the facts, but
+ * an adapter that is slow to answer must not keep the echo engine from serving.
+ */
+const MEASURE_WAIT_MS = 1000;
 
 const statusChannel = new BroadcastChannel(STATUS_CHANNEL);
 let lastPublished = '';
@@ -39,6 +47,8 @@ const publish = new Throttle(STATUS_INTERVAL_MS, () => {
   statusChannel.postMessage({ type: 'status', status } satisfies StatusMessage);
 });
 let server: HostServer | undefined;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 statusChannel.addEventListener('message', (event: MessageEvent<StatusMessage>) => {
   if (event.data.type !== 'status/wanted') return;
@@ -53,6 +63,11 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
       const host = { id: message.hostId, build: message.build };
       const onChange = () => publish.request();
       const { appUrl } = message;
+      let device: GpuFacts | null = null;
+      const measured = measureGpu((navigator as { gpu?: GpuLike }).gpu).then((facts) => {
+        device = facts;
+        onChange();
+      });
       const losses = new DeviceLosses();
       const downloaded = modelSet('downloaded');
       const webllm = new WebLLMEngine({ catalog, appUrl, caches, onChange, losses });
@@ -91,6 +106,7 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
           downloads: downloads.active,
           evicted_models: { ...models.evicted },
           queue: engines.counts,
+          device,
         }),
         onChange,
         models,
@@ -100,7 +116,8 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
       void models.reconcile().then(() => downloads.resume());
       // Held for the worker's whole life: the service worker, asking for the same lock, is
       // granted it the moment this host is gone (a closed tab gives no event on its ports).
-      void navigator.locks.request(hostLockName(message.hostId), () => {
+      void navigator.locks.request(hostLockName(message.hostId), async () => {
+        await Promise.race([measured, sleep(MEASURE_WAIT_MS)]);
         postMessage({ type: 'worker/ready' } satisfies WorkerToPage);
         return new Promise(() => {});
       });

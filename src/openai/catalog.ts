@@ -4,7 +4,11 @@
  * build time (the service worker never loads the WebLLM bundle), and the rules that say whether
  * this device can run a model and whether its files are all on the device.
  */
+// Types only: vite.config.ts loads this file, and Vite's config loader wants file extensions.
+import type { GpuFacts, GpuLimits } from './gpu-facts';
 import type { ModelInfo } from './models';
+
+export type { GpuFacts } from './gpu-facts';
 
 /** What WebLLM calls a model record (the fields the catalogue reads). */
 export interface ModelRecordLike {
@@ -147,24 +151,36 @@ export function catalogModelInfo(entry: CatalogEntry): ModelInfo {
   };
 }
 
-/** What this device's WebGPU offers, as far as model fit goes. */
-export interface GpuFacts {
-  /** Whether the browser has WebGPU (`navigator.gpu`) in this context. */
-  webgpu: boolean;
-  /** The adapter, if one was granted. */
-  adapter: {
-    vendor: string;
-    architecture: string;
-    /** A software adapter (SwiftShader): it works, slowly. */
-    fallback: boolean;
-    features: string[];
-    maxStorageBufferBindingSize: number;
-    maxBufferSize: number;
-  } | null;
+const MIB = 1 << 20;
+const KIB = 1 << 10;
+
+/**
+ * The least WebLLM 0.2.86 accepts of each limit: it asks for 1 GiB buffers and bindings and
+ * falls back to the WebGPU defaults (256 MiB, 128 MiB) before it gives up.
+ */
+const WEBLLM_MIN_LIMITS: readonly {
+  name: keyof GpuLimits;
+  min: number;
+  unit: 'bytes' | 'count';
+}[] = [
+  { name: 'maxBufferSize', min: 256 * MIB, unit: 'bytes' },
+  { name: 'maxStorageBufferBindingSize', min: 128 * MIB, unit: 'bytes' },
+  { name: 'maxComputeWorkgroupStorageSize', min: 32 * KIB, unit: 'bytes' },
+  { name: 'maxStorageBuffersPerShaderStage', min: 10, unit: 'count' },
+];
+
+function formatLimit(value: number, unit: 'bytes' | 'count'): string {
+  if (unit === 'count') return String(value);
+  return value >= MIB ? `${+(value / MIB).toFixed(1)} MiB` : `${+(value / KIB).toFixed(1)} KiB`;
 }
 
-/** WebLLM's floor for the storage buffer binding size (it falls back from 1 GiB to this). */
-const MIN_STORAGE_BINDING = 128 * 1024 * 1024;
+/** One sentence per limit of the adapter below WebLLM's floor (none when all are enough). */
+function limitShortfalls(limits: GpuLimits): string[] {
+  return WEBLLM_MIN_LIMITS.filter(({ name, min }) => limits[name] < min).map(
+    ({ name, min, unit }) =>
+      `${name} is ${formatLimit(limits[name], unit)}; WebLLM needs at least ${formatLimit(min, unit)}.`,
+  );
+}
 
 /** Why this device cannot run the model, or null when it can. */
 export function unavailableReason(entry: CatalogEntry, gpu: GpuFacts): string | null {
@@ -175,8 +191,8 @@ export function unavailableReason(entry: CatalogEntry, gpu: GpuFacts): string | 
   if (missing.length > 0) {
     return `This GPU lacks ${missing.join(', ')}, which this model needs; an f32 variant (q4f32) may run.`;
   }
-  if (adapter.maxStorageBufferBindingSize < MIN_STORAGE_BINDING) {
-    return 'This GPU cannot bind storage buffers as large as WebLLM needs (128 MiB).';
-  }
+  // Every shortfall at once: WebLLM would name only the first, and the next attempt the next.
+  const short = limitShortfalls(adapter.limits);
+  if (short.length > 0) return `This GPU's limits are too small for WebLLM: ${short.join(' ')}`;
   return null;
 }

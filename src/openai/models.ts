@@ -70,7 +70,8 @@ export interface ModelDirectory {
   /** A known model (downloaded or not), or undefined. */
   find(id: string): Promise<ModelInfo | undefined>;
   /**
-   * Throws when this device cannot answer with a known model now: 503 `webgpu_unavailable`
+   * Throws when this device cannot answer with a known model now: 503 `engine_unavailable`
+   * when no tab hosts the engine (which alone knows the device's GPU), 503 `webgpu_unavailable`
    * when it cannot run it, 404 `model_not_downloaded` when it is not on the device (unless
    * `files` is false: a load fetches what is missing).
    */

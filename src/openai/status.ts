@@ -1,11 +1,13 @@
 /**
  * @module
- * The engine host's status: the body of `GET /v1/hearth/status`, and what the host publishes on
- * the `hearth:status` BroadcastChannel whenever it changes, for every tab of the origin.
+ * The engine host's status: what the host publishes on the `hearth:status` BroadcastChannel
+ * whenever it changes, for every tab of the origin, and with the storage's, the body of
+ * `GET /v1/hearth/status`.
  */
 
 import type { DownloadProgress } from './downloads';
 import type { ErrorBody } from './errors';
+import { webgpuStatus, type GpuFacts, type WebgpuStatus } from './gpu-facts';
 
 /** The BroadcastChannel on which the host publishes its `HostStatus`. */
 export const STATUS_CHANNEL = 'hearth:status';
@@ -41,6 +43,30 @@ export interface HostStatus {
   queue: { running: number; waiting: number };
   /** Request ports the engine worker holds open: requests that have not ended. */
   open_ports: number;
+  /**
+   * What the engine worker measured of WebGPU, where the engines run; null until it has (it
+   * waits a moment for the adapter before the host takes requests, but no longer).
+   */
+  device: GpuFacts | null;
+}
+
+/** What the origin's storage holds (measured by the service worker: same origin, same storage). */
+export interface StorageStatus {
+  usage_bytes: number | null;
+  quota_bytes: number | null;
+  persisted: boolean;
+}
+
+/** The body of `GET /v1/hearth/status`: the host's status, its device facts as `webgpu`. */
+export type HearthStatus = Omit<HostStatus, 'device'> & {
+  webgpu: WebgpuStatus;
+  storage: StorageStatus;
+};
+
+/** The status body from the host's status and the storage's. */
+export function hearthStatus(host: HostStatus, storage: StorageStatus): HearthStatus {
+  const { device, ...rest } = host;
+  return { ...rest, webgpu: webgpuStatus(device), storage };
 }
 
 /** What travels on the status channel. */

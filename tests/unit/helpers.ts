@@ -24,6 +24,7 @@ export function echoStack(options: Partial<ApiOptions> & { maxWaiting?: number }
       evicted_models: {},
       last_speed: null,
       queue: queue.counts,
+      device: null,
     }),
   });
   const { port1, port2 } = new MessageChannel();

@@ -44,6 +44,7 @@ function bridgeTo(backend: ChatBackend) {
       evicted_models: {},
       last_speed: null,
       queue: { running: 0, waiting: 0 },
+      device: null,
     }),
   });
   const { port1, port2 } = new MessageChannel();

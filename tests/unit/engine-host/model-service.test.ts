@@ -35,8 +35,13 @@ const GPU: GpuFacts = {
     architecture: 'a',
     fallback: false,
     features: [],
-    maxStorageBufferBindingSize: 1 << 30,
-    maxBufferSize: 1 << 30,
+    limits: {
+      maxBufferSize: 1 << 30,
+      maxStorageBufferBindingSize: 1 << 30,
+      maxComputeWorkgroupStorageSize: 32 << 10,
+      maxStorageBuffersPerShaderStage: 10,
+      maxComputeInvocationsPerWorkgroup: 256,
+    },
   },
 };
 
@@ -118,6 +123,7 @@ function setup(options: { downloaded?: string[] } = {}) {
       downloads: downloads.active,
       evicted_models: { ...models.evicted },
       queue: queue.counts,
+      device: GPU,
     }),
     models,
   });
@@ -128,7 +134,7 @@ function setup(options: { downloaded?: string[] } = {}) {
     catalog: [entry],
     appUrl: APP,
     caches,
-    gpu: async () => GPU,
+    device: async () => GPU,
     host: async () => null,
   });
   const api = createApi({ backend, models: directory, status: () => backend.status() });

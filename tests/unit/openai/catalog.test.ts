@@ -19,6 +19,7 @@ const catalog = prebuiltCatalog(
 );
 const byId = (id: string) => catalog.find((e) => e.id === id)!;
 
+/** SwiftShader in Chromium 156, as its engine worker measures it: just enough for WebLLM. */
 const swiftshader: GpuFacts = {
   webgpu: true,
   adapter: {
@@ -26,10 +27,20 @@ const swiftshader: GpuFacts = {
     architecture: 'swiftshader',
     fallback: true,
     features: ['subgroups', 'timestamp-query'],
-    maxStorageBufferBindingSize: 1 << 30,
-    maxBufferSize: 1 << 30,
+    limits: {
+      maxBufferSize: 1 << 30,
+      maxStorageBufferBindingSize: 1 << 30,
+      maxComputeWorkgroupStorageSize: 32 << 10,
+      maxStorageBuffersPerShaderStage: 10,
+      maxComputeInvocationsPerWorkgroup: 256,
+    },
   },
 };
+/** SwiftShader with some of its limits changed. */
+const withLimits = (limits: Partial<NonNullable<GpuFacts['adapter']>['limits']>): GpuFacts => ({
+  ...swiftshader,
+  adapter: { ...swiftshader.adapter!, limits: { ...swiftshader.adapter!.limits, ...limits } },
+});
 
 describe('the prebuilt catalogue', () => {
   it('lists WebLLM 0.2.86’s chat models as mlc-ai/<model_id>, without embedding or vision models', () => {
@@ -117,12 +128,47 @@ describe('device fit', () => {
     );
   });
 
-  it('refuses a GPU with too small storage buffers', () => {
-    const small = {
-      ...swiftshader,
-      adapter: { ...swiftshader.adapter!, maxStorageBufferBindingSize: 64 << 20 },
-    };
-    expect(unavailableReason(f32, small)).toMatch(/storage buffers/);
+  it('refuses a GPU whose storage buffer bindings are under the 128 MiB WebLLM falls back to', () => {
+    expect(unavailableReason(f32, withLimits({ maxStorageBufferBindingSize: 64 << 20 }))).toMatch(
+      /maxStorageBufferBindingSize is 64 MiB; WebLLM needs at least 128 MiB/,
+    );
+    expect(
+      unavailableReason(f32, withLimits({ maxStorageBufferBindingSize: 128 << 20 })),
+    ).toBeNull();
+  });
+
+  it('refuses a GPU whose buffers are under the 256 MiB WebLLM falls back to', () => {
+    expect(unavailableReason(f32, withLimits({ maxBufferSize: 255 << 20 }))).toMatch(
+      /maxBufferSize is 255 MiB; WebLLM needs at least 256 MiB/,
+    );
+    expect(unavailableReason(f32, withLimits({ maxBufferSize: 256 << 20 }))).toBeNull();
+  });
+
+  it('refuses a GPU with less than 32 KiB of workgroup storage', () => {
+    expect(
+      unavailableReason(f32, withLimits({ maxComputeWorkgroupStorageSize: 16 << 10 })),
+    ).toMatch(/maxComputeWorkgroupStorageSize is 16 KiB; WebLLM needs at least 32 KiB/);
+  });
+
+  it('refuses a GPU with fewer than 10 storage buffers per shader stage', () => {
+    expect(unavailableReason(f32, withLimits({ maxStorageBuffersPerShaderStage: 8 }))).toMatch(
+      /maxStorageBuffersPerShaderStage is 8; WebLLM needs at least 10/,
+    );
+  });
+
+  it('names every limit that falls short, not only the first', () => {
+    const reason = unavailableReason(
+      f32,
+      withLimits({ maxBufferSize: 128 << 20, maxStorageBuffersPerShaderStage: 8 }),
+    );
+    expect(reason).toMatch(/maxBufferSize/);
+    expect(reason).toMatch(/maxStorageBuffersPerShaderStage/);
+  });
+
+  it('does not hold a small invocation count against a GPU, as WebLLM only warns about it', () => {
+    expect(
+      unavailableReason(f32, withLimits({ maxComputeInvocationsPerWorkgroup: 128 })),
+    ).toBeNull();
   });
 });
 

@@ -119,6 +119,7 @@ describe('routes', () => {
       last_speed: null,
       queue: { running: 0, waiting: 0 },
       open_ports: 0,
+      device: null,
     });
   });
 });

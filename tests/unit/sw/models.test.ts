@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { catalogEntry, type GpuFacts } from '../../../src/openai/catalog';
+import { OpenAIError } from '../../../src/openai/errors';
 import { ECHO_MODEL } from '../../../src/openai/models';
 import type { CacheStorageLike } from '../../../src/openai/on-device';
-import { DeviceModels } from '../../../sw/models';
+import { DeviceModels, type DeviceModelsOptions } from '../../../sw/models';
 
 const f32 = catalogEntry(
   {
@@ -20,6 +21,7 @@ const f16 = catalogEntry(
   },
   { owner: 'mlc-ai', source: 'prebuilt', tools: false },
 );
+/** What the host's engine worker measured: a GPU without shader-f16. */
 const GPU: GpuFacts = {
   webgpu: true,
   adapter: {
@@ -27,10 +29,36 @@ const GPU: GpuFacts = {
     architecture: 'a',
     fallback: false,
     features: [],
-    maxStorageBufferBindingSize: 1 << 30,
-    maxBufferSize: 1 << 30,
+    limits: {
+      maxBufferSize: 1 << 30,
+      maxStorageBufferBindingSize: 1 << 30,
+      maxComputeWorkgroupStorageSize: 32 << 10,
+      maxStorageBuffersPerShaderStage: 10,
+      maxComputeInvocationsPerWorkgroup: 256,
+    },
   },
 };
+/** The host as the directory sees it (null: no tab hosts the engine). */
+type Host =
+  | (NonNullable<Awaited<ReturnType<DeviceModelsOptions['host']>>> & { device: GpuFacts | null })
+  | null;
+/** A host that has loaded nothing, measured `device`. */
+const hostWith = (device: GpuFacts | null): Host => ({
+  loaded_model: null,
+  failing_models: {},
+  evicted_models: {},
+  device,
+});
+/** The directory's view of `host`: without one, the device fails as a request would. */
+function hostOptions(host: Host): Pick<DeviceModelsOptions, 'host' | 'device'> {
+  return {
+    host: async () => host,
+    device: async () => {
+      if (!host) throw new OpenAIError('engine_unavailable', 'No tab hosts the engine.');
+      return host.device;
+    },
+  };
+}
 
 /** Caches holding every file of the f32 model. */
 function cachesWith(entry: typeof f32): CacheStorageLike {
@@ -51,19 +79,13 @@ function cachesWith(entry: typeof f32): CacheStorageLike {
   };
 }
 
-function directory(
-  host: {
-    loaded_model: string | null;
-    failing_models: Record<string, string>;
-    evicted_models: Record<string, string>;
-  } | null = null,
-) {
+/** The directory of both models, the f32 one downloaded, under `host` (null: no host tab). */
+function directory(host: Host = hostWith(GPU)) {
   return new DeviceModels({
     catalog: [f32, f16],
     appUrl: 'https://app.example/',
     caches: cachesWith(f32),
-    gpu: async () => GPU,
-    host: async () => host,
+    ...hostOptions(host),
   });
 }
 
@@ -82,8 +104,7 @@ describe('DeviceModels', () => {
       catalog: [f32, f16],
       appUrl: 'https://app.example/',
       caches: cachesWith(f32),
-      gpu: async () => GPU,
-      host: async () => null,
+      ...hostOptions(hostWith(GPU)),
       price: async (id) => (id === ECHO_MODEL.id ? { prompt: 1e-6, completion: 2e-6 } : undefined),
     });
     expect((await models.find(ECHO_MODEL.id))?.price).toEqual({ prompt: 1e-6, completion: 2e-6 });
@@ -100,8 +121,7 @@ describe('DeviceModels', () => {
       catalog: [f16],
       appUrl: 'https://app.example/',
       caches: cachesWith(f32),
-      gpu: async () => gpu,
-      host: async () => null,
+      ...hostOptions(hostWith(gpu)),
     });
     const model = (await withF16.find(f16.id))!;
     await expect(withF16.ensureReady(model)).rejects.toMatchObject({
@@ -113,6 +133,7 @@ describe('DeviceModels', () => {
 
   it('shows in the catalogue what is loaded, a model marked as failing with why, and one evicted', async () => {
     const catalog = await directory({
+      device: GPU,
       loaded_model: f32.id,
       failing_models: { [f32.id]: 'lost the device twice' },
       evicted_models: { [f16.id]: '3 of its files are gone' },
@@ -134,5 +155,72 @@ describe('DeviceModels', () => {
       available: true,
       downloaded: true,
     });
+  });
+
+  it('judges models by the adapter the host measured, though the service worker has no WebGPU', async () => {
+    // Firefox offers no WebGPU to service workers; the engine worker has it.
+    expect((globalThis as { navigator?: { gpu?: unknown } }).navigator?.gpu).toBeUndefined();
+    expect((await directory().list()).map((m) => m.id)).toEqual([ECHO_MODEL.id, f32.id]);
+    expect((await directory().catalog()).find((m) => m.id === f32.id)).toMatchObject({
+      available: true,
+    });
+    await expect(
+      directory().ensureReady((await directory().find(f32.id))!),
+    ).resolves.toBeUndefined();
+  });
+
+  it('refuses a model on an adapter with too little workgroup storage, and says which limit', async () => {
+    const small = { ...GPU, adapter: { ...GPU.adapter!, limits: { ...GPU.adapter!.limits } } };
+    small.adapter.limits.maxComputeWorkgroupStorageSize = 16 << 10;
+    const models = directory(hostWith(small));
+    await expect(models.ensureReady((await models.find(f32.id))!)).rejects.toMatchObject({
+      code: 'webgpu_unavailable',
+      status: 503,
+      message: expect.stringMatching(/maxComputeWorkgroupStorageSize/),
+    });
+    expect((await models.catalog()).find((m) => m.id === f32.id)).toMatchObject({
+      available: false,
+      unavailable_reason: expect.stringMatching(/maxComputeWorkgroupStorageSize/),
+    });
+    expect((await models.list()).map((m) => m.id)).toEqual([ECHO_MODEL.id]);
+  });
+
+  it('says the device is not known yet when no tab hosts the engine, rather than that it has no WebGPU', async () => {
+    const catalog = await directory(null).catalog();
+    expect(catalog[0]).toMatchObject({ id: ECHO_MODEL.id, available: true });
+    for (const model of catalog.slice(1)) {
+      expect(model.available).toBeNull();
+      expect(model.unavailable_reason).toMatch(/not known yet/i);
+      expect(model.unavailable_reason).not.toMatch(/no WebGPU|no usable GPU/);
+    }
+  });
+
+  it('says the device is not known yet while the host has not measured its GPU', async () => {
+    const catalog = await directory(hostWith(null)).catalog();
+    expect(catalog.find((m) => m.id === f16.id)).toMatchObject({
+      available: null,
+      unavailable_reason: expect.stringMatching(/not known yet/i),
+    });
+  });
+
+  it('answers a request for a catalogue model with 503 engine_unavailable when no tab hosts the engine', async () => {
+    const models = directory(null);
+    await expect(models.ensureReady((await models.find(f16.id))!)).rejects.toMatchObject({
+      code: 'engine_unavailable',
+      status: 503,
+    });
+    // The echo engine needs nothing of the device.
+    await expect(models.ensureReady(ECHO_MODEL)).resolves.toBeUndefined();
+  });
+
+  it('leaves the fit to the engine while the host has not measured its GPU', async () => {
+    const models = directory(hostWith(null));
+    await expect(
+      models.ensureReady((await models.find(f16.id))!, { files: false }),
+    ).resolves.toBeUndefined();
+  });
+
+  it('lists the downloaded models while no tab hosts the engine, as their fit is not known', async () => {
+    expect((await directory(null).list()).map((m) => m.id)).toEqual([ECHO_MODEL.id, f32.id]);
   });
 });
