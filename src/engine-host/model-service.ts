@@ -1,8 +1,9 @@
 /**
  * @module
  * The models on the device, as the engine worker manages them: downloads (jobs of their own),
- * deletions and unloads (refused while requests use the model), what a model's files look like
- * to Hearth and to WebLLM, and what was lost to eviction since the last host.
+ * deletions and unloads (refused while requests use the model, then run alone in turn with the
+ * requests), what a model's files look like to Hearth and to WebLLM, and what was lost to eviction
+ * since the last host.
  */
 import { Channel } from '../bridge/channel';
 import type { ChatOptions, ModelInspection, ModelService } from '../openai/backend';
@@ -42,6 +43,14 @@ function inUse(model: string): OpenAIError {
   return new OpenAIError(
     'model_in_use',
     `Requests are using ${model}; try again when they are done.`,
+    { param: 'model' },
+  );
+}
+
+function notDownloaded(model: string): OpenAIError {
+  return new OpenAIError(
+    'model_not_downloaded',
+    `The model '${model}' was deleted from this device; download it first.`,
     { param: 'model' },
   );
 }
@@ -101,23 +110,46 @@ export class LocalModels implements ModelService {
     return this.#deps.downloads.cancel(model);
   }
 
+  /**
+   * Removes the model's files. Refused while requests use it; otherwise it waits, alone on the
+   * queue, for the request running and a load under way (a new host's preload), so that WebLLM
+   * neither loads a model whose files are going nor fetches them again once they are gone.
+   */
   async deleteModel(model: string): Promise<void> {
     const entry = this.#entry(model);
-    if (this.#deps.queue.inUse(model)) throw inUse(model);
-    await this.#deps.downloads.cancel(model);
-    if (this.#deps.engine.loadedModel === model) await this.#deps.engine.unload();
-    await this.#deps.downloads.remove(entry);
-    await this.#deps.forgetLosses(model);
-    delete this.#evicted[model];
-    await this.#deps.engine.refresh();
+    const { queue, engine, downloads } = this.#deps;
+    if (queue.inUse(model)) throw inUse(model);
+    await queue.alone(async () => {
+      try {
+        await downloads.cancel(model);
+        if (engine.loadedModel === model) await engine.unload();
+        await downloads.remove(entry);
+        await this.#deps.forgetLosses(model);
+        delete this.#evicted[model];
+        await engine.refresh();
+      } finally {
+        // Requests for it that came meanwhile passed the service worker's check while the files
+        // were there: loading it now would download it again.
+        queue.refuse(model, notDownloaded(model));
+      }
+    });
     this.#deps.onChange();
   }
 
+  /**
+   * Takes the model off the GPU. Refused while requests use the model on the GPU or the one
+   * being put there; otherwise it waits, alone on the queue, for the request running and a
+   * load under way. A second unload finds nothing left and disposes nothing.
+   */
   async unload(): Promise<void> {
-    const loaded = this.#deps.engine.loadedModel;
-    if (loaded === null) return;
-    if (this.#deps.queue.inUse(loaded)) throw inUse(loaded);
-    await this.#deps.engine.unload();
+    const { queue, engine } = this.#deps;
+    const models = [engine.loadedModel, queue.loading].filter((m) => m !== null);
+    if (models.length === 0) return;
+    const used = models.find((m) => queue.inUse(m));
+    if (used !== undefined) throw inUse(used);
+    await queue.alone(async () => {
+      if (engine.loadedModel !== null) await engine.unload();
+    });
     this.#deps.onChange();
   }
 

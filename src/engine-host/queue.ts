@@ -5,6 +5,10 @@
  * running one stops its engine. A request that had to wait asks, when it reaches the front,
  * whether its page is still there, and is dropped if not. The queue never waits for a reader:
  * replies are buffered in each request's channel, so a slow client cannot hold the engine.
+ *
+ * Some work must run alone on the engines, because WebLLM's `reload()` and `unload()` take no
+ * lock (notes §8): a preload, an unload, a deletion. It runs after the request running and before
+ * those waiting, and nothing starts until it is done.
  */
 import { Channel } from '../bridge/channel';
 import {
@@ -55,6 +59,12 @@ export class EngineQueue implements LoadingBackend {
   readonly #onChange: () => void;
   readonly #waiting: Job[] = [];
   #running: Job | undefined;
+  /** Work waiting to run alone, first in first out. */
+  readonly #alone: (() => Promise<void>)[] = [];
+  /** Whether work is running alone now. */
+  #aloneRunning = false;
+  /** The model being put on the GPU, by a request or a preload. */
+  #loading: string | null = null;
   #seq = 0;
   /**
    * While the request at the front waits for another model: the requests that arrived before
@@ -62,8 +72,6 @@ export class EngineQueue implements LoadingBackend {
    * steady stream of them would keep the front waiting for ever.
    */
   #switchCutoff: number | undefined;
-  /** A load started on its own (a new host reloading its predecessor's model). */
-  #preloading: Promise<void> = Promise.resolve();
 
   constructor(engines: readonly Engine[], options: QueueOptions = {}) {
     this.#engines = engines;
@@ -80,6 +88,16 @@ export class EngineQueue implements LoadingBackend {
     return this.#engines.find((e) => e.loadedModel !== null)?.loadedModel ?? null;
   }
 
+  /** The model a request or a preload is putting on the GPU now, if any. */
+  get loading(): string | null {
+    return this.#loading;
+  }
+
+  /** Whether nothing runs and nothing waits: a new request starts at once. */
+  get #idle(): boolean {
+    return !this.#running && !this.#aloneRunning && this.#alone.length === 0;
+  }
+
   /** Whether a request (or a load) running or waiting is for `model`. */
   inUse(model: string): boolean {
     const jobs = this.#running ? [this.#running, ...this.#waiting] : this.#waiting;
@@ -92,16 +110,43 @@ export class EngineQueue implements LoadingBackend {
   }
 
   /**
-   * Loads `model` without a request, as a new host does with the model its predecessor had.
-   * Requests that arrive meanwhile wait for it; a failure is left for them to meet.
+   * Loads `model` without a request, as a new host does with the model its predecessor had. It
+   * runs alone: requests that arrive meanwhile wait for it; a failure is left for them to meet.
    */
   preload(model: string): void {
     const engine = this.#engines.find((e) => e.serves(model));
     if (!engine || engine.isLoaded(model)) return;
-    this.#preloading = engine.load(model).then(
-      () => this.#onChange(),
-      () => undefined,
-    );
+    this.alone(() => this.#load(engine, model)).catch(() => undefined);
+  }
+
+  /**
+   * Runs `work` alone on the engines: after the request running (and any work before it), before
+   * the requests waiting; no load or generation starts until it settles. Resolves to what it
+   * returns.
+   */
+  alone<T>(work: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#alone.push(async () => {
+        try {
+          resolve(await work());
+        } catch (err) {
+          reject(err);
+        }
+      });
+      void this.#next();
+    });
+  }
+
+  /**
+   * Fails every waiting request for `model` with `error`: the model is gone, and loading it would
+   * fetch it again. Requests for other models wait on.
+   */
+  refuse(model: string, error: OpenAIError): void {
+    const refused = this.#waiting.filter((job) => job.request.model === model);
+    if (refused.length === 0) return;
+    for (const job of refused) this.#waiting.splice(this.#waiting.indexOf(job), 1);
+    for (const job of refused) job.events.fail(error);
+    this.#onChange();
   }
 
   chat(request: ChatRequest, options: ChatOptions): Channel<ChatEvent> {
@@ -120,7 +165,7 @@ export class EngineQueue implements LoadingBackend {
   #submit(request: ChatRequest, options: ChatOptions, loadOnly: boolean): Channel<ChatEvent> {
     const events = new Channel<ChatEvent>();
     const { signal } = options;
-    if (this.#running && this.#waiting.length >= this.#maxWaiting) {
+    if (!this.#idle && this.#waiting.length >= this.#maxWaiting) {
       events.fail(
         new OpenAIError(
           'queue_full',
@@ -134,7 +179,7 @@ export class EngineQueue implements LoadingBackend {
       request,
       options,
       events,
-      waited: this.#running !== undefined,
+      waited: !this.#idle,
       seq: (this.#seq += 1),
       ...(loadOnly && { loadOnly }),
     };
@@ -185,7 +230,18 @@ export class EngineQueue implements LoadingBackend {
   }
 
   async #next(): Promise<void> {
-    if (this.#running) return;
+    if (this.#running || this.#aloneRunning) return;
+    const work = this.#alone.shift();
+    if (work) {
+      this.#aloneRunning = true;
+      try {
+        await work();
+      } finally {
+        this.#aloneRunning = false;
+        void this.#next();
+      }
+      return;
+    }
     const [job] = this.#waiting.splice(this.#pick(), 1);
     if (!job) return;
     this.#running = job;
@@ -201,6 +257,16 @@ export class EngineQueue implements LoadingBackend {
     }
   }
 
+  async #load(engine: Engine, model: string): Promise<void> {
+    this.#loading = model;
+    try {
+      await engine.load(model);
+    } finally {
+      this.#loading = null;
+      this.#onChange();
+    }
+  }
+
   async #run({ request, options, events, waited, loadOnly }: Job): Promise<void> {
     const { signal, alive } = options;
     // A page closed while its request waited leaves no trace but this (DESIGN §3).
@@ -212,11 +278,9 @@ export class EngineQueue implements LoadingBackend {
         param: 'model',
       });
     }
-    await this.#preloading;
     if (!engine.isLoaded(request.model)) {
       events.push({ type: 'state', state: 'loading' });
-      await engine.load(request.model);
-      this.#onChange();
+      await this.#load(engine, request.model);
     }
     if (loadOnly) return events.close();
     if (signal.aborted) return;

@@ -10,15 +10,17 @@ import { Downloads } from '../../../src/engine-host/downloads';
 import type { Engine, EngineOutput } from '../../../src/engine-host/engine';
 import { LocalModels } from '../../../src/engine-host/model-service';
 import { EngineQueue } from '../../../src/engine-host/queue';
-import { catalogEntry, type GpuFacts } from '../../../src/openai/catalog';
+import { catalogEntry } from '../../../src/openai/catalog';
 import type { DownloadProgress } from '../../../src/openai/downloads';
+import type { ChatEvent } from '../../../src/openai/backend';
+import { OpenAIError } from '../../../src/openai/errors';
 import { createApi } from '../../../src/openai/router';
 import type { ChatRequest } from '../../../src/openai/types';
 import { missingFiles } from '../../../src/openai/on-device';
 import { DeviceModels } from '../../../sw/models';
 import { tinyModel } from '../../tiny-model';
 import { FakeNetwork, MemoryCaches, memorySet } from '../fake-storage';
-import { chatRequest, eventually, getRequest, sseData, URL_BASE } from '../helpers';
+import { chatRequest, eventually, getRequest, sleep, sseData, URL_BASE } from '../helpers';
 
 const APP = 'https://app.example/';
 const BASE = 'https://models.example/tiny/';
@@ -28,13 +30,20 @@ const entry = catalogEntry(
   { model: 'https://models.example/tiny', model_id: 'tiny', model_lib: `${BASE}lib/tiny.wasm` },
   { owner: 'acme', id: ID, source: 'self-hosted', tools: false },
 );
-const GPU: GpuFacts = {
+/**
+ * A GPU that runs the tiny model, in both shapes the directory has read (the adapter's limits
+ * flat, or under `limits` as the engine worker measures them), so that this wiring holds while
+ * the GPU facts move from the service worker to the host.
+ */
+const GPU = {
   webgpu: true,
   adapter: {
     vendor: 'v',
     architecture: 'a',
     fallback: false,
     features: [],
+    maxStorageBufferBindingSize: 1 << 30,
+    maxBufferSize: 1 << 30,
     limits: {
       maxBufferSize: 1 << 30,
       maxStorageBufferBindingSize: 1 << 30,
@@ -45,20 +54,57 @@ const GPU: GpuFacts = {
   },
 };
 
-/** An engine for the tiny model whose replies wait until released. */
+/** A promise and the function that settles it. */
+function gate(): { done: Promise<void>; open: () => void } {
+  let open = () => {};
+  const done = new Promise<void>((resolve) => (open = resolve));
+  return { done, open };
+}
+
+/**
+ * An engine for the tiny model whose replies wait until released. Like WebLLM, it takes no lock
+ * of its own: a load or unload may be held open, and it records what overlapped.
+ */
 class TinyEngine implements Engine {
   loadedModel: string | null = null;
   models: string[] = [];
+  loads: string[] = [];
   unloads = 0;
+  generations = 0;
+  /** Something ran while an unload was disposing the model. */
+  overlapped = false;
+  #unloading = false;
+  #loadGate: Promise<void> | undefined;
+  #unloadGate: Promise<void> | undefined;
   release = () => {};
   serves = (id: string) => id === ID;
   isLoaded = (id: string) => this.loadedModel === id;
+  /** Holds loads from now on until the returned function is called. */
+  holdLoads(): () => void {
+    const { done, open } = gate();
+    this.#loadGate = done;
+    return open;
+  }
+  /** Holds unloads from now on until the returned function is called. */
+  holdUnloads(): () => void {
+    const { done, open } = gate();
+    this.#unloadGate = done;
+    return open;
+  }
   async load(id: string) {
+    if (this.#unloading) this.overlapped = true;
+    this.loads.push(id);
+    await this.#loadGate;
     this.loadedModel = id;
   }
+  /** Disposes the model; it is gone only once the disposal is done (WebLLM's device.sync). */
   async unload() {
+    if (this.#unloading) this.overlapped = true;
+    this.#unloading = true;
     this.unloads += 1;
+    await this.#unloadGate;
     this.loadedModel = null;
+    this.#unloading = false;
   }
   async refresh() {
     this.models = (await missingFiles(entry, APP, this.caches)).length === 0 ? [ID] : [];
@@ -69,6 +115,8 @@ class TinyEngine implements Engine {
     return false;
   }
   async *generate(_request: ChatRequest, signal: AbortSignal): AsyncGenerator<EngineOutput> {
+    if (this.#unloading) this.overlapped = true;
+    this.generations += 1;
     await new Promise<void>((resolve) => {
       this.release = resolve;
       signal.addEventListener('abort', () => resolve());
@@ -130,13 +178,9 @@ function setup(options: { downloaded?: string[] } = {}) {
   const { port1, port2 } = new MessageChannel();
   server.attach(port2);
   const backend = new PortBackend(async () => port1);
-  const directory = new DeviceModels({
-    catalog: [entry],
-    appUrl: APP,
-    caches,
-    device: async () => GPU,
-    host: async () => null,
-  });
+  const gpu = async () => GPU;
+  const directoryOptions = { catalog: [entry], appUrl: APP, caches, gpu, device: gpu };
+  const directory = new DeviceModels({ ...directoryOptions, host: async () => null });
   const api = createApi({ backend, models: directory, status: () => backend.status() });
   const call = (method: string, path: string, body?: unknown) =>
     api.fetch(
@@ -152,6 +196,7 @@ function setup(options: { downloaded?: string[] } = {}) {
     caches,
     network,
     engine,
+    queue,
     models,
     downloaded,
     ended,
@@ -370,6 +415,105 @@ describe('the model endpoints, through the bridge', () => {
     const t = setup();
     const state = await (await t.call('GET', 'models/hearth/echo')).json();
     expect(state).toMatchObject({ id: 'hearth/echo', downloaded: true, missing_files: [] });
+    t.close();
+  });
+});
+
+/** A chat request for the tiny model, as the host receives it. */
+const tinyChat = (content: string): ChatRequest => ({
+  model: ID,
+  messages: [{ role: 'user', content }],
+  stream: false,
+  include_usage: false,
+  n: 1,
+});
+
+/** Runs a request straight on the host's queue (past the service worker's checks, already made). */
+async function onQueue(queue: EngineQueue, request: ChatRequest): Promise<ChatEvent[]> {
+  const events: ChatEvent[] = [];
+  for await (const event of queue.chat(request, { signal: new AbortController().signal })) {
+    events.push(event);
+  }
+  return events;
+}
+
+describe('unloads and deletions, in turn with the requests', () => {
+  it('lets a deletion that races a preload wait for the load, then unload and remove the model', async () => {
+    const t = setup();
+    await progressOf(await t.call('POST', `models/${ID}/download`));
+    const releaseLoad = t.engine.holdLoads();
+    // A new host tab puts its predecessor's model back on the GPU.
+    t.queue.preload(ID);
+    await eventually(() => t.engine.loads.length === 1);
+    const deleting = t.models.deleteModel(ID);
+    // A request the service worker checked before the files went, reaching the host meanwhile.
+    const late = onQueue(t.queue, tinyChat('late')).catch((e: unknown) => e);
+    await sleep(20);
+    expect(t.caches.urls.length).toBe(model.files.length);
+    releaseLoad();
+    await deleting;
+    expect(t.engine.unloads).toBe(1);
+    expect(t.engine.loadedModel).toBeNull();
+    expect(t.caches.urls).toEqual([]);
+    // It finds the model gone instead of making WebLLM fetch it again.
+    const error = (await late) as OpenAIError;
+    expect(error).toBeInstanceOf(OpenAIError);
+    expect(error.code).toBe('model_not_downloaded');
+    expect(t.engine.loads).toEqual([ID]);
+    t.close();
+  });
+
+  it('starts no load or generation while an unload is disposing the model', async () => {
+    const t = setup();
+    await progressOf(await t.call('POST', `models/${ID}/download`));
+    await t.call('POST', `models/${ID}/load`);
+    const releaseUnload = t.engine.holdUnloads();
+    const unloading = t.call('POST', 'unload');
+    await eventually(() => t.engine.unloads === 1);
+    const next = onQueue(t.queue, tinyChat('next'));
+    await sleep(20);
+    expect(t.engine.generations).toBe(0);
+    releaseUnload();
+    expect((await unloading).status).toBe(200);
+    await eventually(() => t.engine.generations === 1);
+    t.engine.release();
+    expect((await next).at(-1)?.type).toBe('end');
+    // The request loaded the model again, after the unload, never during it.
+    expect(t.engine.loads).toEqual([ID, ID]);
+    expect(t.engine.overlapped).toBe(false);
+    t.close();
+  });
+
+  it('disposes the model once when two unloads come at once', async () => {
+    const t = setup();
+    await progressOf(await t.call('POST', `models/${ID}/download`));
+    await t.call('POST', `models/${ID}/load`);
+    const releaseUnload = t.engine.holdUnloads();
+    const both = [t.call('POST', 'unload'), t.call('POST', 'unload')];
+    await eventually(() => t.engine.unloads > 0);
+    await sleep(20);
+    releaseUnload();
+    const answers = await Promise.all(both);
+    expect(answers.map((r) => r.status)).toEqual([200, 200]);
+    expect(t.engine.unloads).toBe(1);
+    expect(t.engine.overlapped).toBe(false);
+    t.close();
+  });
+
+  it('refuses to unload while a request is loading the model onto the GPU', async () => {
+    const t = setup();
+    await progressOf(await t.call('POST', `models/${ID}/download`));
+    const releaseLoad = t.engine.holdLoads();
+    const chat = onQueue(t.queue, tinyChat('x'));
+    await eventually(() => t.engine.loads.length === 1);
+    const refused = await t.call('POST', 'unload');
+    expect(refused.status).toBe(409);
+    expect((await refused.json()).error.code).toBe('model_in_use');
+    releaseLoad();
+    await eventually(() => t.engine.generations === 1);
+    t.engine.release();
+    await chat;
+    expect(t.engine.unloads).toBe(0);
     t.close();
   });
 });

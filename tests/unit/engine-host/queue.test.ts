@@ -294,3 +294,77 @@ describe('EngineQueue and models on the GPU', () => {
     expect(engine.started).toEqual(['warm', 'a1', 'a2', 'b1', 'a3']);
   });
 });
+
+describe('EngineQueue and work that runs alone (unloads, deletions, preloads)', () => {
+  it('runs it after the running request and before those waiting, and starts nothing meanwhile', async () => {
+    const engine = new GateEngine();
+    const queue = new EngineQueue([engine]);
+    const a = collect(queue.chat(req('a'), { signal: signal() }));
+    await eventually(() => engine.started.length === 1);
+    const order: string[] = [];
+    let finish = () => {};
+    const alone = queue.alone(async () => {
+      order.push(`alone with ${engine.active} running`);
+      await new Promise<void>((resolve) => (finish = resolve));
+    });
+    const b = collect(queue.chat(req('b'), { signal: signal() }));
+    await sleep(10);
+    expect(order).toEqual([]);
+    engine.release('a');
+    await eventually(() => order.length === 1);
+    expect(order).toEqual(['alone with 0 running']);
+    await sleep(10);
+    expect(engine.started).toEqual(['a']);
+    finish();
+    await alone;
+    await eventually(() => engine.started.length === 2);
+    engine.release('b');
+    await Promise.all([a, b]);
+    expect(engine.maxActive).toBe(1);
+  });
+
+  it('waits for a preload, and answers with what the work returned or threw', async () => {
+    const engine = new GateEngine();
+    const queue = new EngineQueue([engine]);
+    queue.preload('acme/m');
+    expect(await queue.alone(async () => engine.loadedModel)).toBe('acme/m');
+    await expect(
+      queue.alone(async () => {
+        throw new Error('no');
+      }),
+    ).rejects.toThrow('no');
+    // The queue serves on after a failure.
+    const reply = collect(queue.chat(req('a'), { signal: signal() }));
+    await eventually(() => engine.started.length === 1);
+    engine.release('a');
+    expect((await reply).at(-1)?.type).toBe('end');
+  });
+
+  it('says which model a request or a preload is putting on the GPU', async () => {
+    const engine = new GateEngine();
+    const queue = new EngineQueue([engine]);
+    expect(queue.loading).toBeNull();
+    queue.preload('acme/m');
+    expect(queue.loading).toBe('acme/m');
+    await queue.alone(async () => undefined);
+    expect(queue.loading).toBeNull();
+  });
+
+  it('fails the waiting requests for a model that is gone, and only those', async () => {
+    const engine = new GateEngine();
+    const queue = new EngineQueue([engine]);
+    const gone = new OpenAIError('model_not_downloaded', 'gone');
+    const a = collect(queue.chat(req('a', 'acme/a'), { signal: signal() }));
+    await eventually(() => engine.started.length === 1);
+    const b = collect(queue.chat(req('b', 'acme/b'), { signal: signal() })).catch((e) => e);
+    const c = collect(queue.chat(req('c', 'acme/c'), { signal: signal() }));
+    queue.refuse('acme/b', gone);
+    expect(await b).toBe(gone);
+    expect(queue.counts).toEqual({ running: 1, waiting: 1 });
+    engine.release('a');
+    await eventually(() => engine.started.length === 2);
+    engine.release('c');
+    await Promise.all([a, c]);
+    expect(engine.started).toEqual(['a', 'c']);
+  });
+});
