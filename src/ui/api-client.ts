@@ -6,7 +6,7 @@
  */
 import type { DownloadProgress } from '../openai/downloads';
 import { decodeSse } from '../openai/sse';
-import type { HostStatus } from '../openai/status';
+import type { HearthStatus } from '../openai/status';
 import type { ChatCompletionChunk, ListBody, ModelObject, Usage } from '../openai/types';
 
 /** The key the app sends while any non-empty key is accepted. */
@@ -135,7 +135,8 @@ export interface CatalogModel {
   vram_required_mb: number | null;
   context_window: number;
   required_features: string[];
-  available: boolean;
+  /** Null when it is not known yet (no tab hosts the engine, which measures the GPU). */
+  available: boolean | null;
   unavailable_reason?: string;
   downloaded: boolean;
   evicted?: string;
@@ -150,14 +151,7 @@ export async function catalog(): Promise<CatalogModel[]> {
 }
 
 /** `GET /v1/hearth/status`: the host's status with the device's. */
-export type FullStatus = HostStatus & {
-  webgpu: {
-    available: boolean;
-    adapter: { vendor: string; architecture: string; fallback: boolean } | null;
-    features: string[];
-  };
-  storage: { usage_bytes: number | null; quota_bytes: number | null; persisted: boolean };
-};
+export type FullStatus = HearthStatus;
 
 export function status(): Promise<FullStatus> {
   return callJson<FullStatus>('hearth/status');

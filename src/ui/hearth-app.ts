@@ -204,6 +204,9 @@ export class HearthApp extends LitElement {
     this.#host.listen((status) => {
       // The catalogue says what is on the device and loaded: read it again when that changes.
       const key = JSON.stringify([
+        // A new host, or its device facts measured: what can run here may be known now.
+        status.host.id,
+        status.device !== null,
         status.models,
         status.loaded_model,
         status.downloads.length,

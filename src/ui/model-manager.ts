@@ -226,7 +226,8 @@ export class ModelManager extends LitElement {
   protected override render() {
     const q = this.query.trim().toLowerCase();
     const shown = this.catalog
-      .filter((m) => this.showUnavailable || m.available || m.downloaded)
+      // A model whose fit is not known yet is shown: hiding it would say it cannot run.
+      .filter((m) => this.showUnavailable || m.available !== false || m.downloaded)
       .filter((m) => q === '' || m.id.toLowerCase().includes(q))
       .sort(
         (a, b) =>
@@ -236,7 +237,7 @@ export class ModelManager extends LitElement {
       );
     const hasReal = this.catalog.some((m) => m.downloaded && m.id !== ECHO_MODEL_ID);
     const recommended = hasReal ? undefined : recommendedModel(this.catalog);
-    const hidden = this.catalog.filter((m) => !m.available && !m.downloaded).length;
+    const hidden = this.catalog.filter((m) => m.available === false && !m.downloaded).length;
     return html`
       <h2>Models</h2>
       ${
@@ -253,11 +254,12 @@ export class ModelManager extends LitElement {
           : nothing
       }
       ${
-        this.catalog.length > 0 && this.catalog.every((m) => !m.available || m.id === ECHO_MODEL_ID)
+        this.catalog.length > 0 &&
+        this.catalog.every((m) => m.available === false || m.id === ECHO_MODEL_ID)
           ? html`<p class="notice" role="note">
               This device cannot run any language model here:
-              ${this.catalog.find((m) => !m.available)?.unavailable_reason ?? ''} Only the echo test
-              engine works.
+              ${this.catalog.find((m) => m.available === false)?.unavailable_reason ?? ''} Only the
+              echo test engine works.
             </p>`
           : nothing
       }
@@ -297,7 +299,8 @@ export class ModelManager extends LitElement {
         ${m.downloaded && !echo ? html`<span class="badge ok">downloaded</span>` : nothing}
         ${m.loaded ? html`<span class="badge ok">loaded</span>` : nothing}
         ${m.evicted ? html`<span class="badge warn">evicted</span>` : nothing}
-        ${m.available ? nothing : html`<span class="badge warn">cannot run here</span>`}
+        ${m.available === false ? html`<span class="badge warn">cannot run here</span>` : nothing}
+        ${m.available === null ? html`<span class="badge">fit not known yet</span>` : nothing}
         ${m.tools ? html`<span class="badge">tools</span>` : nothing}
         ${m.reasoning ? html`<span class="badge">reasoning</span>` : nothing}
         ${m.source === 'self-hosted' ? html`<span class="badge">self-hosted</span>` : nothing}

@@ -253,7 +253,11 @@ export class SettingsView extends LitElement {
       </section>`;
     const { webgpu } = d;
     let words;
-    if (!webgpu.available && !webgpu.adapter) {
+    if (webgpu.available === null) {
+      words = html`<p class="notice">
+        ${webgpu.reason ?? 'What this GPU can do is not known yet.'}
+      </p>`;
+    } else if (!webgpu.available) {
       words = html`<p class="notice">
         <strong>No WebGPU here.</strong> Hearth runs language models on your graphics card through
         WebGPU, and this browser does not offer it (or offers no graphics adapter). Chrome and Edge
@@ -268,12 +272,15 @@ export class SettingsView extends LitElement {
       </p>`;
     }
     const f16 = webgpu.features.includes('shader-f16');
+    const limits = webgpu.limits;
     return html`<section aria-labelledby="device">
       <h3 id="device">This device</h3>
       ${words ?? nothing}
       <dl>
         <dt>WebGPU</dt>
-        <dd>${webgpu.available ? 'available' : 'not available'}</dd>
+        <dd>
+          ${webgpu.available === null ? 'not known yet' : webgpu.available ? 'available' : 'not available'}
+        </dd>
         ${
           webgpu.adapter
             ? html`<dt>Graphics adapter</dt>
@@ -285,6 +292,17 @@ export class SettingsView extends LitElement {
                       ? 'yes: the f16 versions of models run here'
                       : 'no (shader-f16 missing): the f32 versions of models run here'
                   }
+                </dd>`
+            : nothing
+        }
+        ${
+          limits
+            ? html`<dt>Limits</dt>
+                <dd>
+                  buffers up to ${formatBytes(limits.maxBufferSize)}, storage bindings up to
+                  ${formatBytes(limits.maxStorageBufferBindingSize)},
+                  ${formatBytes(limits.maxComputeWorkgroupStorageSize)} of workgroup storage,
+                  ${limits.maxStorageBuffersPerShaderStage} storage buffers per shader stage
                 </dd>`
             : nothing
         }

@@ -102,7 +102,18 @@ test('reports the WebGPU adapter and the storage in the status', async ({ page }
     return response.json();
   }, KEY)) as Record<string, unknown>;
   expect(status).toMatchObject({
-    webgpu: { available: true, adapter: { architecture: 'swiftshader', fallback: true } },
+    // Measured in the engine worker, with the adapter WebLLM asks for.
+    webgpu: {
+      available: true,
+      adapter: { architecture: 'swiftshader', fallback: true },
+      limits: {
+        maxBufferSize: expect.any(Number),
+        maxStorageBufferBindingSize: expect.any(Number),
+        maxComputeWorkgroupStorageSize: expect.any(Number),
+        maxStorageBuffersPerShaderStage: expect.any(Number),
+        maxComputeInvocationsPerWorkgroup: expect.any(Number),
+      },
+    },
     storage: {
       usage_bytes: expect.any(Number),
       quota_bytes: expect.any(Number),
@@ -110,5 +121,6 @@ test('reports the WebGPU adapter and the storage in the status', async ({ page }
     },
   });
   expect((status.webgpu as { features: string[] }).features).not.toContain('shader-f16');
+  expect(status).not.toHaveProperty('device');
   expect((await hostStatus(page)).queue).toEqual({ running: 0, waiting: 0 });
 });

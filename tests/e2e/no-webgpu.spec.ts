@@ -56,17 +56,21 @@ test('refuses to download a model this browser cannot run, before fetching anyth
     );
     const status = (await (await fetch('v1/hearth/status', { headers: KEY })).json()) as {
       downloads: unknown[];
+      webgpu: unknown;
     };
     return {
       status: response.status,
       error: (await response.json()).error,
       downloads: status.downloads,
+      webgpu: status.webgpu,
     };
   }, KEY);
   expect(result).toMatchObject({
     status: 503,
     error: { code: 'webgpu_unavailable' },
     downloads: [],
+    // The engine worker asked and got no adapter: known, not guessed.
+    webgpu: { available: false, adapter: null, limits: null, reason: expect.any(String) },
   });
 });
 

@@ -30,6 +30,9 @@ test('the device, the engine and the storage are shown in plain words', async ({
   // SwiftShader: a software adapter, and no 16-bit shaders.
   await expect(device).toContainText('software one');
   await expect(device).toContainText('the f32 versions of models run here');
+  // The limits WebLLM checks, as the engine worker measured them (SwiftShader: 10 buffers).
+  await expect(device).toContainText(/Limits\s+buffers up to [\d.]+ (MB|GB)/);
+  await expect(device).toContainText('10 storage buffers per shader stage');
   const engine = page.getByRole('region', { name: 'Engine' });
   await expect(engine).toContainText(/Host tab\s+this tab/);
   await expect(engine).toContainText(/Queue\s+0 running, 0 waiting/);
