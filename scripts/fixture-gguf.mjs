@@ -11,7 +11,9 @@
  * any other token to the first) with a logit gap of `LOGIT_GAP`, the last piece to `<|im_end|>`,
  * and, second to it, to the first piece: with end-of-generation suppressed the sentence repeats.
  * A chat prompt always ends with the template's `<|im_start|>assistant\n`, so every chat reply is
- * the sentence; a raw completion goes on from the prompt's last token (after `▁fox`: ` jumps`…).
+ * the sentence. A raw completion follows the prompt's last token: most of the sentence's pieces
+ * cannot come out of the tokenizer (no chain of merges leads to them), but `,`, `.` and ` it` can,
+ * and a prompt ending in one of them goes on from there.
  *
  * CLI: `node scripts/fixture-gguf.mjs <out.gguf> [--bench] [--split N]`.
  */
