@@ -10,7 +10,7 @@ import { Downloads } from '../../../src/engine-host/downloads';
 import type { Engine, EngineOutput } from '../../../src/engine-host/engine';
 import { LocalModels } from '../../../src/engine-host/model-service';
 import { EngineQueue } from '../../../src/engine-host/queue';
-import { catalogEntry } from '../../../src/openai/catalog';
+import { catalogEntry, type GpuFacts } from '../../../src/openai/catalog';
 import type { DownloadProgress } from '../../../src/openai/downloads';
 import type { ChatEvent } from '../../../src/openai/backend';
 import { OpenAIError } from '../../../src/openai/errors';
@@ -30,20 +30,13 @@ const entry = catalogEntry(
   { model: 'https://models.example/tiny', model_id: 'tiny', model_lib: `${BASE}lib/tiny.wasm` },
   { owner: 'acme', id: ID, source: 'self-hosted', tools: false },
 );
-/**
- * A GPU that runs the tiny model, in both shapes the directory has read (the adapter's limits
- * flat, or under `limits` as the engine worker measures them), so that this wiring holds while
- * the GPU facts move from the service worker to the host.
- */
-const GPU = {
+const GPU: GpuFacts = {
   webgpu: true,
   adapter: {
     vendor: 'v',
     architecture: 'a',
     fallback: false,
     features: [],
-    maxStorageBufferBindingSize: 1 << 30,
-    maxBufferSize: 1 << 30,
     limits: {
       maxBufferSize: 1 << 30,
       maxStorageBufferBindingSize: 1 << 30,
@@ -178,9 +171,13 @@ function setup(options: { downloaded?: string[] } = {}) {
   const { port1, port2 } = new MessageChannel();
   server.attach(port2);
   const backend = new PortBackend(async () => port1);
-  const gpu = async () => GPU;
-  const directoryOptions = { catalog: [entry], appUrl: APP, caches, gpu, device: gpu };
-  const directory = new DeviceModels({ ...directoryOptions, host: async () => null });
+  const directory = new DeviceModels({
+    catalog: [entry],
+    appUrl: APP,
+    caches,
+    device: async () => GPU,
+    host: async () => null,
+  });
   const api = createApi({ backend, models: directory, status: () => backend.status() });
   const call = (method: string, path: string, body?: unknown) =>
     api.fetch(
