@@ -2,8 +2,8 @@
  * @module
  * The models on the device, as the engine worker manages them: downloads (jobs of their own),
  * deletions and unloads (refused while requests use the model, then run alone in turn with the
- * requests), what a model's files look like to Hearth and to WebLLM, and what was lost to eviction
- * since the last host.
+ * requests), what a model's files look like to Hearth and to WebLLM, what was lost to eviction
+ * since the last host, and a model marked failing tried again when the user loads it.
  */
 import { Channel } from '../bridge/channel';
 import type { ChatOptions, ModelInspection, ModelService } from '../openai/backend';
@@ -27,6 +27,8 @@ export interface ModelServiceDeps {
     readonly loadedModel: string | null;
     /** The models whose every file is on the device, as of the last refresh. */
     readonly models: readonly string[];
+    /** Models marked as failing on this device (GPU device lost twice), with why; none if absent. */
+    readonly failing?: Readonly<Record<string, string>>;
     unload(): Promise<void>;
     refresh(): Promise<void>;
     /** Resolves once the refreshes asked for so far are done. */
@@ -150,6 +152,18 @@ export class LocalModels implements ModelService {
     await queue.alone(async () => {
       if (engine.loadedModel !== null) await engine.unload();
     });
+    this.#deps.onChange();
+  }
+
+  /**
+   * The user asked to load `model`: a mark of failing (GPU device lost twice) is lifted and the
+   * model tried again, without a new download. Requests alone never lift it.
+   */
+  async clearFailing(model: string): Promise<void> {
+    const { engine } = this.#deps;
+    if (engine.failing?.[model] === undefined) return;
+    await this.#deps.forgetLosses(model);
+    await engine.refresh();
     this.#deps.onChange();
   }
 

@@ -50,6 +50,11 @@ export interface QueueOptions {
   maxWaiting?: number;
   /** Told whenever the counts or the loaded model change. */
   onChange?: () => void;
+  /**
+   * Runs, in turn, before a load asked for on its own (`load`) puts a model on the GPU: the
+   * user asked for that model, so the worker lifts a mark of failing there.
+   */
+  beforeLoad?: (model: string) => Promise<void>;
 }
 
 /** A `ChatBackend` that runs requests one at a time on the engine serving their model. */
@@ -57,6 +62,7 @@ export class EngineQueue implements LoadingBackend {
   readonly #engines: readonly Engine[];
   readonly #maxWaiting: number;
   readonly #onChange: () => void;
+  readonly #beforeLoad: (model: string) => Promise<void>;
   readonly #waiting: Job[] = [];
   #running: Job | undefined;
   /** Work waiting to run alone, first in first out. */
@@ -77,6 +83,7 @@ export class EngineQueue implements LoadingBackend {
     this.#engines = engines;
     this.#maxWaiting = options.maxWaiting ?? MAX_WAITING;
     this.#onChange = options.onChange ?? (() => {});
+    this.#beforeLoad = options.beforeLoad ?? (async () => {});
   }
 
   get counts(): QueueCounts {
@@ -279,6 +286,7 @@ export class EngineQueue implements LoadingBackend {
       });
     }
     if (!engine.isLoaded(request.model)) {
+      if (loadOnly) await this.#beforeLoad(request.model);
       events.push({ type: 'state', state: 'loading' });
       await this.#load(engine, request.model);
     }

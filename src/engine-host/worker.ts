@@ -71,7 +71,11 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
       const losses = new DeviceLosses();
       const downloaded = modelSet('downloaded');
       const webllm = new WebLLMEngine({ catalog, appUrl, caches, onChange, losses });
-      const engines = new EngineQueue([new EchoEngine(), webllm], { onChange });
+      const engines = new EngineQueue([new EchoEngine(), webllm], {
+        onChange,
+        // The user asked for this model: one marked failing is tried again.
+        beforeLoad: (model): Promise<void> => models.clearFailing(model),
+      });
       const downloads = new Downloads({
         catalog,
         appUrl,

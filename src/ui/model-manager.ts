@@ -2,7 +2,8 @@
  * @module
  * `<model-manager>`: the catalogue with what each model needs and whether this device can run
  * it, and the models on the device: download (with progress, speed and time left, also for
- * downloads another tab started), cancel, resume, delete, load and unload.
+ * downloads another tab started), cancel, resume, delete, load and unload, and trying again a
+ * model marked as failing on this device.
  */
 import { css, html, LitElement, nothing } from 'lit';
 import { ECHO_MODEL_ID } from '../openai/models';
@@ -372,6 +373,12 @@ export class ModelManager extends LitElement {
       ${
         m.downloaded && !m.loaded && m.available
           ? html`<button @click=${() => this.#load(m.id)}>Load</button>`
+          : nothing
+      }
+      ${
+        // Loading it lifts the mark (the GPU device was lost twice): the user decides to retry.
+        this.host?.failing_models[m.id]
+          ? html`<button @click=${() => this.#load(m.id)}>Try again</button>`
           : nothing
       }
       ${m.loaded ? html`<button @click=${() => this.#unload(m.id)}>Unload</button>` : nothing}

@@ -2,7 +2,8 @@
  * Models in the chat app: the catalogue with what each model needs, and the model on this
  * device (the tests' self-hosted tiny model, served by their own server): download with
  * progress, cancel and resume, a download started in another tab, load (which fails: its library
- * is not WebAssembly), delete; the default model; an error shown where it happened.
+ * is not WebAssembly), delete; the default model; an error shown where it happened; a model
+ * marked failing, tried again.
  */
 import { expect, test, type Page } from '@playwright/test';
 import { KEY } from './helpers';
@@ -144,6 +145,77 @@ test('a downloaded model becomes the default; a reply that fails says why and ke
   await openModels(page);
   await tiny(page).getByRole('button', { name: 'Load' }).click();
   await expect(tiny(page).getByRole('alert')).toContainText(`Loading ${TINY_ID} failed`);
+});
+
+/** Records two GPU device losses of `id` where the engine worker keeps them (its IndexedDB). */
+async function markFailing(page: Page, id: string): Promise<void> {
+  await expect
+    .poll(() =>
+      page.evaluate(
+        async ({ id }) => {
+          // Opened only once the worker has made it: opening it first would make it without stores.
+          const made = await indexedDB.databases();
+          if (!made.some((d) => d.name === 'hearth-engine' && d.version === 2)) return false;
+          const db = await new Promise<IDBDatabase>((resolve, reject) => {
+            const open = indexedDB.open('hearth-engine');
+            open.onsuccess = () => resolve(open.result);
+            open.onerror = () => reject(open.error);
+          });
+          try {
+            if (!db.objectStoreNames.contains('device-losses')) return false;
+            const tx = db.transaction('device-losses', 'readwrite');
+            tx.objectStore('device-losses').put({
+              model: id,
+              losses: 2,
+              at: Date.now(),
+              detail: 'test',
+            });
+            await new Promise((resolve) => (tx.oncomplete = resolve));
+            return true;
+          } finally {
+            db.close();
+          }
+        },
+        { id },
+      ),
+    )
+    .toBe(true);
+}
+
+test('a model marked failing is refused to chats, and the Models view tries it again', async ({
+  page,
+}) => {
+  await openChat(page);
+  await markFailing(page, TINY_ID);
+  await openModels(page);
+  // The download's end makes the host read the device losses again.
+  await downloadTiny(page);
+  await expect(tiny(page)).toContainText('marked as failing');
+  const refused = await page.evaluate(
+    async ({ KEY, id }) => {
+      const response = await fetch('v1/openai/chat/completions', {
+        method: 'POST',
+        headers: KEY,
+        body: JSON.stringify({ model: id, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      return {
+        status: response.status,
+        retry: response.headers.get('x-should-retry'),
+        code: ((await response.json()) as { error: { code: string } }).error.code,
+      };
+    },
+    { KEY, id: TINY_ID },
+  );
+  expect(refused).toEqual({ status: 503, retry: 'false', code: 'webgpu_unavailable' });
+  await expect(tiny(page).getByRole('button', { name: 'Load' })).toHaveCount(0);
+  await tiny(page).getByRole('button', { name: 'Try again' }).click();
+  // It was tried for real (and fails as this model does: its library is not WebAssembly).
+  await expect(tiny(page).getByRole('alert')).toContainText(`Loading ${TINY_ID} failed`, {
+    timeout: 30_000,
+  });
+  await expect(tiny(page)).not.toContainText('marked as failing');
+  await expect(tiny(page).getByRole('button', { name: 'Try again' })).toHaveCount(0);
+  await expect(tiny(page).getByRole('button', { name: 'Load' })).toBeVisible();
 });
 
 test('a conversation that outgrows the context window offers a way on', async ({ page }) => {

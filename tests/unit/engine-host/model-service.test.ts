@@ -61,6 +61,10 @@ function gate(): { done: Promise<void>; open: () => void } {
 class TinyEngine implements Engine {
   loadedModel: string | null = null;
   models: string[] = [];
+  /** Models marked as failing, as the engine read them at its last refresh. */
+  failing: Record<string, string> = {};
+  /** What a refresh reads as failing (the device-loss store). */
+  lossStore: Record<string, string> = {};
   loads: string[] = [];
   unloads = 0;
   generations = 0;
@@ -85,6 +89,9 @@ class TinyEngine implements Engine {
     return open;
   }
   async load(id: string) {
+    if (this.failing[id]) {
+      throw new OpenAIError('webgpu_unavailable', this.failing[id], { shouldRetry: false });
+    }
     if (this.#unloading) this.overlapped = true;
     this.loads.push(id);
     await this.#loadGate;
@@ -101,6 +108,7 @@ class TinyEngine implements Engine {
   }
   async refresh() {
     this.models = (await missingFiles(entry, APP, this.caches)).length === 0 ? [ID] : [];
+    this.failing = { ...this.lossStore };
   }
   async settled() {}
   constructor(readonly caches: MemoryCaches) {}
@@ -123,7 +131,11 @@ function setup(options: { downloaded?: string[] } = {}) {
   const caches = new MemoryCaches();
   const network = new FakeNetwork(model, BASE);
   const engine = new TinyEngine(caches);
-  const queue = new EngineQueue([engine]);
+  const forgotten: string[] = [];
+  // As the worker wires it: a load asked for on its own lifts the model's failing mark.
+  const queue = new EngineQueue([engine], {
+    beforeLoad: (id): Promise<void> => models.clearFailing(id),
+  });
   const downloaded = memorySet(...(options.downloaded ?? []));
   const ended: DownloadProgress[] = [];
   const downloads = new Downloads({
@@ -148,7 +160,10 @@ function setup(options: { downloaded?: string[] } = {}) {
     downloads,
     queue,
     engine,
-    forgetLosses: async () => undefined,
+    forgetLosses: async (id) => {
+      forgotten.push(id);
+      delete engine.lossStore[id];
+    },
     downloaded,
     onChange: () => undefined,
   });
@@ -195,6 +210,7 @@ function setup(options: { downloaded?: string[] } = {}) {
     engine,
     queue,
     models,
+    forgotten,
     downloaded,
     ended,
     close: () => {
@@ -511,6 +527,53 @@ describe('unloads and deletions, in turn with the requests', () => {
     t.engine.release();
     await chat;
     expect(t.engine.unloads).toBe(0);
+    t.close();
+  });
+});
+
+describe('a model marked failing on this device', () => {
+  const marked = async () => {
+    const t = setup();
+    await progressOf(await t.call('POST', `models/${ID}/download`));
+    t.engine.lossStore[ID] = 'The GPU device was lost 2 times running this model.';
+    await t.engine.refresh();
+    return t;
+  };
+
+  it('is refused to chat requests, with 503 webgpu_unavailable and no retry', async () => {
+    const t = await marked();
+    const response = await t.api.fetch(
+      chatRequest({ model: ID, messages: [{ role: 'user', content: 'x' }] }),
+    );
+    expect(response.status).toBe(503);
+    expect(response.headers.get('x-should-retry')).toBe('false');
+    expect((await response.json()).error.code).toBe('webgpu_unavailable');
+    expect(t.forgotten).toEqual([]);
+    expect(t.engine.loads).toEqual([]);
+    t.close();
+  });
+
+  it('is tried again when the user loads it: its losses are forgotten and chats work again', async () => {
+    const t = await marked();
+    const loaded = await t.call('POST', `models/${ID}/load`);
+    expect(loaded.status).toBe(200);
+    expect(await loaded.json()).toEqual({ id: ID, object: 'model', loaded: true });
+    expect(t.forgotten).toEqual([ID]);
+    expect(t.engine.failing).toEqual({});
+    const chat = t.api.fetch(
+      chatRequest({ model: ID, messages: [{ role: 'user', content: 'x' }] }),
+    );
+    await eventually(() => t.engine.generations === 1);
+    t.engine.release();
+    expect((await chat).status).toBe(200);
+    t.close();
+  });
+
+  it('keeps the losses of a model that is not marked when it is loaded', async () => {
+    const t = setup();
+    await progressOf(await t.call('POST', `models/${ID}/download`));
+    expect((await t.call('POST', `models/${ID}/load`)).status).toBe(200);
+    expect(t.forgotten).toEqual([]);
     t.close();
   });
 });
