@@ -80,7 +80,9 @@ export function hearthCsp(selfHostedFile: string): Plugin {
       // The app's page only: the bench pages beside it are tools, not the product.
       if (context.path !== '/index.html') return undefined;
       const catalog = await buildCatalog(selfHostedFile);
-      const urls = catalog.flatMap((e) => [e.model_url, e.model_lib]);
+      const urls = catalog.flatMap((e) =>
+        e.engine === 'webllm' ? [e.model_url, e.model_lib] : e.files,
+      );
       const extra = catalogOrigins(urls).filter((origin) => !coveredByModelHosts(origin));
       const hosts = [...MODEL_HOSTS, ...extra];
       return [

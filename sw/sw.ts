@@ -63,7 +63,9 @@ const api = createApi({
  * so that such a model loads offline too.
  */
 const uncachedLibs = new Set(
-  catalog.map((entry) => modelLibUrl(entry, scope.href)).filter((url) => !webllmCachesLib(url)),
+  catalog
+    .flatMap((entry) => (entry.engine === 'webllm' ? [modelLibUrl(entry, scope.href)] : []))
+    .filter((url) => !webllmCachesLib(url)),
 );
 
 async function libraryFromCache(request: Request): Promise<Response> {

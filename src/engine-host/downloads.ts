@@ -394,7 +394,10 @@ export class Downloads {
       if (needed.has(file.url)) continue;
       if (file.kind === 'library') {
         const shared = catalog.some(
-          (e) => e.id !== entry.id && new URL(e.model_lib, appUrl).href === file.url,
+          (e) =>
+            e.id !== entry.id &&
+            e.engine === 'webllm' &&
+            new URL(e.model_lib, appUrl).href === file.url,
         );
         if (shared) continue;
       }

@@ -13,7 +13,7 @@
 import type { AppConfig, MLCEngine, ModelRecord } from '@mlc-ai/web-llm';
 import type { ChoiceResult, SpeedFigures, Token } from '../openai/backend';
 import { ReplyAccumulator } from '../openai/completion';
-import type { CatalogEntry } from '../openai/catalog';
+import type { WebLLMEntry } from '../openai/catalog';
 import { OpenAIError } from '../openai/errors';
 import {
   missingFiles,
@@ -53,7 +53,7 @@ export type LossStore = Pick<DeviceLosses, 'record' | 'failing' | 'clear'>;
 
 /** What the engine needs from the worker. */
 export interface WebLLMEngineOptions {
-  catalog: readonly CatalogEntry[];
+  catalog: readonly WebLLMEntry[];
   /** The app's address, against which self-hosted URLs resolve. */
   appUrl: string;
   caches: CacheStorageLike;
@@ -76,7 +76,7 @@ export function loadPhase(text: string): string {
 }
 
 /** The record WebLLM needs for `entry`: its own `model_id`, absolute URLs. */
-function recordOf(entry: CatalogEntry, appUrl: string): ModelRecord {
+function recordOf(entry: WebLLMEntry, appUrl: string): ModelRecord {
   const record: ModelRecord = {
     model: modelBaseUrl(entry, appUrl),
     // WebLLM's own id: it decides function calling by it (`functionCallingModelIds`).
@@ -96,7 +96,7 @@ function recordOf(entry: CatalogEntry, appUrl: string): ModelRecord {
  * An app config of `entry` alone: WebLLM finds records by `model_id`, first match, and a
  * self-hosted copy may repeat a prebuilt model's `model_id`.
  */
-function appConfigOf(entry: CatalogEntry, appUrl: string): AppConfig {
+function appConfigOf(entry: WebLLMEntry, appUrl: string): AppConfig {
   return { model_list: [recordOf(entry, appUrl)], cacheBackend: 'cache' };
 }
 
@@ -173,7 +173,7 @@ function outOfMemory(model: string, detail: string): OpenAIError {
 /** WebLLM behind the `Engine` interface. */
 export class WebLLMEngine implements Engine {
   readonly #options: WebLLMEngineOptions;
-  readonly #byId: Map<string, CatalogEntry>;
+  readonly #byId: Map<string, WebLLMEntry>;
   readonly #losses: LossStore;
   #engine: Promise<MLCEngineLike> | undefined;
   #loaded: string | null = null;
@@ -284,7 +284,7 @@ export class WebLLMEngine implements Engine {
     this.#options.onChange();
   }
 
-  #entry(model: string): CatalogEntry {
+  #entry(model: string): WebLLMEntry {
     const entry = this.#byId.get(model);
     if (!entry) throw new OpenAIError('model_not_found', `No such model: ${model}`);
     return entry;

@@ -12,6 +12,7 @@ import {
   type WorkerToPage,
 } from '../bridge/messages';
 import { HostServer } from '../bridge/server';
+import type { WebLLMEntry } from '../openai/catalog';
 import type { GpuFacts } from '../openai/gpu-facts';
 import { STATUS_CHANNEL, type StatusMessage } from '../openai/status';
 import { DeviceLosses } from './device-losses';
@@ -70,7 +71,13 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
       });
       const losses = new DeviceLosses();
       const downloaded = modelSet('downloaded');
-      const webllm = new WebLLMEngine({ catalog, appUrl, caches, onChange, losses });
+      const webllm = new WebLLMEngine({
+        catalog: catalog.filter((e): e is WebLLMEntry => e.engine === 'webllm'),
+        appUrl,
+        caches,
+        onChange,
+        losses,
+      });
       const engines = new EngineQueue([new EchoEngine(), webllm], {
         onChange,
         // The user asked for this model: one marked failing is tried again.

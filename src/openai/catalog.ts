@@ -24,34 +24,59 @@ export interface ModelRecordLike {
   model_manifest?: string;
 }
 
-/** One model of the catalogue. */
-export interface CatalogEntry {
-  /** `<organisation>/<model_name>`: `mlc-ai/<WebLLM model_id>` for prebuilt models. */
+/** Which engine serves a model: a property of its entry, never guessed from its id. */
+export type EngineName = 'webllm' | 'llama.cpp';
+
+/** What every model of the catalogue has, whichever engine serves it. */
+interface EntryBase {
+  /**
+   * `<organisation>/<model_name>`: `mlc-ai/<WebLLM model_id>` for WebLLM's prebuilt models,
+   * `<hf-user>/<repo>:<quant>` for GGUF models (llama.cpp's `-hf` convention).
+   */
   id: string;
   owned_by: string;
+  engine: EngineName;
+  context_window: number;
+  vram_required_mb: number | null;
+  /** The download, estimated until the files are known; null where nothing says. */
+  size_mb: number | null;
+  /** GPU features the model needs to run at all (none for a GGUF, which runs on the CPU too). */
+  required_features: string[];
+  /** Whether it takes `tools`. */
+  tools: boolean;
+  /** Whether it thinks aloud, returned as `reasoning_content`. */
+  reasoning: boolean;
+  /** Where the entry comes from: WebLLM's list, Hearth's list of GGUFs, the app's file, the user. */
+  source: 'prebuilt' | 'curated' | 'self-hosted' | 'added';
+}
+
+/** A model WebLLM runs (MLC weights and a compiled WebGPU library). */
+export interface WebLLMEntry extends EntryBase {
+  engine: 'webllm';
   /** WebLLM's own id. */
   model_id: string;
   /** Where the weights live (absolute, or relative to the app for self-hosted models). */
   model_url: string;
   /** The compiled WebGPU library. */
   model_lib: string;
-  context_window: number;
-  vram_required_mb: number | null;
-  /** The download, estimated from the parameter count and quantisation until the files are known. */
-  size_mb: number | null;
-  /** GPU features the model needs (`shader-f16` for every f16 quantisation). */
-  required_features: string[];
   low_resource: boolean;
-  /** Whether it takes `tools` (WebLLM's function-calling models). */
-  tools: boolean;
-  /** Whether it thinks aloud (`<think>…</think>`), returned as `reasoning_content`. */
-  reasoning: boolean;
-  source: 'prebuilt' | 'self-hosted';
   /** The record's own fields WebLLM needs, passed back as they were. */
   overrides?: Record<string, unknown>;
   integrity?: object;
   model_manifest?: string;
 }
+
+/** A GGUF model llama.cpp runs, on WebGPU where it can, else on the CPU. */
+export interface GgufEntry extends EntryBase {
+  engine: 'llama.cpp';
+  /** Its file, or the parts of a split GGUF in order (absolute, or relative to the app). */
+  files: string[];
+  /** The quantisation (`Q4_K_M`, `F32`…): the part of the id after `:`. */
+  quant: string;
+}
+
+/** One model of the catalogue. */
+export type CatalogEntry = WebLLMEntry | GgufEntry;
 
 /** WebLLM's `ModelType.LLM`; embedding (1) and vision (2) models are not chat models here. */
 const LLM = 0;
@@ -90,10 +115,11 @@ export function isReasoningModel(modelId: string): boolean {
 export function catalogEntry(
   record: ModelRecordLike,
   options: { owner: string; source: CatalogEntry['source']; tools: boolean; id?: string },
-): CatalogEntry {
-  const entry: CatalogEntry = {
+): WebLLMEntry {
+  const entry: WebLLMEntry = {
     id: options.id ?? `${options.owner}/${record.model_id}`,
     owned_by: options.owner,
+    engine: 'webllm',
     model_id: record.model_id,
     model_url: record.model,
     model_lib: record.model_lib,
@@ -116,7 +142,7 @@ export function catalogEntry(
 export function prebuiltCatalog(
   models: readonly ModelRecordLike[],
   functionCallingModelIds: readonly string[],
-): CatalogEntry[] {
+): WebLLMEntry[] {
   return models
     .filter((r) => (r.model_type ?? LLM) === LLM)
     .map((r) =>
@@ -130,8 +156,8 @@ export function prebuiltCatalog(
 
 /** 2026-01-01T00:00:00Z: catalogue models carry no date of their own. */
 const CATALOGUE_CREATED = 1767225600;
-/** Most choices a WebLLM request may ask for; they run one after another. */
-const WEBLLM_MAX_N = 8;
+/** Most choices a request may ask for; both engines run them one after another. */
+const MAX_N = 8;
 
 /** The API's view of a catalogue model. */
 export function catalogModelInfo(entry: CatalogEntry): ModelInfo {
@@ -142,7 +168,7 @@ export function catalogModelInfo(entry: CatalogEntry): ModelInfo {
     context_window: entry.context_window,
     capabilities: {
       tools: entry.tools,
-      max_n: WEBLLM_MAX_N,
+      max_n: MAX_N,
       stream_n: false,
       logprobs: true,
       response_formats: ['text', 'json_object', 'json_schema'],
@@ -184,6 +210,8 @@ function limitShortfalls(limits: GpuLimits): string[] {
 
 /** Why this device cannot run the model, or null when it can. */
 export function unavailableReason(entry: CatalogEntry, gpu: GpuFacts): string | null {
+  // llama.cpp runs a GGUF on the CPU wherever WebGPU falls short.
+  if (entry.engine === 'llama.cpp') return null;
   if (!gpu.webgpu) return 'This browser has no WebGPU, which every model but hearth/echo needs.';
   const adapter = gpu.adapter;
   if (!adapter) return 'WebGPU found no usable GPU adapter on this device.';
@@ -195,4 +223,49 @@ export function unavailableReason(entry: CatalogEntry, gpu: GpuFacts): string | 
   const short = limitShortfalls(adapter.limits);
   if (short.length > 0) return `This GPU's limits are too small for WebLLM: ${short.join(' ')}`;
   return null;
+}
+
+/** A GGUF id: `<hf-user>/<repo>:<quant>` (llama.cpp's `-hf` convention). */
+const GGUF_ID = /^([\w.-]+)\/([\w.-]+):([\w.-]+)$/;
+
+/** The parts of a GGUF id, or null when `id` is not one. */
+export function parseGgufId(id: string): { owner: string; repo: string; quant: string } | null {
+  const match = GGUF_ID.exec(id);
+  if (!match?.[1] || !match[2] || !match[3]) return null;
+  return { owner: match[1], repo: match[2], quant: match[3] };
+}
+
+/** What a GGUF entry is made from (the curated list, the app's file, a user's addition). */
+export interface GgufRecord {
+  id: string;
+  files: string[];
+  context_window?: number;
+  size_mb?: number | null;
+  tools?: boolean;
+  reasoning?: boolean;
+}
+
+/** A catalogue entry for a GGUF model. */
+export function ggufEntry(record: GgufRecord, source: CatalogEntry['source']): GgufEntry {
+  const parts = parseGgufId(record.id);
+  if (!parts) throw new Error(`${record.id} is not a GGUF id (<user>/<repo>:<quant>)`);
+  return {
+    id: record.id,
+    owned_by: parts.owner,
+    engine: 'llama.cpp',
+    files: [...record.files],
+    quant: parts.quant,
+    context_window: record.context_window ?? DEFAULT_CONTEXT_WINDOW,
+    vram_required_mb: null,
+    size_mb: record.size_mb ?? null,
+    required_features: [],
+    tools: record.tools ?? false,
+    reasoning: record.reasoning ?? isReasoningModel(parts.repo),
+    source,
+  };
+}
+
+/** Whether llama.cpp can run on the GPU here: its WebGPU backend needs `shader-f16`. */
+export function llamaOnGpu(gpu: GpuFacts | null): boolean {
+  return gpu?.adapter?.features.includes('shader-f16') ?? false;
 }

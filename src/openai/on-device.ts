@@ -6,7 +6,7 @@
  * shards only) and the deletion. Caches and fetching are passed in, so that this runs the same in
  * the service worker, the engine worker and Node.
  */
-import type { CatalogEntry } from './catalog';
+import type { CatalogEntry, GgufEntry, WebLLMEntry } from './catalog';
 
 /** The part of `CacheStorage` this reads. */
 export interface CacheStorageLike {
@@ -20,6 +20,8 @@ export const MODEL_CACHES = {
   wasm: 'webllm/wasm',
   /** Model libraries WebLLM fetches without caching (on localhost): kept for offline use. */
   files: 'hearth/files',
+  /** GGUF models, for llama.cpp. */
+  gguf: 'hearth/gguf',
 } as const;
 
 /** The name of one of those caches. */
@@ -36,14 +38,14 @@ export interface ModelFile {
   /** The catalogue's `integrity.onFailure: "warn"`: a mismatch is logged, not refused. */
   integrityWarnOnly?: boolean;
   /** What it is, for progress reports. */
-  kind: 'manifest' | 'config' | 'weights-manifest' | 'shard' | 'tokenizer' | 'library';
+  kind: 'manifest' | 'config' | 'weights-manifest' | 'shard' | 'tokenizer' | 'library' | 'gguf';
 }
 
 /** Reads a JSON file of the model (from the caches, or from the network when downloading). */
 export type JsonSource = (file: ModelFile) => Promise<unknown | undefined>;
 
 /** The weights' base URL as WebLLM cleans it: absolute, ending in `resolve/<branch>/`. */
-export function modelBaseUrl(entry: CatalogEntry, appUrl: string): string {
+export function modelBaseUrl(entry: WebLLMEntry, appUrl: string): string {
   let url = new URL(entry.model_url, appUrl).href;
   if (!url.endsWith('/')) url += '/';
   if (!/.+\/resolve\/.+\//.test(url)) url += 'resolve/main/';
@@ -51,7 +53,7 @@ export function modelBaseUrl(entry: CatalogEntry, appUrl: string): string {
 }
 
 /** The model library's absolute URL. */
-export function modelLibUrl(entry: CatalogEntry, appUrl: string): string {
+export function modelLibUrl(entry: WebLLMEntry, appUrl: string): string {
   return new URL(entry.model_lib, appUrl).href;
 }
 
@@ -72,7 +74,7 @@ interface Integrity {
 }
 
 /** Sets the file's SRI from the catalogue's `integrity` for a key, when there is one. */
-function pin(file: ModelFile, entry: CatalogEntry, key: string, name?: string): void {
+function pin(file: ModelFile, entry: WebLLMEntry, key: string, name?: string): void {
   const integrity = entry.integrity as Integrity | undefined;
   const hash =
     key === 'tokenizer'
@@ -92,6 +94,24 @@ function pin(file: ModelFile, entry: CatalogEntry, key: string, name?: string): 
  */
 export async function planFiles(
   entry: CatalogEntry,
+  appUrl: string,
+  json: JsonSource,
+): Promise<{ files: ModelFile[]; complete: boolean }> {
+  if (entry.engine === 'llama.cpp') return { files: ggufFiles(entry, appUrl), complete: true };
+  return planWebLLMFiles(entry, appUrl, json);
+}
+
+/** A GGUF's files: the model, or the parts of a split one, in order. */
+export function ggufFiles(entry: GgufEntry, appUrl: string): ModelFile[] {
+  return entry.files.map((file) => ({
+    url: new URL(file, appUrl).href,
+    cache: MODEL_CACHES.gguf,
+    kind: 'gguf',
+  }));
+}
+
+async function planWebLLMFiles(
+  entry: WebLLMEntry,
   appUrl: string,
   json: JsonSource,
 ): Promise<{ files: ModelFile[]; complete: boolean }> {

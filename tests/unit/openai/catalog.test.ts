@@ -4,11 +4,14 @@ import {
   catalogEntry,
   catalogModelInfo,
   estimateSizeMb,
+  ggufEntry,
+  parseGgufId,
   prebuiltCatalog,
   unavailableReason,
   type GpuFacts,
 } from '../../../src/openai/catalog';
 import { readSelfHosted } from '../../../scripts/catalog-plugin';
+import { planFiles } from '../../../src/openai/on-device';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -227,5 +230,53 @@ describe('the self-hosted catalogue file', () => {
     expect(entry).toMatchObject(
       catalogEntry(record, { owner: 'acme', id: 'acme/copy', source: 'self-hosted', tools: false }),
     );
+  });
+});
+
+describe('GGUF entries', () => {
+  it('reads a GGUF id as <hf-user>/<repo>:<quant>, and nothing else as one', () => {
+    expect(parseGgufId('bartowski/Qwen2.5-0.5B-Instruct-GGUF:Q4_K_M')).toEqual({
+      owner: 'bartowski',
+      repo: 'Qwen2.5-0.5B-Instruct-GGUF',
+      quant: 'Q4_K_M',
+    });
+    for (const id of ['mlc-ai/SmolLM2-360M-Instruct-q4f32_1-MLC', 'a/b:', 'a:b', 'a/b/c:Q4']) {
+      expect(parseGgufId(id)).toBeNull();
+    }
+  });
+
+  it('makes an entry served by llama.cpp, owned by the Hugging Face user, that runs without a GPU', () => {
+    const entry = ggufEntry(
+      { id: 'hearth/fixture-GGUF:F32', files: ['fixture.gguf'], context_window: 2048 },
+      'self-hosted',
+    );
+    expect(entry).toMatchObject({
+      engine: 'llama.cpp',
+      owned_by: 'hearth',
+      quant: 'F32',
+      files: ['fixture.gguf'],
+      required_features: [],
+    });
+    expect(unavailableReason(entry, { webgpu: false, adapter: null })).toBeNull();
+  });
+
+  it('plans a GGUF as its files, in order, in the GGUF cache', async () => {
+    const entry = ggufEntry(
+      {
+        id: 'a/b-GGUF:Q4_K_M',
+        files: ['m-00001-of-00002.gguf', 'https://x.example/m-00002-of-00002.gguf'],
+      },
+      'added',
+    );
+    const { files, complete } = await planFiles(
+      entry,
+      'https://app.example/h/',
+      async () => undefined,
+    );
+    expect(complete).toBe(true);
+    expect(files).toEqual([
+      { url: 'https://app.example/h/m-00001-of-00002.gguf', cache: 'hearth/gguf', kind: 'gguf' },
+      { url: 'https://x.example/m-00002-of-00002.gguf', cache: 'hearth/gguf', kind: 'gguf' },
+    ]);
   });
 });
