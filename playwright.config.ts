@@ -1,4 +1,6 @@
-import { fileURLToPath } from 'node:url';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { defineConfig } from '@playwright/test';
 import { CHROMIUM_ARGS, findChromium, NO_CHROMIUM_HELP } from './scripts/find-chromium.mjs';
 
@@ -10,8 +12,20 @@ const PORT = Number(process.env.E2E_PORT ?? 4179);
 /** The same app built for a sub-path, as on a GitHub Pages project site. */
 const SUBPATH_PORT = PORT + 1;
 const SUBPATH = '/hearth/';
-/** The test build's self-hosted catalogue: a model that tests/e2e/model-server.ts serves. */
-const MODELS_FILE = fileURLToPath(new URL('./tests/e2e/fixtures/models.json', import.meta.url));
+/** Where tests/e2e/model-server.ts serves the test build's self-hosted models. */
+const MODEL_PORT = Number(process.env.E2E_MODEL_PORT ?? 4190);
+/**
+ * The test build's self-hosted catalogue (tests/e2e/fixtures/models.json), pointed at the model
+ * server's port: runs on other ports can go on side by side.
+ */
+const MODELS_FILE = join(tmpdir(), `hearth-e2e-models-${MODEL_PORT}.json`);
+writeFileSync(
+  MODELS_FILE,
+  readFileSync(new URL('./tests/e2e/fixtures/models.json', import.meta.url), 'utf8').replaceAll(
+    'localhost:4190',
+    `localhost:${MODEL_PORT}`,
+  ),
+);
 /** The build id of the test build, known so that a test can fake an older one. */
 export const E2E_BUILD = 'e2e-build';
 

@@ -9,8 +9,8 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tinyModel, type TinyModel } from '../tiny-model';
 
-/** The port fixtures/models.json names. */
-export const MODEL_PORT = 4190;
+/** The port fixtures/models.json names (E2E_MODEL_PORT moves it, for runs side by side). */
+export const MODEL_PORT = Number(process.env.E2E_MODEL_PORT ?? 4190);
 /** The model's id and folder, as fixtures/models.json names them. */
 export const TINY_ID = 'e2e/tiny';
 export const TINY_URL = `http://localhost:${MODEL_PORT}/tiny/`;

@@ -14,6 +14,7 @@ import {
   userMessages,
   watchLeaks,
 } from './ui';
+import { MODEL_PORT } from './model-server';
 
 test('a message sent with Enter gets a reply rendered as Markdown, with its tokens and speed', async ({
   page,
@@ -219,7 +220,7 @@ test('the page runs under a Content Security Policy that keeps images and connec
     .getAttribute('content');
   expect(policy).toContain("img-src 'self' data: blob:");
   expect(policy).toMatch(/connect-src 'self' https:\/\/huggingface\.co/);
-  expect(policy).toContain('http://localhost:4190'); // the e2e build's self-hosted model host
+  expect(policy).toContain(`http://localhost:${MODEL_PORT}`); // the e2e build's self-hosted model host
   expect(policy).toContain("script-src 'self'");
   // A script that tries anyway is stopped by the browser.
   const blocked = await page.evaluate(async () => {
