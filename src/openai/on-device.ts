@@ -210,3 +210,21 @@ export async function missingFiles(
   }
   return missing;
 }
+
+/**
+ * A GGUF's files from the cache as Blobs, in order, for llama.cpp to load; null when one is
+ * missing. (Blobs from the Cache API stay on disk until read.)
+ */
+export async function ggufBlobs(
+  entry: GgufEntry,
+  appUrl: string,
+  caches: CacheStorageLike,
+): Promise<Blob[] | null> {
+  const blobs: Blob[] = [];
+  for (const file of ggufFiles(entry, appUrl)) {
+    const response = await (await caches.open(file.cache)).match(file.url);
+    if (!response) return null;
+    blobs.push(await response.blob());
+  }
+  return blobs;
+}
