@@ -241,6 +241,8 @@ export interface GgufRecord {
   files: string[];
   context_window?: number;
   size_mb?: number | null;
+  /** Memory it takes to run: the file, the KV cache and buffers. */
+  memory_mb?: number | null;
   tools?: boolean;
   reasoning?: boolean;
 }
@@ -256,7 +258,7 @@ export function ggufEntry(record: GgufRecord, source: CatalogEntry['source']): G
     files: [...record.files],
     quant: parts.quant,
     context_window: record.context_window ?? DEFAULT_CONTEXT_WINDOW,
-    vram_required_mb: null,
+    vram_required_mb: record.memory_mb ?? null,
     size_mb: record.size_mb ?? null,
     required_features: [],
     tools: record.tools ?? false,
