@@ -9,11 +9,14 @@ if (!executablePath) throw new Error(NO_CHROMIUM_HELP);
 
 /** Ports of their own, so that the tests never talk to an app left running by `npm start`. */
 const PORT = Number(process.env.E2E_PORT ?? 4179);
-/** The same app built for a sub-path, as on a GitHub Pages project site. */
-const SUBPATH_PORT = PORT + 1;
 const SUBPATH = '/hearth/';
 /** Where tests/e2e/model-server.ts serves the test build's self-hosted models. */
 const MODEL_PORT = Number(process.env.E2E_MODEL_PORT ?? 4190);
+/**
+ * The same app built for a sub-path, as on a GitHub Pages project site: on the next port, or the
+ * one after when the model server was put on the next one.
+ */
+const SUBPATH_PORT = PORT + 1 === MODEL_PORT ? PORT + 2 : PORT + 1;
 /**
  * The test build's self-hosted catalogue (tests/e2e/fixtures/models.json), pointed at the model
  * server's port: runs on other ports can go on side by side.
