@@ -50,6 +50,11 @@ export interface Engine {
    */
   load(model: string, onProgress?: (progress: LoadProgress) => void): Promise<void>;
   /**
+   * Takes its model out of memory; resolves at once when there is none. Engines with a load step
+   * have it: one model is in the device's memory at a time, whichever engine runs it.
+   */
+  unload?(): Promise<void>;
+  /**
    * Generates the reply to `request` with the loaded model. When `signal` aborts, the generation
    * stops before its next token and the iterable ends without an end event. Failures are thrown
    * (an `OpenAIError` where the cause is known).

@@ -18,7 +18,7 @@ import {
   type ChatOptions,
   type Token,
 } from '../openai/backend';
-import { OpenAIError } from '../openai/errors';
+import { OpenAIError, type ErrorBody } from '../openai/errors';
 import type { ChatRequest } from '../openai/types';
 import type { Engine } from './engine';
 
@@ -37,6 +37,12 @@ interface Job {
   seq: number;
   /** Only puts the model on the GPU (`POST /v1/hearth/models/{id}/load`), no generation. */
   loadOnly?: boolean;
+}
+
+/** A load that failed: the model, and why. */
+export interface LoadError {
+  model: string;
+  error: ErrorBody['error'];
 }
 
 /** Queue counts for status. */
@@ -71,6 +77,7 @@ export class EngineQueue implements LoadingBackend {
   #aloneRunning = false;
   /** The model being put on the GPU, by a request or a preload. */
   #loading: string | null = null;
+  #loadError: LoadError | null = null;
   #seq = 0;
   /**
    * While the request at the front waits for another model: the requests that arrived before
@@ -98,6 +105,11 @@ export class EngineQueue implements LoadingBackend {
   /** The model a request or a preload is putting on the GPU now, if any. */
   get loading(): string | null {
     return this.#loading;
+  }
+
+  /** The last load that failed, whichever engine's, until a load succeeds. */
+  get loadError(): LoadError | null {
+    return this.#loadError;
   }
 
   /** Whether nothing runs and nothing waits: a new request starts at once. */
@@ -213,12 +225,10 @@ export class EngineQueue implements LoadingBackend {
     return events;
   }
 
-  /** Whether `job` needs the GPU to switch from the model on it to another. */
+  /** Whether `job` needs the GPU to switch from the model on it (any engine's) to another. */
   #needsSwitch(job: Job): boolean {
     const engine = this.#engines.find((e) => e.serves(job.request.model));
-    return (
-      engine !== undefined && engine.loadedModel !== null && !engine.isLoaded(job.request.model)
-    );
+    return engine !== undefined && this.loadedModel !== null && !engine.isLoaded(job.request.model);
   }
 
   /** Where the next request to run stands in the queue. */
@@ -267,7 +277,15 @@ export class EngineQueue implements LoadingBackend {
   async #load(engine: Engine, model: string): Promise<void> {
     this.#loading = model;
     try {
+      // One model in the device's memory: another engine's goes first (WebLLM's or llama.cpp's).
+      for (const other of this.#engines) {
+        if (other !== engine && other.loadedModel !== null) await other.unload?.();
+      }
       await engine.load(model);
+      this.#loadError = null;
+    } catch (err) {
+      this.#loadError = { model, error: OpenAIError.from(err).toBody().error };
+      throw err;
     } finally {
       this.#loading = null;
       this.#onChange();

@@ -159,18 +159,34 @@ const CATALOGUE_CREATED = 1767225600;
 /** Most choices a request may ask for; both engines run them one after another. */
 const MAX_N = 8;
 
+/**
+ * The most tokens of context llama.cpp is given, whatever a GGUF was trained for: its KV cache is
+ * allocated whole at load time (~1 GB at 8K for a 4B model), and phones have little memory.
+ */
+export const LLAMA_MAX_CONTEXT = 8192;
+
+/** The context llama.cpp is loaded with for `entry`: what requests may use. */
+export function llamaContextSize(entry: GgufEntry): number {
+  return Math.min(entry.context_window, LLAMA_MAX_CONTEXT);
+}
+
 /** The API's view of a catalogue model. */
 export function catalogModelInfo(entry: CatalogEntry): ModelInfo {
+  const llama = entry.engine === 'llama.cpp';
   return {
     id: entry.id,
     owned_by: entry.owned_by,
     created: CATALOGUE_CREATED,
-    context_window: entry.context_window,
+    context_window: llama ? llamaContextSize(entry) : entry.context_window,
     capabilities: {
       tools: entry.tools,
+      // llama-server honours "required" (a grammar forces a call); WebLLM ignores tool_choice.
+      tool_choices: llama ? ['auto', 'none', 'required'] : ['auto', 'none'],
       max_n: MAX_N,
       stream_n: false,
       logprobs: true,
+      // llama-server refuses logprobs with tools in a stream, and Hearth always streams from it.
+      logprobs_with_tools: !llama,
       response_formats: ['text', 'json_object', 'json_schema'],
     },
     price: { prompt: 0, completion: 0 },

@@ -8,17 +8,24 @@ import type { ChatRequest, ModelObject, ResponseFormat } from './types';
 
 /** Request features a model can honour; anything else is 400 `unsupported_parameter`. */
 export interface ModelCapabilities {
-  /** `tools` (with `tool_choice` `auto` or `none`). */
+  /** `tools`, with the `tool_choice` values of `tool_choices`. */
   tools: boolean;
+  /** The `tool_choice` strings it honours (none honours naming a function). */
+  tool_choices: ToolChoiceMode[];
   /** The largest `n`. */
   max_n: number;
   /** Whether `n` > 1 works together with `stream`. */
   stream_n: boolean;
   /** `logprobs: true`. */
   logprobs: boolean;
+  /** Whether `logprobs` can be combined with `tools`. */
+  logprobs_with_tools: boolean;
   /** The `response_format` types it honours. */
   response_formats: ResponseFormat['type'][];
 }
+
+/** A `tool_choice` given as a string. */
+export type ToolChoiceMode = 'auto' | 'none' | 'required';
 
 /** US dollars per token, for `usage.estimated_cost`. */
 export interface ModelPrice {
@@ -55,9 +62,11 @@ export const ECHO_MODEL: ModelInfo = {
   context_window: 1_048_576,
   capabilities: {
     tools: false,
+    tool_choices: ['auto', 'none'],
     max_n: 1,
     stream_n: false,
     logprobs: false,
+    logprobs_with_tools: false,
     response_formats: ['text'],
   },
   price: { prompt: 0, completion: 0 },
@@ -78,6 +87,8 @@ export interface ModelDirectory {
   ensureReady(model: ModelInfo, options?: { files: boolean }): Promise<void>;
   /** Forgets what it knows of the device's files (after a load fetched some). */
   forget?(): void;
+  /** Takes a model the user added out of the catalogue (after its files are gone); others stay. */
+  remove?(id: string): Promise<void>;
 }
 
 /** A model as the OpenAI models endpoints show it. */
@@ -113,13 +124,18 @@ export function assertCapabilities(request: ChatRequest, model: ModelInfo): void
   if (format !== undefined && !caps.response_formats.includes(format)) {
     throw unsupported('response_format', `type "${format}" is not supported by ${model.id}.`);
   }
-  if ((request.tools?.length ?? 0) > 0 && !caps.tools) {
+  const tools = (request.tools?.length ?? 0) > 0;
+  if (tools && !caps.tools) {
     throw unsupported('tools', `are not supported by ${model.id}.`);
   }
   const choice = request.tool_choice;
-  if (choice !== undefined && choice !== 'auto' && choice !== 'none') {
+  if (choice !== undefined && (typeof choice !== 'string' || !caps.tool_choices.includes(choice))) {
     const shown = typeof choice === 'string' ? `"${choice}"` : 'naming a function';
-    throw unsupported('tool_choice', `${shown} is not supported; use "auto" or "none".`);
+    const allowed = caps.tool_choices.map((c) => `"${c}"`).join(', ');
+    throw unsupported('tool_choice', `${shown} is not supported by ${model.id}; use ${allowed}.`);
+  }
+  if (tools && request.logprobs === true && !caps.logprobs_with_tools) {
+    throw unsupported('logprobs', `cannot be combined with tools for ${model.id}.`);
   }
 }
 

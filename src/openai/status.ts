@@ -48,6 +48,18 @@ export interface HostStatus {
    * waits a moment for the adapter before the host takes requests, but no longer).
    */
   device: GpuFacts | null;
+  /** Where llama.cpp runs GGUF models: the loaded one's, else what the next load would use. */
+  llama?: LlamaRuntime;
+}
+
+/** How llama.cpp runs here. */
+export interface LlamaRuntime {
+  /** WebGPU when the adapter has `shader-f16` (llama.cpp's WebGPU backend needs it), else the CPU. */
+  backend: 'webgpu' | 'cpu';
+  /** CPU threads; more than one only in a cross-origin-isolated page. */
+  threads: number;
+  /** Whether the engine worker is cross-origin isolated (SharedArrayBuffer, wasm threads). */
+  isolated: boolean;
 }
 
 /** What the origin's storage holds (measured by the service worker: same origin, same storage). */

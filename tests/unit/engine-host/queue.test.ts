@@ -295,6 +295,82 @@ describe('EngineQueue and models on the GPU', () => {
   });
 });
 
+/** A GateEngine that serves only models under one organisation, and can unload. */
+class OwnEngine extends GateEngine {
+  unloads = 0;
+  constructor(readonly org: string) {
+    super();
+  }
+  override serves(model?: string): boolean {
+    return model?.startsWith(`${this.org}/`) ?? false;
+  }
+  async unload(): Promise<void> {
+    this.unloads += 1;
+    this.loadedModel = null;
+  }
+}
+
+describe('EngineQueue with two engines that load models', () => {
+  const run = async (queue: EngineQueue, engine: GateEngine, text: string, model: string) => {
+    const reply = collect(queue.chat(req(text, model), { signal: signal() }));
+    await eventually(() => engine.started.includes(text));
+    engine.release(text);
+    return reply;
+  };
+
+  it('unloads one engine’s model before the other loads: one model in memory at a time', async () => {
+    const webllm = new OwnEngine('mlc-ai');
+    const llama = new OwnEngine('acme');
+    const queue = new EngineQueue([webllm, llama]);
+    await run(queue, webllm, 'w1', 'mlc-ai/m');
+    expect(queue.loadedModel).toBe('mlc-ai/m');
+    await run(queue, llama, 'l1', 'acme/g');
+    expect(webllm.unloads).toBe(1);
+    expect(webllm.loadedModel).toBeNull();
+    expect(queue.loadedModel).toBe('acme/g');
+    await run(queue, webllm, 'w2', 'mlc-ai/m');
+    expect(llama.unloads).toBe(1);
+    expect(queue.loadedModel).toBe('mlc-ai/m');
+  });
+
+  it('serves the requests queued for the loaded model before switching to the other engine’s', async () => {
+    const webllm = new OwnEngine('mlc-ai');
+    const llama = new OwnEngine('acme');
+    const queue = new EngineQueue([webllm, llama]);
+    await run(queue, webllm, 'warm', 'mlc-ai/m');
+    const running = collect(queue.chat(req('w1', 'mlc-ai/m'), { signal: signal() }));
+    await eventually(() => webllm.started.at(-1) === 'w1');
+    const g = collect(queue.chat(req('g1', 'acme/g'), { signal: signal() }));
+    const w2 = collect(queue.chat(req('w2', 'mlc-ai/m'), { signal: signal() }));
+    webllm.release('w1');
+    await eventually(() => webllm.started.at(-1) === 'w2');
+    expect(llama.started).toEqual([]);
+    webllm.release('w2');
+    await eventually(() => llama.started.at(-1) === 'g1');
+    llama.release('g1');
+    await Promise.all([running, g, w2]);
+    expect(webllm.loads).toEqual(['mlc-ai/m']);
+  });
+
+  it('keeps the last failed load, whichever engine’s, until a load succeeds', async () => {
+    const webllm = new OwnEngine('mlc-ai');
+    const llama = new OwnEngine('acme');
+    llama.load = async () => {
+      throw new OpenAIError('engine_error', 'no such file');
+    };
+    const queue = new EngineQueue([webllm, llama]);
+    await expect(collect(queue.chat(req('g1', 'acme/g'), { signal: signal() }))).rejects.toThrow(
+      'no such file',
+    );
+    expect(queue.loadError).toMatchObject({
+      model: 'acme/g',
+      error: { code: 'engine_error', message: 'no such file' },
+    });
+    await run(queue, webllm, 'w1', 'mlc-ai/m');
+    expect(queue.loadError).toBeNull();
+  });
+});
+
 describe('EngineQueue and work that runs alone (unloads, deletions, preloads)', () => {
   it('runs it after the running request and before those waiting, and starts nothing meanwhile', async () => {
     const engine = new GateEngine();

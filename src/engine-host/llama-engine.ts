@@ -1,0 +1,510 @@
+/**
+ * @module
+ * The llama.cpp engine: `@wllama/wllama` 3.13 (llama.cpp and llama-server compiled to
+ * WebAssembly) behind the `Engine` interface, in the engine worker, for GGUF models. The only
+ * file that imports the library, and lazily, so that a host that never runs a GGUF never loads
+ * it. Its traps (notes/wllama-3.13.md) are handled here: `loadModel` never settles when the CSP
+ * blocks its wasm or worker, so every load has a deadline; it resolves even when llama.cpp failed
+ * to load, so the vocabulary is checked after; only the `abortSignal` stops a generation (leaving
+ * the `for await` loop lets it run on); threads need cross-origin isolation; a model switch is
+ * `exit()` and a new instance.
+ */
+import wasmUrl from '@wllama/wllama/esm/wasm/wllama.wasm?url';
+import type { ChoiceResult, SpeedFigures, Token } from '../openai/backend';
+import { llamaContextSize, llamaOnGpu, type GgufEntry, type GpuFacts } from '../openai/catalog';
+import { ReplyAccumulator } from '../openai/completion';
+import { OpenAIError } from '../openai/errors';
+import { ggufBlobs, ggufFiles, missingFiles, type CacheStorageLike } from '../openai/on-device';
+import type { LlamaRuntime } from '../openai/status';
+import { StopFilter } from '../openai/stop';
+import type { ChatRequest } from '../openai/types';
+import type { Engine, EngineOutput, LoadProgress } from './engine';
+import {
+  fromLlamaError,
+  isFatal,
+  LlamaChunkReader,
+  toLlamaRequest,
+  unknownBiasTokens,
+  type LlamaChunk,
+} from './llama-mapping';
+
+/** What `loadModel` is given (the fields Hearth sets of wllama's `LoadModelParams`). */
+export interface LlamaLoadParams {
+  n_ctx: number;
+  n_threads: number;
+  n_gpu_layers: number;
+  n_parallel: number;
+}
+
+/** The part of wllama's `Wllama` this engine drives (tests give a fake one). */
+export interface WllamaLike {
+  loadModel(blobs: Blob[], params: LlamaLoadParams): Promise<void>;
+  getLoadedContextInfo(): { n_vocab: number; n_ctx: number };
+  isMultithread(): boolean;
+  getNumThreads(): number;
+  createChatCompletion(
+    options: Record<string, unknown> & { stream: true; abortSignal: AbortSignal },
+  ): Promise<AsyncIterable<LlamaChunk>>;
+  exit(): Promise<void>;
+}
+
+/** What the engine needs from the worker. */
+export interface LlamaEngineOptions {
+  /** The GGUF models of the catalogue now (users add models while the host runs). */
+  catalog: () => readonly GgufEntry[];
+  /** The app's address, against which relative file URLs resolve. */
+  appUrl: string;
+  /** Where downloads keep GGUF files (unless `files` says otherwise). */
+  caches: CacheStorageLike;
+  /** Told whenever what `status` shows changes. */
+  onChange: () => void;
+  /** What the engine worker measured of WebGPU (null until it has). */
+  gpu: () => GpuFacts | null;
+  /** Cross-origin isolation and CPU cores; by default, this worker's. */
+  platform?: () => { isolated: boolean; cores: number };
+  /** A GGUF's files on the device; by default, the caches' (on-device.ts). */
+  files?: GgufFiles;
+  /** Fetches what is not on the device; by default, `fetch`. */
+  fetch?: (url: string) => Promise<Response>;
+  /** Makes a wllama instance; by default, the library's, imported on first use. */
+  createWllama?: () => Promise<WllamaLike>;
+  /** How long a load of `bytes` may take before it counts as hung. */
+  loadDeadlineMs?: (bytes: number) => number;
+}
+
+/** Where a GGUF's files are read from. */
+export interface GgufFiles {
+  /** Its files as Blobs in order, or null when one is missing. */
+  blobs(entry: GgufEntry): Promise<Blob[] | null>;
+  /** Whether every file is on the device. */
+  present(entry: GgufEntry): Promise<boolean>;
+}
+
+/** A model load in progress, for the host's status. */
+export interface LlamaLoadState extends LoadProgress {
+  model: string;
+}
+
+/** Layers to offload when llama.cpp runs on WebGPU: all of them. */
+const ALL_LAYERS = 999;
+/** Threads llama.cpp gets at most: a phone's other cores keep the page responsive. */
+const MAX_THREADS = 4;
+/** Seconds a reply of several choices may go without a sign of life (the stall limit is 60). */
+const PROGRESS_EVERY_MS = 1000;
+
+/**
+ * A load's deadline: a minute, plus the time to read the file at 10 MB/s. When the page's CSP
+ * blocks WebAssembly or `blob:` workers, wllama's `loadModel` never settles (notes/wllama-3.13.md).
+ */
+export function defaultLoadDeadlineMs(bytes: number): number {
+  return 60_000 + Math.ceil(bytes / 10_000);
+}
+
+/** Threads llama.cpp can use: several only where the page is cross-origin isolated. */
+export function llamaThreads(isolated: boolean, cores: number): number {
+  return isolated ? Math.max(1, Math.min(cores, MAX_THREADS)) : 1;
+}
+
+/** This worker's isolation and cores. */
+function thisPlatform(): { isolated: boolean; cores: number } {
+  return {
+    isolated: globalThis.crossOriginIsolated === true,
+    cores: globalThis.navigator?.hardwareConcurrency ?? 1,
+  };
+}
+
+/** wllama's own, with its logs kept quiet (a failure is thrown, and the API reports it). */
+async function createWllama(): Promise<WllamaLike> {
+  const { Wllama } = await import('@wllama/wllama');
+  const quiet = () => undefined;
+  const wllama = new Wllama(
+    { default: wasmUrl },
+    {
+      suppressNativeLog: true,
+      logger: { debug: quiet, log: quiet, warn: quiet, error: console.error },
+    },
+  );
+  return wllama as unknown as WllamaLike;
+}
+
+/** An engine token as the API carries it. */
+function tokenOf(output: Extract<EngineOutput, { type: 'token' }>): Token {
+  const { text, reasoning, logprobs } = output;
+  return reasoning || logprobs
+    ? { text, ...(reasoning && { reasoning }), ...(logprobs && { logprobs }) }
+    : text;
+}
+
+/** An engine output's token as the stop filter takes it, and back. */
+function outputOf(token: Token): EngineOutput {
+  if (typeof token === 'string') return { type: 'token', text: token };
+  return { type: 'token', ...token };
+}
+
+/** Rejects after `ms` with `error`; the timer is cleared when `settled` settles. */
+function deadline(ms: number, settled: Promise<unknown>, error: () => Error): Promise<never> {
+  return new Promise<never>((_, reject) => {
+    const timer = setTimeout(() => reject(error()), ms);
+    void settled.then(
+      () => clearTimeout(timer),
+      () => clearTimeout(timer),
+    );
+  });
+}
+
+/** llama.cpp (wllama) behind the `Engine` interface. */
+export class LlamaEngine implements Engine {
+  readonly #options: LlamaEngineOptions;
+  readonly #files: GgufFiles;
+  #wllama: WllamaLike | null = null;
+  #loaded: string | null = null;
+  #loading: Promise<void> | undefined;
+  #progress: LlamaLoadState | null = null;
+  #models: string[] = [];
+  #refreshed: Promise<void> = Promise.resolve();
+  #lastSpeed: SpeedFigures | null = null;
+  /** How the loaded model runs; null when none is loaded. */
+  #runtime: LlamaRuntime | null = null;
+  #vocabSize = 0;
+
+  constructor(options: LlamaEngineOptions) {
+    this.#options = options;
+    const { appUrl, caches } = options;
+    this.#files = options.files ?? {
+      blobs: (entry) => ggufBlobs(entry, appUrl, caches),
+      present: async (entry) => (await missingFiles(entry, appUrl, caches)).length === 0,
+    };
+    void this.refresh();
+  }
+
+  get loadedModel(): string | null {
+    return this.#loaded;
+  }
+
+  /** The downloaded GGUF models this engine can answer with now. */
+  get models(): readonly string[] {
+    return this.#models;
+  }
+
+  /** The load in progress, if any. */
+  get loading(): LlamaLoadState | null {
+    return this.#progress;
+  }
+
+  /** llama.cpp's speed figures of the last reply, for the UI. */
+  get lastSpeed(): SpeedFigures | null {
+    return this.#lastSpeed;
+  }
+
+  /** How the loaded model runs, or how the next one would. */
+  get runtime(): LlamaRuntime {
+    return this.#runtime ?? this.#plan().runtime;
+  }
+
+  serves(model: string): boolean {
+    return this.#options.catalog().some((e) => e.id === model);
+  }
+
+  isLoaded(model: string): boolean {
+    return this.#loaded === model;
+  }
+
+  /** What a load would use now: GPU or CPU, threads. */
+  #plan(): { runtime: LlamaRuntime; gpuLayers: number } {
+    const { isolated, cores } = (this.#options.platform ?? thisPlatform)();
+    const gpu = llamaOnGpu(this.#options.gpu());
+    return {
+      runtime: {
+        backend: gpu ? 'webgpu' : 'cpu',
+        threads: llamaThreads(isolated, cores),
+        isolated,
+      },
+      gpuLayers: gpu ? ALL_LAYERS : 0,
+    };
+  }
+
+  /**
+   * Reads again which models are on the device. Reads run one after another, so that an older
+   * one never overwrites what a newer one found.
+   */
+  refresh(): Promise<void> {
+    this.#refreshed = this.#refreshed.then(() => this.#read());
+    return this.#refreshed;
+  }
+
+  /** Resolves once the reads asked for so far are done. */
+  settled(): Promise<void> {
+    return this.#refreshed;
+  }
+
+  async #read(): Promise<void> {
+    const present: string[] = [];
+    for (const entry of this.#options.catalog()) {
+      if (await this.#files.present(entry).catch(() => false)) present.push(entry.id);
+    }
+    this.#models = present;
+    this.#options.onChange();
+  }
+
+  #entry(model: string): GgufEntry {
+    const entry = this.#options.catalog().find((e) => e.id === model);
+    if (!entry) throw new OpenAIError('model_not_found', `No such model: ${model}`);
+    return entry;
+  }
+
+  /** Takes the model out of memory (after the load in progress, if any, has settled). */
+  async unload(): Promise<void> {
+    await this.#loading?.catch(() => undefined);
+    if (this.#wllama === null) return;
+    const wllama = this.#wllama;
+    this.#wllama = null;
+    this.#loaded = null;
+    this.#runtime = null;
+    await wllama.exit().catch(() => undefined);
+    this.#options.onChange();
+  }
+
+  async load(model: string, onProgress?: (progress: LoadProgress) => void): Promise<void> {
+    // One load at a time: a second caller waits for the first, then loads if it still must.
+    while (this.#loading) await this.#loading.catch(() => undefined);
+    if (this.#loaded === model) return;
+    const done = this.#load(model, onProgress);
+    this.#loading = done;
+    try {
+      await done;
+    } finally {
+      this.#loading = undefined;
+      this.#progress = null;
+      this.#options.onChange();
+    }
+  }
+
+  #report(model: string, progress: LoadProgress, onProgress?: (p: LoadProgress) => void): void {
+    this.#progress = { model, ...progress };
+    onProgress?.(progress);
+    this.#options.onChange();
+  }
+
+  async #load(model: string, onProgress?: (progress: LoadProgress) => void): Promise<void> {
+    const entry = this.#entry(model);
+    // A model switch is a new instance: wllama loads one model per instance.
+    if (this.#wllama) {
+      const old = this.#wllama;
+      this.#wllama = null;
+      this.#loaded = null;
+      this.#runtime = null;
+      await old.exit().catch(() => undefined);
+    }
+    const report = (progress: LoadProgress) => this.#report(model, progress, onProgress);
+    report({ phase: 'load', progress: 0, text: `Reading ${model} from the device` });
+    const blobs = await this.#blobs(entry, report);
+    const bytes = blobs.reduce((n, b) => n + b.size, 0);
+    const { runtime, gpuLayers } = this.#plan();
+    report({
+      phase: 'compile',
+      progress: 0,
+      text: `Starting llama.cpp (${runtime.backend === 'webgpu' ? 'WebGPU' : `CPU, ${runtime.threads} thread${runtime.threads === 1 ? '' : 's'}`})`,
+    });
+    const wllama = await (this.#options.createWllama ?? createWllama)();
+    const limitMs = (this.#options.loadDeadlineMs ?? defaultLoadDeadlineMs)(bytes);
+    const loading = wllama.loadModel(blobs, {
+      n_ctx: llamaContextSize(entry),
+      n_threads: runtime.threads,
+      n_gpu_layers: gpuLayers,
+      // The queue runs one request at a time: one slot holds the whole context.
+      n_parallel: 1,
+    });
+    try {
+      await Promise.race([
+        loading,
+        deadline(
+          limitMs,
+          loading,
+          () =>
+            new OpenAIError(
+              'engine_error',
+              `Loading ${model} did not finish within ${Math.round(limitMs / 1000)} s. If the page's Content-Security-Policy lacks 'wasm-unsafe-eval' (script-src) or blob: (worker-src), llama.cpp cannot start.`,
+            ),
+        ),
+      ]);
+    } catch (err) {
+      // An instance that hangs or failed is not reused; its exit may hang too.
+      void wllama.exit().catch(() => undefined);
+      if (err instanceof OpenAIError) throw err;
+      const { message } = err instanceof Error ? err : { message: String(err) };
+      throw new OpenAIError('engine_error', `Loading ${model} failed: ${message}`);
+    }
+    // wllama resolves even when llama.cpp could not load the file: only the context tells.
+    const info = wllama.getLoadedContextInfo();
+    if (!(info.n_vocab > 0)) {
+      void wllama.exit().catch(() => undefined);
+      throw new OpenAIError(
+        'engine_error',
+        `llama.cpp could not load ${model}: its file is cut short, or not a GGUF that llama.cpp reads. Delete it and download it again.`,
+      );
+    }
+    this.#wllama = wllama;
+    this.#vocabSize = info.n_vocab;
+    this.#runtime = {
+      ...runtime,
+      threads: wllama.isMultithread() ? wllama.getNumThreads() : 1,
+    };
+    this.#loaded = model;
+    report({ phase: 'done', progress: 1, text: `${model} is loaded` });
+  }
+
+  /**
+   * The model's files as Blobs, from the device; what is missing is fetched and not kept (a
+   * download keeps files, a load only uses them).
+   */
+  async #blobs(entry: GgufEntry, report: (progress: LoadProgress) => void): Promise<Blob[]> {
+    const stored = await this.#files.blobs(entry);
+    if (stored) {
+      report({ phase: 'load', progress: 1, text: `Read ${entry.id} from the device` });
+      return stored;
+    }
+    // Not all on the device (a load asked for before the download): fetch every file.
+    const fetchFile = this.#options.fetch ?? ((url: string) => fetch(url));
+    const blobs: Blob[] = [];
+    const files = ggufFiles(entry, this.#options.appUrl);
+    for (const [i, file] of files.entries()) {
+      report({
+        phase: 'fetch',
+        progress: i / files.length,
+        text: `Fetching ${file.url} (not on the device)`,
+      });
+      let response: Response;
+      try {
+        response = await fetchFile(file.url);
+      } catch (err) {
+        const detail = err instanceof Error ? err.message : String(err);
+        throw new OpenAIError('engine_error', `Fetching ${file.url} failed: ${detail}`);
+      }
+      if (!response.ok) {
+        throw new OpenAIError(
+          'engine_error',
+          `Fetching ${file.url} failed: HTTP ${response.status}; download ${entry.id} first.`,
+        );
+      }
+      blobs.push(await response.blob());
+    }
+    report({ phase: 'fetch', progress: 1, text: `Fetched ${entry.id}` });
+    return blobs;
+  }
+
+  async *generate(request: ChatRequest, signal: AbortSignal): AsyncGenerator<EngineOutput> {
+    if (request.n <= 1) yield* this.#stream(request, signal);
+    else yield* this.#choices(request, signal);
+  }
+
+  /**
+   * Several choices, one stream each, one after another, each with its own seed (seed + i) and
+   * the prompt counted once. Nothing goes out before the last choice, so progress says the
+   * generation runs.
+   */
+  async *#choices(request: ChatRequest, signal: AbortSignal): AsyncGenerator<EngineOutput> {
+    const choices: ChoiceResult[] = [];
+    let promptTokens = 0;
+    let completionTokens = 0;
+    let lastProgress = 0;
+    for (let i = 0; i < request.n; i += 1) {
+      const reply = new ReplyAccumulator();
+      let finish: EngineOutput | undefined;
+      const seed = request.seed === undefined ? undefined : request.seed + i;
+      const one: ChatRequest = { ...request, n: 1, ...(seed !== undefined && { seed }) };
+      for await (const output of this.#stream(one, signal)) {
+        if (output.type === 'token') reply.tokens([tokenOf(output)]);
+        else if (output.type === 'tool_calls') reply.toolCalls(output.calls);
+        else if (output.type === 'end') finish = output;
+        if (Date.now() - lastProgress >= PROGRESS_EVERY_MS) {
+          lastProgress = Date.now();
+          yield { type: 'progress' };
+        }
+      }
+      if (signal.aborted || finish?.type !== 'end') return;
+      if (i === 0) promptTokens = finish.usage.prompt_tokens;
+      completionTokens += finish.usage.completion_tokens;
+      choices.push(...reply.result(finish.finish_reason));
+    }
+    yield { type: 'choices', choices };
+    yield {
+      type: 'end',
+      finish_reason: choices[0]?.finish_reason ?? 'stop',
+      usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens },
+    };
+  }
+
+  /** One streamed generation through llama-server, its stop strings held back. */
+  async *#stream(request: ChatRequest, signal: AbortSignal): AsyncGenerator<EngineOutput> {
+    const wllama = this.#wllama;
+    const model = request.model;
+    if (!wllama || this.#loaded !== model) {
+      throw new OpenAIError('engine_unavailable', `${model} is not loaded; try again.`, {
+        retryAfter: 1,
+      });
+    }
+    if (signal.aborted) return;
+    // llama.cpp drops bias on ids it has not: say so instead.
+    const unknown = unknownBiasTokens(request, this.#vocabSize);
+    if (unknown.length > 0) {
+      throw new OpenAIError(
+        'invalid_value',
+        `Invalid key in 'logit_bias': ${unknown.join(', ')}; ${model} has ${this.#vocabSize} tokens (ids 0 to ${this.#vocabSize - 1}).`,
+        { param: 'logit_bias' },
+      );
+    }
+    // Only the signal stops llama.cpp: leaving the loop would let it generate on.
+    const stop = new AbortController();
+    const abort = () => stop.abort();
+    signal.addEventListener('abort', abort);
+    const reader = new LlamaChunkReader(
+      request.logprobs ? { topLogprobs: request.top_logprobs ?? 0 } : {},
+    );
+    // llama-server cuts at stop strings itself; the filter holds Hearth's contract whatever it
+    // sends (a stop string across reasoning and answer, a delta it did not hold back).
+    const stops = new StopFilter(request.stop);
+    try {
+      const chunks = await wllama.createChatCompletion({
+        ...(toLlamaRequest(request) as unknown as Record<string, unknown>),
+        stream: true,
+        abortSignal: stop.signal,
+      });
+      for await (const chunk of chunks) {
+        if (stops.stopped) continue; // llama.cpp stops at the same string: drain to its usage
+        for (const output of reader.read(chunk)) {
+          if (output.type === 'token') yield* stops.push([tokenOf(output)]).map(outputOf);
+          else yield output;
+        }
+      }
+    } catch (err) {
+      if (signal.aborted) return;
+      if (isFatal(err)) this.#drop();
+      throw fromLlamaError(err, { model, request });
+    } finally {
+      signal.removeEventListener('abort', abort);
+    }
+    if (signal.aborted) return;
+    yield* stops.end().map(outputOf);
+    for (const output of reader.finish()) {
+      if (output.type !== 'end') {
+        yield output;
+        continue;
+      }
+      if (output.usage.speed) {
+        this.#lastSpeed = output.usage.speed;
+        this.#options.onChange();
+      }
+      yield stops.stopped ? { ...output, finish_reason: 'stop' } : output;
+    }
+  }
+
+  /** The instance failed for good: the next request loads the model again. */
+  #drop(): void {
+    const wllama = this.#wllama;
+    this.#wllama = null;
+    this.#loaded = null;
+    this.#runtime = null;
+    void wllama?.exit().catch(() => undefined);
+    this.#options.onChange();
+  }
+}
