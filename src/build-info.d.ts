@@ -1,4 +1,6 @@
 interface ImportMetaEnv {
   /** The build id, set by vite.config.ts: the same string in the page and the service worker. */
   readonly VITE_HEARTH_BUILD: string;
+  /** GGUF parts' size in a test build (the e2e tests make it small); unset in real builds. */
+  readonly VITE_HEARTH_GGUF_PART_BYTES?: string;
 }

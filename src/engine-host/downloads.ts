@@ -1,16 +1,21 @@
 /**
  * @module
  * Model downloads as jobs of the host's engine worker, not of any request: they run while pages
- * come and go, every tab sees them, and a new host resumes the ones its predecessor left. Files
- * go into the caches WebLLM reads, under the keys it looks up, one whole file at a time, so an
- * interrupted download resumes at the first file it lacks. A model is downloaded only when every
- * file is there; a full disk fails the download and frees what it had stored. Removing a model
- * keeps the files other models on the device list: several catalogue models share one set.
+ * come and go, every tab sees them, and a new host resumes the ones its predecessor left. MLC
+ * files go into the caches WebLLM reads, under the keys it looks up, one whole file at a time, so
+ * an interrupted download resumes at the first file it lacks; a GGUF file is stored in parts
+ * fetched by Range (gguf-download.ts), so it resumes at the first part it lacks. A model is
+ * downloaded only when every file is there; a full disk fails the download and frees what it had
+ * stored. Removing a model keeps the files other models on the device list: several catalogue
+ * models share one set.
  */
 import type { CatalogEntry } from '../openai/catalog';
 import type { DownloadProgress } from '../openai/downloads';
 import { OpenAIError } from '../openai/errors';
+import { GGUF_PART_BYTES } from '../openai/gguf-parts';
 import { cachedJson, missingFiles, planFiles, type ModelFile } from '../openai/on-device';
+import { isQuotaError, pause, Permanent, transient, unreachable } from './download-errors';
+import { downloadGguf, removeGgufFile } from './gguf-download';
 import type { ModelSet } from './engine-db';
 
 /** The part of `Cache` the downloads use. */
@@ -25,12 +30,18 @@ export interface DownloadCaches {
   open(cacheName: string): Promise<CacheLike>;
 }
 
+/** The part of `fetch` the downloads use: GETs (a GGUF's with a `range` header) and HEADs. */
+export type DownloadFetch = (
+  url: string,
+  init: { signal: AbortSignal; headers?: Record<string, string>; method?: 'GET' | 'HEAD' },
+) => Promise<Response>;
+
 /** What the downloads need from the worker. */
 export interface DownloadOptions {
   catalog: readonly CatalogEntry[];
   appUrl: string;
   caches: DownloadCaches;
-  fetch: (url: string, init: { signal: AbortSignal }) => Promise<Response>;
+  fetch: DownloadFetch;
   /** Downloads under way, kept so that a new host resumes them. */
   pending: ModelSet;
   /** Models downloaded, kept so that one lost to eviction is noticed. */
@@ -39,7 +50,7 @@ export interface DownloadOptions {
   onChange: () => void;
   /** Told when a download ends, however it ends. */
   onEnd?: (progress: DownloadProgress) => void;
-  /** Tries per file before the download fails (network errors and 5xx only). */
+  /** Tries per file (a GGUF: per part) before the download fails (network errors and 5xx only). */
   attempts?: number;
   /** Pause before the first retry; it doubles each time. */
   retryMs?: number;
@@ -48,15 +59,18 @@ export interface DownloadOptions {
   parallel?: number;
   /** Whether the device says it is online (`navigator.onLine`): offline, a download fails at once. */
   online?: () => boolean;
+  /** The part size of GGUF files begun from now on (default: `BUILD_PART_BYTES`). */
+  ggufPartBytes?: number;
 }
 
-/** A failure that retrying cannot mend. */
-class Permanent extends Error {}
-
-const isQuotaError = (err: unknown) =>
-  err instanceof DOMException
-    ? err.name === 'QuotaExceededError'
-    : err instanceof Error && err.name === 'QuotaExceededError';
+/**
+ * GGUF parts' size in this build: `GGUF_PART_BYTES`, unless a test build sets
+ * `VITE_HEARTH_GGUF_PART_BYTES` (at least 64 KiB) so that a small model has several parts.
+ */
+const BUILD_PART_BYTES = ((): number => {
+  const set = Number(import.meta.env.VITE_HEARTH_GGUF_PART_BYTES);
+  return Number.isSafeInteger(set) && set >= 64 * 1024 ? set : GGUF_PART_BYTES;
+})();
 
 /** `sha256-…`, `sha384-…` or `sha512-…` of `data`, to compare with an SRI string. */
 async function sriOf(algorithm: string, data: ArrayBuffer): Promise<string> {
@@ -66,14 +80,6 @@ async function sriOf(algorithm: string, data: ArrayBuffer): Promise<string> {
   let binary = '';
   for (const byte of digest) binary += String.fromCharCode(byte);
   return `${algorithm}-${btoa(binary)}`;
-}
-
-/** A network failure (fetch's `TypeError`) said in words: most often the device is offline. */
-function unreachable(url: string, err: unknown): unknown {
-  if (!(err instanceof TypeError)) return err;
-  return new Error(
-    `could not reach ${new URL(url).host} (${err.message}): the device may be offline, or the server down`,
-  );
 }
 
 /** A stored file's size: its `content-length`, or its bytes counted. */
@@ -222,7 +228,9 @@ export class Downloads {
       progress.phase = 'verify';
       progress.file = null;
       job.report(true);
-      const missing = await missingFiles(entry, this.#options.appUrl, this.#options.caches);
+      const missing = await missingFiles(entry, this.#options.appUrl, this.#options.caches, {
+        thorough: true,
+      });
       if (missing.length > 0) {
         throw new OpenAIError(
           'engine_error',
@@ -300,6 +308,11 @@ export class Downloads {
   async #fetchFile(file: ModelFile, job: Job, signal = job.abort.signal): Promise<void> {
     if (job.stored.has(file.url)) return; // a manifest, read while planning
     const cache = await this.#options.caches.open(file.cache);
+    if (file.kind === 'gguf') {
+      await this.#fetchGguf(file, cache, job, signal);
+      job.stored.add(file.url);
+      return;
+    }
     const cached = await cache.match(file.url);
     if (cached) {
       job.stored.add(file.url);
@@ -320,13 +333,38 @@ export class Downloads {
       } catch (err) {
         // The bytes of a failed attempt do not count: the file starts over.
         job.progress.bytes_done -= counted.bytes;
-        if (signal.aborted || err instanceof Permanent || isQuotaError(err)) throw err;
+        if (signal.aborted || !transient(err)) throw err;
         if (attempt >= attempts) throw unreachable(file.url, err);
-        await new Promise((resolve) => setTimeout(resolve, delay));
-        signal.throwIfAborted();
+        await pause(delay, signal);
         delay *= 2;
       }
     }
+  }
+
+  /** Stores a GGUF file's missing parts; its size joins the total once known. */
+  async #fetchGguf(file: ModelFile, cache: CacheLike, job: Job, signal: AbortSignal) {
+    const progress = job.progress;
+    progress.file = file.url;
+    job.report();
+    let size = 0;
+    await downloadGguf({
+      url: file.url,
+      cache,
+      fetch: this.#options.fetch,
+      signal,
+      partBytes: this.#options.ggufPartBytes ?? BUILD_PART_BYTES,
+      attempts: this.#options.attempts ?? 3,
+      retryMs: this.#options.retryMs ?? 500,
+      onSize: (bytes) => {
+        // A file that changed on the server replaces its old size.
+        if (progress.bytes_total !== null) progress.bytes_total += bytes - size;
+        size = bytes;
+      },
+      onBytes: (bytes) => {
+        progress.bytes_done += bytes;
+        job.report();
+      },
+    });
   }
 
   async #store(
@@ -401,7 +439,9 @@ export class Downloads {
         );
         if (shared) continue;
       }
-      await (await caches.open(file.cache)).delete(file.url);
+      const cache = await caches.open(file.cache);
+      if (file.kind === 'gguf') await removeGgufFile(cache, file.url);
+      else await cache.delete(file.url);
     }
     await this.#options.downloaded.delete(entry.id);
   }

@@ -7,6 +7,7 @@
  * the service worker, the engine worker and Node.
  */
 import type { CatalogEntry, GgufEntry, WebLLMEntry } from './catalog';
+import { ggufFileStored, ggufParts, readGgufRecord } from './gguf-parts';
 
 /** The part of `CacheStorage` this reads. */
 export interface CacheStorageLike {
@@ -20,7 +21,7 @@ export const MODEL_CACHES = {
   wasm: 'webllm/wasm',
   /** Model libraries WebLLM fetches without caching (on localhost): kept for offline use. */
   files: 'hearth/files',
-  /** GGUF models, for llama.cpp. */
+  /** GGUF models, for llama.cpp: each file in parts (gguf-parts.ts). */
   gguf: 'hearth/gguf',
 } as const;
 
@@ -101,7 +102,10 @@ export async function planFiles(
   return planWebLLMFiles(entry, appUrl, json);
 }
 
-/** A GGUF's files: the model, or the parts of a split one, in order. */
+/**
+ * A GGUF's files: the model, or the files of a split one, in order. Each is stored in parts
+ * beside a size record (gguf-parts.ts); `url` names the file, not a cache entry.
+ */
 export function ggufFiles(entry: GgufEntry, appUrl: string): ModelFile[] {
   return entry.files.map((file) => ({
     url: new URL(file, appUrl).href,
@@ -196,24 +200,34 @@ export function cachedJson(caches: CacheStorageLike): JsonSource {
 
 /**
  * The files of the model that are not on the device (absolute URLs); an empty list means it can
- * load with no network. A file that cannot be read is missing.
+ * load with no network. A file that cannot be read is missing. A GGUF file counts as there when
+ * its size record says it is complete; `thorough` also looks for every part (one `match` each:
+ * for the checks at a host's start, not for every request).
  */
 export async function missingFiles(
   entry: CatalogEntry,
   appUrl: string,
   caches: CacheStorageLike,
+  options: { thorough?: boolean } = {},
 ): Promise<string[]> {
   const { files } = await planFiles(entry, appUrl, cachedJson(caches));
   const missing: string[] = [];
   for (const file of files) {
-    if (!(await (await caches.open(file.cache)).match(file.url))) missing.push(file.url);
+    const cache = await caches.open(file.cache);
+    const there =
+      file.kind === 'gguf'
+        ? await ggufFileStored(cache, file.url, options.thorough)
+        : Boolean(await cache.match(file.url));
+    if (!there) missing.push(file.url);
   }
   return missing;
 }
 
 /**
  * A GGUF's files from the cache as Blobs, in order, for llama.cpp to load; null when one is
- * missing. (Blobs from the Cache API stay on disk until read.)
+ * missing, incomplete or a part has the wrong size. Each file's Blob is made of its parts' Blobs
+ * (`new Blob(parts)` refers to them, copying nothing; Blobs from the Cache API stay on disk until
+ * read).
  */
 export async function ggufBlobs(
   entry: GgufEntry,
@@ -222,9 +236,16 @@ export async function ggufBlobs(
 ): Promise<Blob[] | null> {
   const blobs: Blob[] = [];
   for (const file of ggufFiles(entry, appUrl)) {
-    const response = await (await caches.open(file.cache)).match(file.url);
-    if (!response) return null;
-    blobs.push(await response.blob());
+    const cache = await caches.open(file.cache);
+    const record = await readGgufRecord(cache, file.url);
+    if (!record?.complete) return null;
+    const parts: Blob[] = [];
+    for (const part of ggufParts(file.url, record)) {
+      const blob = await (await cache.match(part.key))?.blob();
+      if (blob?.size !== part.last - part.first + 1) return null;
+      parts.push(blob);
+    }
+    blobs.push(new Blob(parts));
   }
   return blobs;
 }

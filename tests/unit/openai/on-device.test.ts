@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { catalogEntry } from '../../../src/openai/catalog';
+import { catalogEntry, ggufEntry } from '../../../src/openai/catalog';
+import { ggufPartKey, ggufSizeKey } from '../../../src/openai/gguf-parts';
 import {
+  ggufBlobs,
   missingFiles,
   modelBaseUrl,
   planFiles,
@@ -16,6 +18,7 @@ function fakeCaches(contents: Record<string, Record<string, unknown>>): CacheSto
         async match(url: string) {
           if (!(url in cache)) return undefined;
           const body = cache[url];
+          if (body instanceof Uint8Array) return new Response(new Uint8Array(body));
           return new Response(typeof body === 'string' ? body : JSON.stringify(body));
         },
       };
@@ -162,5 +165,44 @@ describe('missingFiles', () => {
       tokenizer: 'sha256-CCC',
       library: 'sha256-BBB',
     });
+  });
+});
+
+describe('a GGUF on the device', () => {
+  const FILE = 'https://models.example/m.gguf';
+  const gguf = ggufEntry({ id: 'acme/m-GGUF:Q4_K_M', files: [FILE] }, 'added');
+  const bytes = Uint8Array.from({ length: 10 }, (_, i) => 71 + i);
+  /** The file stored in parts of 4 bytes: 0–3, 4–7, 8–9. */
+  function stored(complete = true): Record<string, Record<string, unknown>> {
+    return {
+      'hearth/gguf': {
+        [ggufSizeKey(FILE)]: { bytes: 10, part_bytes: 4, complete },
+        [ggufPartKey(FILE, 0, 3)]: bytes.slice(0, 4),
+        [ggufPartKey(FILE, 4, 7)]: bytes.slice(4, 8),
+        [ggufPartKey(FILE, 8, 9)]: bytes.slice(8),
+      },
+    };
+  }
+
+  it('hands llama.cpp each file as one Blob made of its parts, byte for byte', async () => {
+    const blobs = await ggufBlobs(gguf, APP, fakeCaches(stored()));
+    expect(blobs).toHaveLength(1);
+    expect(new Uint8Array(await blobs![0]!.arrayBuffer())).toEqual(bytes);
+  });
+
+  it('has no Blobs for a file with a part missing, or of the wrong size, or not complete', async () => {
+    const missing = stored();
+    delete missing['hearth/gguf']![ggufPartKey(FILE, 4, 7)];
+    expect(await ggufBlobs(gguf, APP, fakeCaches(missing))).toBeNull();
+    const short = stored();
+    short['hearth/gguf']![ggufPartKey(FILE, 8, 9)] = bytes.slice(8, 9);
+    expect(await ggufBlobs(gguf, APP, fakeCaches(short))).toBeNull();
+    expect(await ggufBlobs(gguf, APP, fakeCaches(stored(false)))).toBeNull();
+  });
+
+  it('counts a file as there when its size record says complete, and nothing stored as missing', async () => {
+    expect(await missingFiles(gguf, APP, fakeCaches(stored()))).toEqual([]);
+    expect(await missingFiles(gguf, APP, fakeCaches(stored(false)))).toEqual([FILE]);
+    expect(await missingFiles(gguf, APP, fakeCaches({}))).toEqual([FILE]);
   });
 });
