@@ -62,7 +62,8 @@ export default defineConfig(({ command }) => {
         injectRegister: false,
         manifest: false,
         injectManifest: {
-          globPatterns: ['**/*.{js,css,html,svg,png,ico,webmanifest,json}'],
+          // wasm: llama.cpp's (wllama, ~10 MB), so that GGUF models run offline.
+          globPatterns: ['**/*.{js,css,html,svg,png,ico,webmanifest,json,wasm}'],
           // Self-hosted models under public/models/ are downloaded on demand, not precached.
           globIgnores: ['models/**'],
           // The engine worker's chunk grows past Workbox's 2 MiB default once WebLLM is in it.

@@ -8,29 +8,61 @@
 import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import type { Plugin } from 'vite';
-import { catalogEntry, prebuiltCatalog, type CatalogEntry } from '../src/openai/catalog.ts';
+import {
+  catalogEntry,
+  ggufEntry,
+  parseGgufId,
+  prebuiltCatalog,
+  type CatalogEntry,
+} from '../src/openai/catalog.ts';
 
 const VIRTUAL_ID = 'virtual:hearth-catalog';
 const RESOLVED_ID = `\0${VIRTUAL_ID}`;
 
-/** The self-hosted catalogue file: WebLLM model records, with an id and whether they take tools. */
+/** A WebLLM model record, with an id and whether it takes tools. */
+const webllmRecord = v.looseObject({
+  /** `<organisation>/<model_name>`; defaults to `self-hosted/<model_id>`. */
+  id: v.optional(v.pipe(v.string(), v.regex(/^[\w.-]+\/[\w.-]+$/))),
+  /** The weights' base URL: absolute, or relative to the app. */
+  model: v.string(),
+  model_id: v.string(),
+  model_lib: v.string(),
+  overrides: v.optional(v.record(v.string(), v.unknown())),
+  vram_required_MB: v.optional(v.number()),
+  low_resource_required: v.optional(v.boolean()),
+  required_features: v.optional(v.array(v.string())),
+  tools: v.optional(v.boolean()),
+  integrity: v.optional(v.record(v.string(), v.unknown())),
+  model_manifest: v.optional(v.string()),
+  engine: v.optional(v.literal('webllm')),
+});
+
+/** A GGUF model for llama.cpp: its id (`-hf` style), its file or the parts of a split one. */
+const ggufRecord = v.looseObject({
+  id: v.pipe(
+    v.string(),
+    v.check((id) => parseGgufId(id) !== null, 'A GGUF id is <user>/<repo>:<quant>.'),
+  ),
+  engine: v.literal('llama.cpp'),
+  /** Absolute, or relative to the app; the parts of a split GGUF in order. */
+  files: v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.minLength(1)),
+  context_window: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  size_mb: v.optional(v.nullable(v.pipe(v.number(), v.minValue(0)))),
+  memory_mb: v.optional(v.nullable(v.pipe(v.number(), v.minValue(0)))),
+  tools: v.optional(v.boolean()),
+  reasoning: v.optional(v.boolean()),
+});
+
+/** The self-hosted catalogue file: WebLLM records, and GGUF models (`"engine": "llama.cpp"`). */
 const selfHostedSchema = v.object({
   models: v.array(
-    v.looseObject({
-      /** `<organisation>/<model_name>`; defaults to `self-hosted/<model_id>`. */
-      id: v.optional(v.pipe(v.string(), v.regex(/^[\w.-]+\/[\w.-]+$/))),
-      /** The weights' base URL: absolute, or relative to the app. */
-      model: v.string(),
-      model_id: v.string(),
-      model_lib: v.string(),
-      overrides: v.optional(v.record(v.string(), v.unknown())),
-      vram_required_MB: v.optional(v.number()),
-      low_resource_required: v.optional(v.boolean()),
-      required_features: v.optional(v.array(v.string())),
-      tools: v.optional(v.boolean()),
-      integrity: v.optional(v.record(v.string(), v.unknown())),
-      model_manifest: v.optional(v.string()),
-    }),
+    v.lazy((input) =>
+      typeof input === 'object' &&
+      input !== null &&
+      (input as { engine?: unknown }).engine === 'llama.cpp'
+        ? ggufRecord
+        : webllmRecord,
+    ),
   ),
 });
 
@@ -49,13 +81,20 @@ export function readSelfHosted(file: string): CatalogEntry[] {
     throw new Error(`${file}: ${where}: ${issue.message}`);
   }
   return parsed.output.models.map((record) =>
-    catalogEntry(record as Parameters<typeof catalogEntry>[0], {
-      owner: (record.id ?? 'self-hosted/x').split('/')[0] ?? 'self-hosted',
-      id: record.id ?? `self-hosted/${record.model_id}`,
-      source: 'self-hosted',
-      tools: record.tools ?? false,
-    }),
+    record.engine === 'llama.cpp'
+      ? ggufEntry(record as v.InferOutput<typeof ggufRecord>, 'self-hosted')
+      : webllmEntry(record as v.InferOutput<typeof webllmRecord>),
   );
+}
+
+/** A self-hosted WebLLM record's catalogue entry. */
+function webllmEntry(record: v.InferOutput<typeof webllmRecord>): CatalogEntry {
+  return catalogEntry(record as Parameters<typeof catalogEntry>[0], {
+    owner: (record.id ?? 'self-hosted/x').split('/')[0] ?? 'self-hosted',
+    id: record.id ?? `self-hosted/${record.model_id}`,
+    source: 'self-hosted',
+    tools: record.tools ?? false,
+  });
 }
 
 /** The whole catalogue: prebuilt models first, then self-hosted ones (whose ids must differ). */
