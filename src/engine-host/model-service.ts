@@ -15,6 +15,23 @@ import type { Downloads } from './downloads';
 import type { ModelSet } from './engine-db';
 import type { EngineQueue } from './queue';
 
+/** An engine's part in managing the models on the device. */
+export interface ManagedEngine {
+  /** Whether `model` is this engine's; without it, every model of the service is. */
+  serves?(model: string): boolean;
+  readonly loadedModel: string | null;
+  /** The models whose every file is on the device, as of the last refresh. */
+  readonly models: readonly string[];
+  /** Models marked as failing on this device (GPU device lost twice), with why; none if absent. */
+  readonly failing?: Readonly<Record<string, string>>;
+  unload(): Promise<void>;
+  refresh(): Promise<void>;
+  /** Resolves once the refreshes asked for so far are done. */
+  settled(): Promise<void>;
+  /** WebLLM's own check of its cache; an engine without one has nothing to say. */
+  hasModelInCache?(model: string): Promise<boolean>;
+}
+
 /** What the service drives. */
 export interface ModelServiceDeps {
   catalog: readonly CatalogEntry[];
@@ -22,19 +39,10 @@ export interface ModelServiceDeps {
   caches: CacheStorageLike;
   downloads: Downloads;
   queue: EngineQueue;
-  /** The WebLLM engine's part in it. */
-  engine: {
-    readonly loadedModel: string | null;
-    /** The models whose every file is on the device, as of the last refresh. */
-    readonly models: readonly string[];
-    /** Models marked as failing on this device (GPU device lost twice), with why; none if absent. */
-    readonly failing?: Readonly<Record<string, string>>;
-    unload(): Promise<void>;
-    refresh(): Promise<void>;
-    /** Resolves once the refreshes asked for so far are done. */
-    settled(): Promise<void>;
-    hasModelInCache(model: string): Promise<boolean>;
-  };
+  /** The engines that load models (WebLLM, llama.cpp), each for the models it serves. */
+  engines?: readonly ManagedEngine[];
+  /** One engine alone, whose every model is: the same as `engines: [engine]`. */
+  engine?: ManagedEngine;
   /** Forgets a model's GPU device losses. */
   forgetLosses(model: string): Promise<void>;
   downloaded: ModelSet;
@@ -61,11 +69,23 @@ function notDownloaded(model: string): OpenAIError {
 export class LocalModels implements ModelService {
   readonly #deps: ModelServiceDeps;
   readonly #byId: Map<string, CatalogEntry>;
+  readonly #engines: readonly ManagedEngine[];
   #evicted: Record<string, string> = {};
 
   constructor(deps: ModelServiceDeps) {
     this.#deps = deps;
     this.#byId = new Map(deps.catalog.map((e) => [e.id, e]));
+    this.#engines = deps.engines ?? (deps.engine ? [deps.engine] : []);
+  }
+
+  /** The engine that serves `model`, if any. */
+  #engineOf(model: string): ManagedEngine | undefined {
+    return this.#engines.find((e) => e.serves?.(model) ?? true);
+  }
+
+  /** Every engine reads again which models are on the device. */
+  async #refreshAll(): Promise<void> {
+    await Promise.all(this.#engines.map((e) => e.refresh()));
   }
 
   /** Models that were downloaded and have lost files since, with what is gone. */
@@ -105,7 +125,7 @@ export class LocalModels implements ModelService {
   /** A download ended (whoever started it): a model that is complete now is no longer lost. */
   async downloadEnded(progress: DownloadProgress): Promise<void> {
     if (progress.phase === 'done') delete this.#evicted[progress.model];
-    await this.#deps.engine.refresh();
+    await this.#refreshAll();
   }
 
   cancelDownload(model: string): Promise<void> {
@@ -119,16 +139,17 @@ export class LocalModels implements ModelService {
    */
   async deleteModel(model: string): Promise<void> {
     const entry = this.#entry(model);
-    const { queue, engine, downloads } = this.#deps;
+    const { queue, downloads } = this.#deps;
     if (queue.inUse(model)) throw inUse(model);
     await queue.alone(async () => {
       try {
         await downloads.cancel(model);
-        if (engine.loadedModel === model) await engine.unload();
+        const engine = this.#engineOf(model);
+        if (engine?.loadedModel === model) await engine.unload();
         await downloads.remove(entry);
         await this.#deps.forgetLosses(model);
         delete this.#evicted[model];
-        await engine.refresh();
+        await (engine ? engine.refresh() : this.#refreshAll());
       } finally {
         // Requests for it that came meanwhile passed the service worker's check while the files
         // were there: loading it now would download it again.
@@ -144,13 +165,16 @@ export class LocalModels implements ModelService {
    * load under way. A second unload finds nothing left and disposes nothing.
    */
   async unload(): Promise<void> {
-    const { queue, engine } = this.#deps;
-    const models = [engine.loadedModel, queue.loading].filter((m) => m !== null);
+    const { queue } = this.#deps;
+    const engines = this.#engines;
+    const loaded = engines.map((e) => e.loadedModel);
+    const models = [...loaded, queue.loading].filter((m) => m !== null);
     if (models.length === 0) return;
     const used = models.find((m) => queue.inUse(m));
     if (used !== undefined) throw inUse(used);
     await queue.alone(async () => {
-      if (engine.loadedModel !== null) await engine.unload();
+      // Whichever engine holds a model: one at a time, but a load under way may have put it there.
+      for (const engine of engines) if (engine.loadedModel !== null) await engine.unload();
     });
     this.#deps.onChange();
   }
@@ -160,8 +184,8 @@ export class LocalModels implements ModelService {
    * model tried again, without a new download. Requests alone never lift it.
    */
   async clearFailing(model: string): Promise<void> {
-    const { engine } = this.#deps;
-    if (engine.failing?.[model] === undefined) return;
+    const engine = this.#engineOf(model);
+    if (engine?.failing?.[model] === undefined) return;
     await this.#deps.forgetLosses(model);
     await engine.refresh();
     this.#deps.onChange();
@@ -169,11 +193,13 @@ export class LocalModels implements ModelService {
 
   async inspect(model: string): Promise<ModelInspection> {
     const entry = this.#entry(model);
-    const { appUrl, caches, engine } = this.#deps;
+    const { appUrl, caches } = this.#deps;
+    const engine = this.#engineOf(model);
     return {
       missing_files: await missingFiles(entry, appUrl, caches),
-      webllm_has_model_in_cache: await engine.hasModelInCache(model),
-      loaded: engine.loadedModel === model,
+      // A GGUF is not WebLLM's to judge.
+      webllm_has_model_in_cache: (await engine?.hasModelInCache?.(model)) ?? false,
+      loaded: this.#engines.some((e) => e.loadedModel === model),
       download: this.#deps.downloads.active.find((d) => d.model === model) ?? null,
       evicted: this.#evicted[model] ?? null,
     };
@@ -185,10 +211,11 @@ export class LocalModels implements ModelService {
    * it got there (a load fetches what is missing, too).
    */
   async reconcile(): Promise<void> {
-    const { downloaded, appUrl, caches, engine } = this.#deps;
-    // The engine reads what is on the device as it starts: one pass over the catalogue serves both.
-    await engine.settled();
-    const present = new Set(engine.models);
+    const { downloaded, appUrl, caches } = this.#deps;
+    const engines = this.#engines;
+    // The engines read what is on the device as they start: one pass over the catalogue serves both.
+    await Promise.all(engines.map((e) => e.settled()));
+    const present = new Set(engines.flatMap((e) => e.models));
     const before = new Set(await downloaded.list());
     const evicted: Record<string, string> = {};
     for (const model of present) {
