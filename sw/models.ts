@@ -1,13 +1,16 @@
 /**
  * @module
- * The models this device knows, can run, and has: the catalogue made at build time, checked
- * against the WebGPU adapter the host's engine worker measured and against WebLLM's caches. It
- * is the service worker's `ModelDirectory`, and the source of `/v1/hearth/catalog`.
+ * The models this device knows, can run, and has: the catalogue made at build time and the GGUF
+ * models the user added, checked against the WebGPU adapter the host's engine worker measured
+ * and against the caches. It is the service worker's `ModelDirectory`, the source of
+ * `/v1/hearth/catalog`, and the catalogue that `POST /v1/hearth/models` adds to.
  */
+import type { AddableCatalog, AddedModels, AddedRecord } from '../src/openai/added-models';
 import {
   catalogModelInfo,
   unavailableReason,
   type CatalogEntry,
+  type EngineName,
   type GpuFacts,
 } from '../src/openai/catalog';
 import { OpenAIError } from '../src/openai/errors';
@@ -17,7 +20,7 @@ import {
   type ModelInfo,
   type ModelPrice,
 } from '../src/openai/models';
-import { missingFiles, type CacheStorageLike } from '../src/openai/on-device';
+import { missingFiles, planFiles, type CacheStorageLike } from '../src/openai/on-device';
 import type { HostStatus } from '../src/openai/status';
 
 /** A catalogue model as `/v1/hearth/catalog` shows it. */
@@ -25,6 +28,8 @@ export interface CatalogModel {
   id: string;
   object: 'model';
   owned_by: string;
+  /** Which engine serves it. */
+  engine: EngineName | 'echo';
   size_mb: number | null;
   vram_required_mb: number | null;
   context_window: number;
@@ -64,6 +69,8 @@ export interface DeviceModelsOptions {
   > | null>;
   /** The price per token the owner set for a model (for `usage.estimated_cost`). */
   price?: (model: string) => Promise<ModelPrice | undefined>;
+  /** The GGUF models the user added, which join the catalogue after the built-in ones. */
+  added?: AddedModels;
 }
 
 /** How long a "files are all there" answer is trusted before the caches are read again. */
@@ -76,6 +83,8 @@ const NOT_MEASURED = 'Not known yet: the engine worker has not finished measurin
 
 /** The device's facts, or why they are not known. */
 type Fit = GpuFacts | { unknown: string };
+/** What the host's status says of the models (null: no host answered). */
+type HostFacts = Awaited<ReturnType<DeviceModelsOptions['host']>>;
 
 /** Whether the device runs the model (null: not known), and why not or why not known. */
 function fitOf(
@@ -88,7 +97,7 @@ function fitOf(
 }
 
 /** The service worker's model directory. */
-export class DeviceModels implements ModelDirectory {
+export class DeviceModels implements ModelDirectory, AddableCatalog {
   readonly #options: DeviceModelsOptions;
   readonly #byId: Map<string, CatalogEntry>;
   readonly #onDevice = new Map<string, { at: number; downloaded: boolean }>();
@@ -96,6 +105,48 @@ export class DeviceModels implements ModelDirectory {
   constructor(options: DeviceModelsOptions) {
     this.#options = options;
     this.#byId = new Map(options.catalog.map((e) => [e.id, e]));
+  }
+
+  /** Every catalogue model: the built-in ones, then those the user added. */
+  async #entries(): Promise<CatalogEntry[]> {
+    const added = (await this.#options.added?.entries()) ?? [];
+    return [...this.#options.catalog, ...added];
+  }
+
+  async #entry(id: string): Promise<CatalogEntry | undefined> {
+    return this.#byId.get(id) ?? (await this.#options.added?.get(id));
+  }
+
+  async has(id: string): Promise<boolean> {
+    return id === ECHO_MODEL.id || (await this.#entry(id)) !== undefined;
+  }
+
+  /** Adds a GGUF model the user gave (409 `model_exists` for a taken id); its catalogue entry. */
+  async add(record: AddedRecord): Promise<CatalogModel> {
+    const { added } = this.#options;
+    if (!added) throw new Error('This directory takes no added models.');
+    if (record.id === ECHO_MODEL.id || this.#byId.has(record.id)) {
+      throw new OpenAIError('model_exists', `The model '${record.id}' is built into Hearth.`, {
+        param: 'id',
+      });
+    }
+    const entry = await added.add(record);
+    const [fit, host] = await Promise.all([this.#fit(), this.#options.host()]);
+    return this.#describe(entry, fit, host);
+  }
+
+  async remove(id: string): Promise<void> {
+    if (await this.#options.added?.remove(id)) this.#onDevice.delete(id);
+  }
+
+  async modelUsing(url: string): Promise<string | undefined> {
+    const { appUrl } = this.#options;
+    for (const entry of await this.#entries()) {
+      if (entry.engine !== 'llama.cpp') continue;
+      const { files } = await planFiles(entry, appUrl, async () => undefined);
+      if (files.some((file) => file.url === url)) return entry.id;
+    }
+    return undefined;
   }
 
   /** Whether every file of the model is in the caches. */
@@ -124,7 +175,7 @@ export class DeviceModels implements ModelDirectory {
   async list(): Promise<ModelInfo[]> {
     const fit = await this.#fit();
     const ready: ModelInfo[] = [ECHO_MODEL];
-    for (const entry of this.#options.catalog) {
+    for (const entry of await this.#entries()) {
       // A downloaded model whose fit is not known is listed: it was downloaded here, and a
       // request for it waits for a host, which knows.
       if (fitOf(entry, fit).available !== false && (await this.#downloaded(entry))) {
@@ -135,14 +186,14 @@ export class DeviceModels implements ModelDirectory {
   }
 
   async find(id: string): Promise<ModelInfo | undefined> {
-    const entry = this.#byId.get(id);
+    const entry = await this.#entry(id);
     const model = id === ECHO_MODEL.id ? ECHO_MODEL : entry && catalogModelInfo(entry);
     const price = model && (await this.#options.price?.(model.id));
     return model && price ? { ...model, price } : model;
   }
 
   async ensureReady(model: ModelInfo, { files } = { files: true }): Promise<void> {
-    const entry = this.#byId.get(model.id);
+    const entry = await this.#entry(model.id);
     if (!entry) return; // the echo engine needs nothing
     // Without a host this fails as the request itself would: 503 engine_unavailable.
     const gpu = await this.#options.device();
@@ -165,11 +216,11 @@ export class DeviceModels implements ModelDirectory {
   /** Every model, with whether this device can run it, has it, and has it loaded. */
   async catalog(): Promise<CatalogModel[]> {
     const [fit, host] = await Promise.all([this.#fit(), this.#options.host()]);
-    const loaded = host?.loaded_model ?? null;
     const echo: CatalogModel = {
       id: ECHO_MODEL.id,
       object: 'model',
       owned_by: ECHO_MODEL.owned_by,
+      engine: 'echo',
       size_mb: 0,
       vram_required_mb: 0,
       context_window: ECHO_MODEL.context_window,
@@ -182,31 +233,35 @@ export class DeviceModels implements ModelDirectory {
       reasoning: false,
     };
     const models = [echo];
-    for (const entry of this.#options.catalog) {
-      // A model that lost the GPU device twice here is refused by the host: show why.
-      const failing = host?.failing_models[entry.id];
-      const { available, reason } = failing
-        ? { available: false, reason: failing }
-        : fitOf(entry, fit);
-      const evicted = host?.evicted_models[entry.id];
-      models.push({
-        id: entry.id,
-        object: 'model',
-        owned_by: entry.owned_by,
-        size_mb: entry.size_mb,
-        vram_required_mb: entry.vram_required_mb,
-        context_window: entry.context_window,
-        required_features: entry.required_features,
-        available,
-        ...(reason !== null && { unavailable_reason: reason }),
-        downloaded: await this.#downloaded(entry),
-        ...(evicted !== undefined && { evicted }),
-        loaded: loaded === entry.id,
-        source: entry.source,
-        tools: entry.tools,
-        reasoning: entry.reasoning,
-      });
-    }
+    for (const entry of await this.#entries()) models.push(await this.#describe(entry, fit, host));
     return models;
+  }
+
+  /** One model as the catalogue shows it. */
+  async #describe(entry: CatalogEntry, fit: Fit, host: HostFacts): Promise<CatalogModel> {
+    // A model that lost the GPU device twice here is refused by the host: show why.
+    const failing = host?.failing_models[entry.id];
+    const { available, reason } = failing
+      ? { available: false, reason: failing }
+      : fitOf(entry, fit);
+    const evicted = host?.evicted_models[entry.id];
+    return {
+      id: entry.id,
+      object: 'model',
+      owned_by: entry.owned_by,
+      engine: entry.engine,
+      size_mb: entry.size_mb,
+      vram_required_mb: entry.vram_required_mb,
+      context_window: entry.context_window,
+      required_features: entry.required_features,
+      available,
+      ...(reason !== null && { unavailable_reason: reason }),
+      downloaded: await this.#downloaded(entry),
+      ...(evicted !== undefined && { evicted }),
+      loaded: host?.loaded_model === entry.id,
+      source: entry.source,
+      tools: entry.tools,
+      reasoning: entry.reasoning,
+    };
   }
 }

@@ -20,6 +20,8 @@ const CODES = {
   unknown_url: [404, 'not_found_error'],
   method_not_allowed: [405, 'invalid_request_error'],
   model_in_use: [409, 'invalid_request_error'],
+  // Adding a model under an id the catalogue has (built in, or added before).
+  model_exists: [409, 'invalid_request_error'],
   request_too_large: [413, 'invalid_request_error'],
   unsupported_media_type: [415, 'invalid_request_error'],
   queue_full: [429, 'rate_limit_error'],

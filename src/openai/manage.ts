@@ -200,7 +200,10 @@ async function cancelDownload({ deps, id, requestId }: ModelCall): Promise<Respo
   return jsonResponse({ id: model.id, object: 'hearth.download', cancelled: true }, requestId);
 }
 
-/** `DELETE /v1/hearth/models/{org}/{name}`: removes every file of the model. */
+/**
+ * `DELETE /v1/hearth/models/{org}/{name}`: removes every file of the model, and a model the user
+ * added leaves the catalogue too (once its files are gone: a refusal keeps both).
+ */
 async function deleteModel({ deps, id, requestId }: ModelCall): Promise<Response> {
   const model = await known(deps, id);
   assertHasFiles(model);
@@ -209,6 +212,7 @@ async function deleteModel({ deps, id, requestId }: ModelCall): Promise<Response
   } finally {
     deps.models.forget?.();
   }
+  await deps.models.remove?.(model.id);
   return jsonResponse({ id: model.id, object: 'model', deleted: true }, requestId);
 }
 

@@ -3,12 +3,14 @@
  * The whole `/v1` API as one `Request → Response` function: route (404, 405), then auth (401),
  * then the endpoint. Every response, success or error, carries an `x-request-id`.
  */
+import { addModel, type AddingDeps } from './added-models';
 import type { ChatBackend } from './backend';
 import { BODY_LIMIT } from './body';
 import { handleChatCompletions } from './chat';
 import { modelEndpoints, unloadModel, type ManagingBackend } from './manage';
 import { OpenAIError } from './errors';
 import { modelObject, type ModelDirectory } from './models';
+import { deleteFile, storeFile, type FileDeps } from './gguf-upload';
 import { errorResponse, jsonResponse, newRequestId } from './respond';
 import type { Settings } from './settings';
 
@@ -25,6 +27,11 @@ export interface ApiOptions {
   status?: () => Promise<unknown>;
   /** The models of `GET /v1/hearth/catalog`. */
   catalog?: () => Promise<unknown[]>;
+  /**
+   * Adding GGUF models (`POST /v1/hearth/models`), and storing files from the user's computer
+   * for them (`PUT` and `DELETE /v1/hearth/files/…`).
+   */
+  adding?: AddingDeps & FileDeps;
   /** The app's base path, e.g. `/` or `/repo/`; the API lives at `{base}v1/`. */
   base?: string;
   /** Longest wait for a first token (default 4 minutes). */
@@ -58,7 +65,7 @@ interface Call {
 
 type Handler = (call: Call) => Promise<Response>;
 interface Route {
-  method: 'GET' | 'POST' | 'DELETE' | 'PATCH';
+  method: 'GET' | 'POST' | 'DELETE' | 'PATCH' | 'PUT';
   /** Path after `{base}v1/`; a trailing `*` takes the rest, which the handler receives. */
   path: string;
   handler: Handler;
@@ -170,6 +177,26 @@ export function createApi(options: ApiOptions): Api {
         method: 'DELETE',
         path: 'hearth/keys/*',
         handler: ({ rest, requestId }) => settings.revokeKey(rest, requestId),
+      },
+    );
+  }
+  const { adding } = options;
+  if (adding) {
+    routes.push(
+      {
+        method: 'POST',
+        path: 'hearth/models',
+        handler: ({ request, requestId }) => addModel(request, adding, requestId),
+      },
+      {
+        method: 'PUT',
+        path: 'hearth/files/*',
+        handler: ({ request, rest, requestId }) => storeFile(request, rest, adding, requestId),
+      },
+      {
+        method: 'DELETE',
+        path: 'hearth/files/*',
+        handler: ({ rest, requestId }) => deleteFile(rest, adding, requestId),
       },
     );
   }

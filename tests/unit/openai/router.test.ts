@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChatEvent } from '../../../src/openai/backend';
 import { OpenAIError } from '../../../src/openai/errors';
 import { ECHO_MODEL, type ModelDirectory } from '../../../src/openai/models';
+import { parseModelPath } from '../../../src/openai/manage';
 import { createApi } from '../../../src/openai/router';
 import {
   chatRequest,
@@ -464,5 +465,98 @@ describe('the status line and the first token', () => {
     const response = await api.fetch(chatRequest(echoBody('hi')));
     await response.body!.cancel();
     expect(backend.signals[0]?.aborted).toBe(true);
+  });
+});
+
+describe('adding GGUF models: routes and order of checks', () => {
+  const GGUF_ID = 'acme/Tiny-GGUF:Q4_0';
+  /** The echo stack with the adding endpoints, over a catalogue that knows GGUF_ID. */
+  function adding() {
+    const added: string[] = [];
+    const tiny = { ...ECHO_MODEL, id: GGUF_ID, owned_by: 'acme' };
+    const api = createApi({
+      ...stackOptions(),
+      models: {
+        ...staticDirectory(),
+        find: async (id) => (id === GGUF_ID ? tiny : id === ECHO_MODEL.id ? ECHO_MODEL : undefined),
+      },
+      adding: {
+        appUrl: `${URL_BASE}/`,
+        fetch: async () => new Response(new Uint8Array([0x47, 0x47, 0x55, 0x46])),
+        caches: {
+          open: async () => ({
+            match: async () => undefined,
+            put: async () => undefined,
+            delete: async () => false,
+          }),
+        },
+        catalog: {
+          has: async (id) => id === GGUF_ID,
+          add: async (record) => (added.push(record.id), { id: record.id }),
+          modelUsing: async () => undefined,
+        },
+      },
+    });
+    return { api, added };
+  }
+  const post = (body: string, headers: Record<string, string> = {}) =>
+    new Request(`${URL_BASE}/v1/hearth/models`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer k', 'content-type': 'application/json', ...headers },
+      body,
+    });
+
+  it('offers POST /v1/hearth/models only to an API given the means to add models', async () => {
+    const response = await stack.api.fetch(post(JSON.stringify({ source: 'x.gguf' })));
+    expect(await errorOf(response)).toMatchObject({ status: 404, code: 'unknown_url' });
+    const ok = await adding().api.fetch(post(JSON.stringify({ source: 'm/x.gguf' })));
+    expect(ok.status).toBe(201);
+    expect(await ok.json()).toEqual({ id: 'local/x:GGUF' });
+  });
+
+  it('answers GET /v1/hearth/models with 405, allowing POST', async () => {
+    const response = await adding().api.fetch(getRequest('/v1/hearth/models'));
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST');
+  });
+
+  it('checks auth, then the content type, then the size, then the body', async () => {
+    const { api, added } = adding();
+    const body = JSON.stringify({ source: 'm/x.gguf' });
+    expect((await api.fetch(post(body, { authorization: '' }))).status).toBe(401);
+    expect((await api.fetch(post(body, { 'content-type': 'text/plain' }))).status).toBe(415);
+    const big = JSON.stringify({ source: 'm/x.gguf', id: 'x'.repeat(70_000) });
+    expect(await errorOf(await api.fetch(post(big)))).toMatchObject({ status: 413 });
+    expect(await errorOf(await api.fetch(post('{')))).toMatchObject({ code: 'invalid_json' });
+    expect(added).toEqual([]);
+  });
+
+  it('refuses a taken id before it looks at the source', async () => {
+    const response = await adding().api.fetch(
+      post(JSON.stringify({ source: 'https://nowhere.invalid/x.gguf', id: GGUF_ID })),
+    );
+    expect(await errorOf(response)).toMatchObject({
+      status: 409,
+      code: 'model_exists',
+      param: 'id',
+    });
+  });
+
+  it.each([
+    `/v1/openai/models/${GGUF_ID}`,
+    '/v1/openai/models/acme%2FTiny-GGUF%3AQ4_0',
+    '/v1/models/acme/Tiny-GGUF%3AQ4_0',
+  ])('retrieves a model whose id holds a colon at %s', async (path) => {
+    const response = await adding().api.fetch(getRequest(path));
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { id: string }).id).toBe(GGUF_ID);
+  });
+
+  it.each([
+    ['acme/Tiny-GGUF:Q4_0/load', { id: GGUF_ID, action: 'load' }],
+    ['acme%2FTiny-GGUF%3AQ4_0/download', { id: GGUF_ID, action: 'download' }],
+    ['acme/Tiny-GGUF%3AQ4_0', { id: GGUF_ID, action: '' }],
+  ])('reads the GGUF id and action of hearth/models/%s', (rest, expected) => {
+    expect(parseModelPath(rest)).toEqual(expected);
   });
 });
