@@ -38,6 +38,7 @@ export type DownloadFetch = (
 
 /** What the downloads need from the worker. */
 export interface DownloadOptions {
+  /** Read at each use: the worker's catalogue grows as the user adds models (live-catalog.ts). */
   catalog: readonly CatalogEntry[];
   appUrl: string;
   caches: DownloadCaches;
@@ -147,12 +148,15 @@ class Job {
 /** The downloads of one engine worker. */
 export class Downloads {
   readonly #options: DownloadOptions;
-  readonly #byId: Map<string, CatalogEntry>;
   readonly #jobs = new Map<string, Job>();
 
   constructor(options: DownloadOptions) {
     this.#options = options;
-    this.#byId = new Map(options.catalog.map((e) => [e.id, e]));
+  }
+
+  /** The catalogue by id as it is now (models the user adds join it while the worker runs). */
+  get #byId(): ReadonlyMap<string, CatalogEntry> {
+    return new Map(this.#options.catalog.map((e) => [e.id, e]));
   }
 
   /** The downloads under way, for the host's status. */

@@ -34,6 +34,7 @@ export interface ManagedEngine {
 
 /** What the service drives. */
 export interface ModelServiceDeps {
+  /** Read at each use: the worker's catalogue grows as the user adds models (live-catalog.ts). */
   catalog: readonly CatalogEntry[];
   appUrl: string;
   caches: CacheStorageLike;
@@ -68,14 +69,17 @@ function notDownloaded(model: string): OpenAIError {
 /** The engine worker's `ModelService`. */
 export class LocalModels implements ModelService {
   readonly #deps: ModelServiceDeps;
-  readonly #byId: Map<string, CatalogEntry>;
   readonly #engines: readonly ManagedEngine[];
   #evicted: Record<string, string> = {};
 
   constructor(deps: ModelServiceDeps) {
     this.#deps = deps;
-    this.#byId = new Map(deps.catalog.map((e) => [e.id, e]));
     this.#engines = deps.engines ?? (deps.engine ? [deps.engine] : []);
+  }
+
+  /** The catalogue by id as it is now (models the user adds join it while the worker runs). */
+  get #byId(): ReadonlyMap<string, CatalogEntry> {
+    return new Map(this.#deps.catalog.map((e) => [e.id, e]));
   }
 
   /** The engine that serves `model`, if any. */

@@ -12,7 +12,7 @@ import {
   type WorkerToPage,
 } from '../bridge/messages';
 import { HostServer } from '../bridge/server';
-import type { WebLLMEntry } from '../openai/catalog';
+import type { GgufEntry, WebLLMEntry } from '../openai/catalog';
 import type { GpuFacts } from '../openai/gpu-facts';
 import { STATUS_CHANNEL, type StatusMessage } from '../openai/status';
 import { DeviceLosses } from './device-losses';
@@ -21,6 +21,7 @@ import { EchoEngine } from './echo-engine';
 import { modelSet } from './engine-db';
 import { measureGpu, type GpuLike } from './measure-gpu';
 import { LocalModels } from './model-service';
+import { LlamaEngine } from './llama-engine';
 import { EngineQueue } from './queue';
 import { Throttle } from './throttle';
 import { WebLLMEngine } from './webllm-engine';
@@ -78,7 +79,15 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
         onChange,
         losses,
       });
-      const engines = new EngineQueue([new EchoEngine(), webllm], {
+      const gguf = catalog.filter((e): e is GgufEntry => e.engine === 'llama.cpp');
+      const llama = new LlamaEngine({
+        catalog: () => gguf,
+        appUrl,
+        caches,
+        onChange,
+        gpu: () => device,
+      });
+      const engines = new EngineQueue([new EchoEngine(), webllm, llama], {
         onChange,
         // The user asked for this model: one marked failing is tried again.
         beforeLoad: (model): Promise<void> => models.clearFailing(model),
@@ -100,7 +109,7 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
         caches,
         downloads,
         queue: engines,
-        engine: webllm,
+        engines: [webllm, llama],
         forgetLosses: (model) => losses.clear(model),
         downloaded,
         onChange,
@@ -110,14 +119,16 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
           host,
           models: engines.models,
           loaded_model: engines.loadedModel,
-          loading: webllm.loading,
-          load_error: webllm.loadError,
+          loading: webllm.loading ?? llama.loading,
+          load_error: engines.loadError,
           failing_models: { ...webllm.failing },
-          last_speed: webllm.lastSpeed,
+          // The engine with a model loaded answered last: one model is loaded at a time.
+          last_speed: llama.loadedModel !== null ? llama.lastSpeed : webllm.lastSpeed,
           downloads: downloads.active,
           evicted_models: { ...models.evicted },
           queue: engines.counts,
           device,
+          llama: llama.runtime,
         }),
         onChange,
         models,
