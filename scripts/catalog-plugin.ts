@@ -15,6 +15,7 @@ import {
   prebuiltCatalog,
   type CatalogEntry,
 } from '../src/openai/catalog.ts';
+import { CURATED_GGUF } from '../src/openai/curated-gguf.ts';
 
 const VIRTUAL_ID = 'virtual:hearth-catalog';
 const RESOLVED_ID = `\0${VIRTUAL_ID}`;
@@ -104,13 +105,14 @@ export async function buildCatalog(selfHostedFile: string): Promise<CatalogEntry
     webllm.prebuiltAppConfig.model_list,
     webllm.functionCallingModelIds,
   );
+  const curated = CURATED_GGUF.map((record) => ggufEntry(record, 'curated'));
   const selfHosted = readSelfHosted(selfHostedFile);
-  const ids = new Set(prebuilt.map((e) => e.id));
+  const ids = new Set([...prebuilt, ...curated].map((e) => e.id));
   for (const entry of selfHosted) {
     if (ids.has(entry.id)) throw new Error(`${selfHostedFile}: the id ${entry.id} is taken`);
     ids.add(entry.id);
   }
-  return [...prebuilt, ...selfHosted];
+  return [...prebuilt, ...curated, ...selfHosted];
 }
 
 /** The Vite plugin that serves `virtual:hearth-catalog`. */

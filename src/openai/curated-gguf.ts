@@ -5,7 +5,7 @@
  * catalogue build adds them (scripts/catalog-plugin.ts). Sizes are the published files' (MB,
  * rounded); `memory_mb` is the file plus the KV cache and buffers for the context Hearth asks for.
  */
-import type { GgufRecord } from './catalog';
+import type { GgufRecord } from './catalog.ts';
 
 /** Where Hugging Face serves a repository's files. */
 const HF = 'https://huggingface.co';
