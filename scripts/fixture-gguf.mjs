@@ -130,11 +130,19 @@ function noise(seed) {
 
 /**
  * The fixture model as a GGUF v3 file: llama architecture, F32 tensors. The defaults make ~380 KB;
- * `BENCH_OPTIONS` ~50 MB. The same options give the same bytes.
- * @param {{ width?: number, blocks?: number, contextLength?: number }} [options]
+ * `BENCH_OPTIONS` ~50 MB. The same options give the same bytes. `spacePrefix: false` writes
+ * `tokenizer.ggml.add_space_prefix` false: SentencePiece then adds no space after a special token,
+ * which llama.cpp's JSON grammars need (they must match the chat template's `assistant\n`), as
+ * byte-level BPE tokenizers (Qwen, Llama 3) never add one.
+ * @param {{ width?: number, blocks?: number, contextLength?: number, spacePrefix?: boolean }} [options]
  * @returns {Uint8Array}
  */
-export function fixtureGguf({ width = 64, blocks = 1, contextLength = 2048 } = {}) {
+export function fixtureGguf({
+  width = 64,
+  blocks = 1,
+  contextLength = 2048,
+  spacePrefix = true,
+} = {}) {
   const { tokens, types, scores } = vocabulary();
   const { firstPiece } = FIXTURE_TOKEN_IDS;
   const pieces = FIXTURE_PIECES.length;
@@ -179,6 +187,7 @@ export function fixtureGguf({ width = 64, blocks = 1, contextLength = 2048 } = {
     ['tokenizer.ggml.add_eos_token', bool(false)],
     ['tokenizer.chat_template', string(CHATML_TEMPLATE)],
   ];
+  if (!spacePrefix) kv.push(['tokenizer.ggml.add_space_prefix', bool(false)]);
 
   // Piece k owns direction k + 1; every other token shares direction 0.
   /** @param {number} id */

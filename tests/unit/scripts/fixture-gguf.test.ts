@@ -226,6 +226,14 @@ describe('fixtureGguf', () => {
     expect(ranked(logitsAfter(read, 1))[0]?.id).toBe(FIXTURE_TOKEN_IDS.firstPiece);
   });
 
+  it('adds no space after special tokens when asked, and is otherwise the same model', () => {
+    expect(gguf.kv.has('tokenizer.ggml.add_space_prefix')).toBe(false);
+    const plain = readGguf(fixtureGguf({ spacePrefix: false }));
+    expect(plain.kv.get('tokenizer.ggml.add_space_prefix')).toBe(false);
+    expect(plain.kv.get('tokenizer.ggml.tokens')).toEqual(tokens);
+    expect(plain.tensors.map((t) => t.name)).toEqual(gguf.tensors.map((t) => t.name));
+  });
+
   it('refuses sizes it cannot build', () => {
     expect(() => fixtureGguf({ width: 48 })).toThrow(RangeError);
     expect(() => fixtureGguf({ width: 0 })).toThrow(RangeError);
