@@ -33,7 +33,12 @@ export interface DownloadCaches {
 /** The part of `fetch` the downloads use: GETs (a GGUF's with a `range` header) and HEADs. */
 export type DownloadFetch = (
   url: string,
-  init: { signal: AbortSignal; headers?: Record<string, string>; method?: 'GET' | 'HEAD' },
+  init: {
+    signal: AbortSignal;
+    headers?: Record<string, string>;
+    method?: 'GET' | 'HEAD';
+    cache?: RequestCache;
+  },
 ) => Promise<Response>;
 
 /** What the downloads need from the worker. */

@@ -188,6 +188,9 @@ class GgufFile {
     const response = await o.fetch(o.url, {
       signal: o.signal,
       headers: { range: `bytes=${first}-${last}` },
+      // The HTTP cache would keep a second copy of the model, and answer a range from what it
+      // kept of a broken answer, asking the server for sub-ranges of its own (seen in Chromium).
+      cache: 'no-store',
     });
     const whole = response.status === 200;
     if ((!whole && response.status !== 206) || !response.body) {
@@ -241,7 +244,7 @@ class GgufFile {
     if (this.#record) return this.#record.bytes;
     const length = contentLength(response);
     if (length > 0 && length < last - first + 1) return first + length;
-    const head = await o.fetch(o.url, { signal: o.signal, method: 'HEAD' });
+    const head = await o.fetch(o.url, { signal: o.signal, method: 'HEAD', cache: 'no-store' });
     const size = head.ok ? contentLength(head) : 0;
     if (size) return size;
     throw new Permanent(

@@ -176,6 +176,8 @@ export interface RangeRequest {
   method: string;
   /** Its `Range` header, or null. */
   range: string | null;
+  /** Its cache mode (`no-store`: the browser's HTTP cache neither answers nor keeps it). */
+  cache?: string;
 }
 
 /**
@@ -220,12 +222,17 @@ export class RangeServer {
 
   readonly fetch = async (
     url: string,
-    init: { signal: AbortSignal; headers?: Record<string, string>; method?: string },
+    init: {
+      signal: AbortSignal;
+      headers?: Record<string, string>;
+      method?: string;
+      cache?: RequestCache;
+    },
   ): Promise<Response> => {
     const method = init.method ?? 'GET';
     const header = Object.entries(init.headers ?? {}).find(([k]) => k.toLowerCase() === 'range');
     const range = header?.[1] ?? null;
-    this.requests.push({ url, method, range });
+    this.requests.push({ url, method, range, ...(init.cache && { cache: init.cache }) });
     init.signal.throwIfAborted();
     const file = this.#files.get(url);
     if (!file) return new Response('no', { status: 404, statusText: 'Not Found' });

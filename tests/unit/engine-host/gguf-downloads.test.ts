@@ -103,6 +103,14 @@ describe('GGUF downloads', () => {
     expect(downloaded.models).toEqual(new Set([entries[0]!.id]));
   });
 
+  it('bypasses the browser’s HTTP cache, which would keep a second copy and ask for ranges of its own', async () => {
+    const { server, downloads } = setup();
+    server.hideHeaders = true; // a HEAD too
+    await follow(downloads);
+    expect(server.requests.length).toBeGreaterThan(RANGES.length);
+    expect(server.requests.every((r) => r.cache === 'no-store')).toBe(true);
+  });
+
   it('keys parts by a query, not a fragment, which the Cache API ignores', () => {
     expect(ggufPartKey(URL_, 0, 65535)).toBe(`${URL_}?hearth-gguf=0-65535`);
     expect(ggufSizeKey(URL_)).toBe(`${URL_}?hearth-gguf=size`);
