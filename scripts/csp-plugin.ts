@@ -4,6 +4,13 @@
  * workers from the app itself; images only from itself, `data:` and `blob:`; connections only to
  * itself, the hosts models come from and a relay on this machine. Nothing a model writes can make
  * the page send a conversation anywhere (markdown.ts sanitizes too; this is the second line).
+ *
+ * The policy is the page's alone. The engines run in the engine worker, a dedicated worker whose
+ * policy comes from its own script's response (which carries none), not from this `<meta>`: so
+ * WebLLM's and llama.cpp's WebAssembly (`'wasm-unsafe-eval'`), wllama's `blob:` workers and the
+ * downloads of models from any URL a user adds are not this policy's business, and the page needs
+ * none of them (notes/wllama-3.13.md). The service worker, which checks an added model's first
+ * bytes, has no policy either.
  */
 import type { Plugin } from 'vite';
 import { buildCatalog } from './catalog-plugin.ts';

@@ -1,7 +1,8 @@
 /**
  * @module
  * Page boot: register the service worker, wait until it controls the page (only then do this
- * page's `/v1/*` requests reach it), join the engine-host election, show the status.
+ * page's `/v1/*` requests reach it) with its cross-origin isolation (a first visit reloads once to
+ * get it), join the engine-host election, show the status.
  */
 import { Workbox } from 'workbox-window';
 import type { PageToSw } from './bridge/messages';
@@ -14,6 +15,8 @@ const BASE = import.meta.env.BASE_URL;
 const RELOAD_MARK = 'hearth:reloaded-for-control';
 /** Set while reloading because the service worker runs another build (same reason). */
 const BUILD_MARK = 'hearth:reloaded-for-build';
+/** Set while reloading to become cross-origin isolated (same reason). */
+const ISOLATION_MARK = 'hearth:reloaded-for-isolation';
 
 /**
  * Resolves once a service worker controls this page. After a hard reload the page is never
@@ -39,6 +42,29 @@ async function controlled(hadWorker: boolean): Promise<boolean> {
   return true;
 }
 
+/**
+ * Reloads once when the page became controlled without being cross-origin isolated: the service
+ * worker adds COOP and COEP to the documents it serves (sw/isolation.ts), but a first visit was
+ * loaded before it existed. Isolation gives llama.cpp its threads, and the first tab usually hosts
+ * the engine for the whole session, so one reload of a page that has done nothing yet (served
+ * from the precache) is worth it. A page the service worker served and that is still not isolated
+ * (framed by another origin, a browser that ignores the headers) would be no better for a reload:
+ * it is accepted, and the engine runs one thread.
+ */
+function reloadForIsolation(servedByWorker: boolean): boolean {
+  if (globalThis.crossOriginIsolated) {
+    sessionStorage.removeItem(ISOLATION_MARK);
+    return false;
+  }
+  if (servedByWorker || sessionStorage.getItem(ISOLATION_MARK) !== null) {
+    console.info('Hearth: this page is not cross-origin isolated; llama.cpp runs one thread.');
+    return false;
+  }
+  sessionStorage.setItem(ISOLATION_MARK, '1');
+  location.reload();
+  return true;
+}
+
 async function boot(): Promise<void> {
   const app = document.querySelector('hearth-app');
   if (!app) return;
@@ -47,6 +73,8 @@ async function boot(): Promise<void> {
     status.role = 'unsupported';
     return;
   }
+  // Whether the service worker served this page (and added its isolation headers to it).
+  const servedByWorker = navigator.serviceWorker.controller !== null;
   const hadWorker = (await navigator.serviceWorker.getRegistration(BASE))?.active != null;
   const wb = import.meta.env.PROD
     ? new Workbox(`${BASE}sw.js`, { scope: BASE })
@@ -65,6 +93,7 @@ async function boot(): Promise<void> {
     status.role = 'uncontrolled';
     return;
   }
+  if (reloadForIsolation(servedByWorker)) return;
   // From now on a change of controller is an update taking over: this tab's code is of the old
   // build, so it reloads into the new one (the new worker serves it from its precache).
   navigator.serviceWorker.addEventListener('controllerchange', () => location.reload());

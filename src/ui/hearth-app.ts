@@ -186,6 +186,7 @@ export class HearthApp extends LitElement {
   readonly #host = new HostStatusController(this);
   #catalogKey = '';
   #persistAsked = false;
+  #pairingStarted = false;
 
   constructor() {
     super();
@@ -230,8 +231,6 @@ export class HearthApp extends LitElement {
     addEventListener('online', this.#onNetwork);
     addEventListener('offline', this.#onNetwork);
     void this.#loadConversations();
-    // A pairing link (`?relay=…&pair=…`), or the pairing this tab had before a reload.
-    relayPairing.start();
   }
 
   override disconnectedCallback(): void {
@@ -255,6 +254,13 @@ export class HearthApp extends LitElement {
     this.toggleAttribute('drawer-open', this.navOpen);
     if (changed.has('role') && (this.role === 'host' || this.role === 'waiting')) {
       void this.refreshCatalog();
+    }
+    // A pairing link (`?relay=…&pair=…`), or the pairing this tab had before a reload: read once
+    // the boot is done with reloads (a first visit reloads for isolation, and the link's code
+    // leaves the address as it is read).
+    if (changed.has('role') && this.role !== 'starting' && !this.#pairingStarted) {
+      this.#pairingStarted = true;
+      relayPairing.start();
     }
   }
 

@@ -245,7 +245,10 @@ test.describe('builds', () => {
   test('a tab running an older build is refused as host and reloads itself', async ({ page }) => {
     const messages: string[] = [];
     page.on('console', (m) => messages.push(m.text()));
-    // The first load gets the app's script from the network: serve it as an older build.
+    // The first load gets the app's script from the network: serve it as an older build. (A
+    // first visit reloads for cross-origin isolation before it joins the election, and the
+    // reload's script is the service worker's: say the reload was tried, so that it stays.)
+    await page.addInitScript(() => sessionStorage.setItem('hearth:reloaded-for-isolation', '1'));
     await page.route('**/assets/index-*.js', async (route) => {
       const response = await route.fetch();
       const body = (await response.text()).replaceAll(E2E_BUILD, 'e2e-older-build');
