@@ -8,11 +8,17 @@ import { addPlugins, cleanupOutdatedCaches, precacheAndRoute } from 'workbox-pre
 import { registerRoute } from 'workbox-routing';
 import { PortBackend } from '../src/bridge/client';
 import type { PageToSw, SwToPage, SwToSw } from '../src/bridge/messages';
+import {
+  ADDED_MODELS_CHANNEL,
+  AddedModels,
+  type AddedModelsMessage,
+} from '../src/openai/added-models';
 import { MODEL_CACHES, modelLibUrl, webllmCachesLib } from '../src/openai/on-device';
 import { createApi } from '../src/openai/router';
 import { Settings } from '../src/openai/settings';
 import { hearthStatus } from '../src/openai/status';
 import catalog from 'virtual:hearth-catalog';
+import { idbAddedStore } from './added-store';
 import { hostDevice, storageStatus } from './device';
 import { HostLink } from './host-link';
 import { isolatedFromNetwork, isolationPlugin, setsPolicies } from './isolation';
@@ -38,6 +44,12 @@ const STATUS_WAIT_MS = 1000;
  */
 const hostStatus = () => backend.status(STATUS_WAIT_MS).catch(() => null);
 const settings = new Settings(idbSettingsStore);
+/** The GGUF models the user added: the engine worker and the pages hear of every change. */
+const addedChannel = new BroadcastChannel(ADDED_MODELS_CHANNEL);
+const added = new AddedModels(idbAddedStore, {
+  onChange: () =>
+    addedChannel.postMessage({ type: 'added-models/changed' } satisfies AddedModelsMessage),
+});
 const models = new DeviceModels({
   catalog,
   appUrl: scope.href,
@@ -49,6 +61,7 @@ const models = new DeviceModels({
   }),
   host: hostStatus,
   price: (model) => settings.price(model),
+  added,
 });
 const api = createApi({
   backend,
@@ -57,6 +70,14 @@ const api = createApi({
   settings,
   status: async () => hearthStatus(await backend.status(), await storageStatus()),
   catalog: () => models.catalog(),
+  adding: {
+    catalog: models,
+    appUrl: scope.href,
+    caches,
+    fetch: (url, init) => fetch(url, init),
+    // Where `hf:` ids are looked up (the e2e build points it at its own model server).
+    hubUrl: import.meta.env.VITE_HEARTH_HUB_URL || undefined,
+  },
 });
 
 /**
