@@ -12,10 +12,10 @@
 import type { CatalogEntry } from '../openai/catalog';
 import type { DownloadProgress } from '../openai/downloads';
 import { OpenAIError } from '../openai/errors';
-import { GGUF_PART_BYTES } from '../openai/gguf-parts';
+import { GGUF_PART_BYTES, removeGgufFile } from '../openai/gguf-parts';
 import { cachedJson, missingFiles, planFiles, type ModelFile } from '../openai/on-device';
 import { isQuotaError, pause, Permanent, transient, unreachable } from './download-errors';
-import { downloadGguf, removeGgufFile } from './gguf-download';
+import { downloadGguf } from './gguf-download';
 import type { ModelSet } from './engine-db';
 
 /** The part of `Cache` the downloads use. */

@@ -16,6 +16,7 @@ import {
   ggufParts,
   ggufSizeKey,
   readGgufRecord,
+  removeGgufFile,
   type GgufFileRecord,
   type GgufPart,
 } from '../openai/gguf-parts';
@@ -63,15 +64,6 @@ export async function downloadGguf(options: GgufFileOptions): Promise<void> {
       throw new Permanent(`${options.url} changed on the server while it was being downloaded`);
     }
   }
-}
-
-/** Removes a file's parts, then its size record (without which the parts could not be found). */
-export async function removeGgufFile(cache: CacheLike, url: string): Promise<void> {
-  const record = await readGgufRecord(cache, url);
-  if (record) {
-    for (const part of ggufParts(url, record)) await cache.delete(part.key);
-  }
-  await cache.delete(ggufSizeKey(url));
 }
 
 const partSize = (part: { first: number; last: number }) => part.last - part.first + 1;

@@ -85,6 +85,11 @@ export interface CacheReader {
   match(request: string): Promise<Response | undefined>;
 }
 
+/** The part of `Cache` a removal needs. */
+export interface CacheRemover extends CacheReader {
+  delete(request: string): Promise<boolean>;
+}
+
 /** The size record of `url`, or undefined when there is none (or it cannot be read). */
 export async function readGgufRecord(
   cache: CacheReader,
@@ -117,4 +122,13 @@ export async function ggufFileStored(
     if (!(await cache.match(part.key))) return false;
   }
   return true;
+}
+
+/** Removes a file's parts, then its size record (without which the parts could not be found). */
+export async function removeGgufFile(cache: CacheRemover, url: string): Promise<void> {
+  const record = await readGgufRecord(cache, url);
+  if (record) {
+    for (const part of ggufParts(url, record)) await cache.delete(part.key);
+  }
+  await cache.delete(ggufSizeKey(url));
 }
