@@ -77,6 +77,8 @@ const api = createApi({
     fetch: (url, init) => fetch(url, init),
     // Where `hf:` ids are looked up (the e2e build points it at its own model server).
     hubUrl: import.meta.env.VITE_HEARTH_HUB_URL || undefined,
+    // Files from the computer are kept in parts as downloads are (a test build's are smaller).
+    partBytes: Number(import.meta.env.VITE_HEARTH_GGUF_PART_BYTES) || undefined,
   },
 });
 

@@ -16,6 +16,7 @@ import {
   ggufParts,
   ggufSizeKey,
   readGgufRecord,
+  removeGgufFile,
   type GgufFileRecord,
 } from './gguf-parts';
 import { MODEL_CACHES } from './on-device';
@@ -86,13 +87,6 @@ async function assertGguf(file: Blob): Promise<void> {
 const record = (value: GgufFileRecord) =>
   new Response(JSON.stringify(value), { headers: { 'content-type': 'application/json' } });
 
-/** Removes a stored file's parts, then its size record; false when there was none. */
-async function removeStored(cache: FileCache, url: string): Promise<boolean> {
-  const stored = await readGgufRecord(cache, url);
-  for (const part of stored ? ggufParts(url, stored) : []) await cache.delete(part.key);
-  return cache.delete(ggufSizeKey(url));
-}
-
 /**
  * Stores `file` as a download is stored (gguf-parts.ts): the size record, the parts, then the
  * record marked complete. A full disk keeps nothing of it.
@@ -107,7 +101,7 @@ async function storeParts(cache: FileCache, url: string, file: Blob, partBytes: 
     }
     await cache.put(ggufSizeKey(url), record({ ...size, complete: true }));
   } catch (err) {
-    await removeStored(cache, url).catch(() => false);
+    await removeGgufFile(cache, url).catch(() => undefined);
     throw err;
   }
 }
@@ -155,7 +149,10 @@ export async function deleteFile(
       { param: 'model' },
     );
   }
-  const deleted = await removeStored(await deps.caches.open(MODEL_CACHES.gguf), url);
-  if (!deleted) throw new OpenAIError('unknown_url', `No file is stored at /${path}.`);
+  const cache = await deps.caches.open(MODEL_CACHES.gguf);
+  if (!(await readGgufRecord(cache, url))) {
+    throw new OpenAIError('unknown_url', `No file is stored at /${path}.`);
+  }
+  await removeGgufFile(cache, url);
   return jsonResponse({ object: 'hearth.file', path, deleted: true }, requestId);
 }
