@@ -470,8 +470,9 @@ export class LlamaEngine implements Engine {
         abortSignal: stop.signal,
       });
       for await (const chunk of chunks) {
-        if (stops.stopped) continue; // llama.cpp stops at the same string: drain to its usage
         for (const output of reader.read(chunk)) {
+          // After a stop string only llama.cpp's usage is wanted: it stops at the same string.
+          if (stops.stopped) continue;
           if (output.type === 'token') yield* stops.push([tokenOf(output)]).map(outputOf);
           else yield output;
         }

@@ -268,7 +268,11 @@ describe('LlamaEngine', () => {
     await engine.load(A.id);
     const outputs = await collect(engine, request({ stop: ['n f'] }));
     expect(text(outputs)).toBe('The quick brow');
-    expect(outputs.at(-1)).toMatchObject({ type: 'end', finish_reason: 'stop' });
+    expect(outputs.at(-1)).toMatchObject({
+      type: 'end',
+      finish_reason: 'stop',
+      usage: { prompt_tokens: 30, completion_tokens: PIECES.length + 1 },
+    });
     expect(fake.instances[0]?.requests[0]).toMatchObject({ stop: ['n f'] });
   });
 
