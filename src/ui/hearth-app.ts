@@ -187,6 +187,8 @@ export class HearthApp extends LitElement {
   #catalogKey = '';
   #persistAsked = false;
   #pairingStarted = false;
+  /** Catalogue reads started, so that only the latest one's answer is shown. */
+  #catalogRequests = 0;
 
   constructor() {
     super();
@@ -276,11 +278,17 @@ export class HearthApp extends LitElement {
   }
 
   async refreshCatalog(): Promise<void> {
+    const request = ++this.#catalogRequests;
+    let catalog: CatalogModel[];
     try {
-      this.catalog = await fetchCatalog();
+      catalog = await fetchCatalog();
     } catch {
       return; // the status line says why the API does not answer
     }
+    // Reads overlap (a status change, an action's end): one that answers after a later one
+    // would put back what the later one saw change.
+    if (request !== this.#catalogRequests) return;
+    this.catalog = catalog;
     // An empty conversation that started before the catalogue was known gets a better model.
     const a = this.active;
     if (a && a.messages.length === 0 && a.model === ECHO_MODEL_ID) {
