@@ -66,17 +66,25 @@ async function errorOf(response: Response): Promise<ApiError> {
   }
 }
 
+/** A call's method, JSON body (or a file as the raw body) and signal. */
+interface CallInit {
+  method?: string;
+  body?: unknown;
+  /** Sent as it is, as `application/octet-stream`, instead of a JSON body. */
+  file?: Blob;
+  signal?: AbortSignal;
+}
+
 /** `fetch` on the API with the app's key; throws `ApiError` on an error status. */
-export async function call(
-  path: string,
-  init: { method?: string; body?: unknown; signal?: AbortSignal } = {},
-): Promise<Response> {
+export async function call(path: string, init: CallInit = {}): Promise<Response> {
   const headers: Record<string, string> = { authorization: `Bearer ${appKey()}` };
   if (init.body !== undefined) headers['content-type'] = 'application/json';
+  if (init.file !== undefined) headers['content-type'] = 'application/octet-stream';
+  const body = init.file ?? (init.body !== undefined ? JSON.stringify(init.body) : undefined);
   const response = await fetch(apiBaseUrl() + path, {
     method: init.method ?? 'GET',
     headers,
-    ...(init.body !== undefined && { body: JSON.stringify(init.body) }),
+    ...(body !== undefined && { body }),
     ...(init.signal && { signal: init.signal }),
   });
   if (!response.ok) throw await errorOf(response);
@@ -84,10 +92,7 @@ export async function call(
 }
 
 /** A JSON call. */
-export async function callJson<T>(
-  path: string,
-  init: { method?: string; body?: unknown; signal?: AbortSignal } = {},
-): Promise<T> {
+export async function callJson<T>(path: string, init: CallInit = {}): Promise<T> {
   return (await (await call(path, init)).json()) as T;
 }
 
@@ -131,6 +136,8 @@ export async function listModels(signal?: AbortSignal): Promise<ModelObject[]> {
 export interface CatalogModel {
   id: string;
   owned_by: string;
+  /** Which engine serves it. */
+  engine: 'webllm' | 'llama.cpp' | 'echo';
   size_mb: number | null;
   vram_required_mb: number | null;
   context_window: number;
@@ -141,13 +148,43 @@ export interface CatalogModel {
   downloaded: boolean;
   evicted?: string;
   loaded: boolean;
-  source: 'prebuilt' | 'self-hosted' | 'built-in';
+  /** WebLLM's list, Hearth's list of GGUFs, the app's own file, the user, or built in (echo). */
+  source: 'prebuilt' | 'curated' | 'self-hosted' | 'added' | 'built-in';
   tools: boolean;
   reasoning: boolean;
 }
 
 export async function catalog(): Promise<CatalogModel[]> {
   return (await callJson<ListBody<CatalogModel>>('hearth/catalog')).data;
+}
+
+/**
+ * `POST /v1/hearth/models`: adds a GGUF model from `source` (a URL, a path of the app, or
+ * `hf:<user>/<repo>:<quant>`), under `id` when given; its catalogue entry.
+ */
+export function addModel(body: { source: string; id?: string }): Promise<CatalogModel> {
+  return callJson<CatalogModel>('hearth/models', { method: 'POST', body });
+}
+
+/** A file stored on the device by `PUT /v1/hearth/files/{name}.gguf`. */
+export interface StoredFile {
+  /** Its path relative to the app (`v1/hearth/files/<uuid>/<name>`): the `source` to add. */
+  path: string;
+  bytes: number;
+}
+
+/** Copies a `.gguf` file from the user's computer into the app's storage. */
+export function storeFile(file: File, signal?: AbortSignal): Promise<StoredFile> {
+  return callJson<StoredFile>(`hearth/files/${encodeURIComponent(file.name)}`, {
+    method: 'PUT',
+    file,
+    ...(signal && { signal }),
+  });
+}
+
+/** Removes a stored file that no model uses (one whose adding failed). */
+export async function deleteStoredFile(path: string): Promise<void> {
+  await call(path.replace(/^v1\//, ''), { method: 'DELETE' });
 }
 
 /** `GET /v1/hearth/status`: the host's status with the device's. */

@@ -1,61 +1,21 @@
 /**
  * @module
- * `<model-manager>`: the catalogue with what each model needs and whether this device can run
- * it, and the models on the device: download (with progress, speed and time left, also for
- * downloads another tab started), cancel, resume, delete, load and unload, and trying again a
- * model marked as failing on this device.
+ * `<model-manager>`: the catalogue with what each model needs, which engine runs it (WebLLM, or
+ * llama.cpp on the GPU or the CPU) and whether this device can run it, and the models on the
+ * device: download (with progress, speed and time left, also for downloads another tab
+ * started), cancel, resume, delete, load and unload, trying again a model marked as failing on
+ * this device; adding a GGUF (`<model-add>`) and removing one the user added. The actions are
+ * the `ModelActionsController`'s.
  */
 import { css, html, LitElement, nothing } from 'lit';
 import { ECHO_MODEL_ID } from '../openai/models';
 import type { DownloadProgress } from '../openai/downloads';
 import type { HostStatus } from '../openai/status';
-import { ApiError, call, download, modelPath, type CatalogModel } from './api-client';
+import type { CatalogModel } from './api-client';
+import { ModelActionsController } from './model-actions';
+import './model-add';
+import { engineLabel, factsOf, llamaPlace, recommendedModel, sizeOf } from './model-facts';
 import { formatBytes, formatDuration, shared } from './styles';
-
-/** Models worth starting with, smallest first; the first this device can run is recommended. */
-const RECOMMENDED = [
-  'Qwen3-0.6B',
-  'Llama-3.2-1B-Instruct',
-  'SmolLM2-360M-Instruct',
-  'Qwen2.5-0.5B-Instruct',
-  'gemma-2-2b-it',
-];
-
-/** The model to suggest to someone who has none: a small one this device can run. */
-export function recommendedModel(models: readonly CatalogModel[]): CatalogModel | undefined {
-  const runnable = models.filter((m) => m.available && m.id !== ECHO_MODEL_ID);
-  for (const name of RECOMMENDED) {
-    const candidates = runnable.filter((m) => m.id.includes(name));
-    // f16 where the GPU has it (faster, smaller), else f32.
-    const pick =
-      candidates.find((m) => m.required_features.includes('shader-f16')) ?? candidates[0];
-    if (pick) return pick;
-  }
-  return undefined;
-}
-
-/** Download speed from the progress seen over the last seconds. */
-class SpeedMeter {
-  readonly #samples = new Map<string, { t: number; bytes: number }[]>();
-
-  /** Bytes per second of `progress` (null until there are two samples). */
-  speed(progress: DownloadProgress): number | null {
-    const now = performance.now();
-    const samples = this.#samples.get(progress.model) ?? [];
-    if (samples.at(-1)?.bytes !== progress.bytes_done)
-      samples.push({ t: now, bytes: progress.bytes_done });
-    while (samples.length > 2 && now - samples[0]!.t > 8000) samples.shift();
-    this.#samples.set(progress.model, samples);
-    const first = samples[0];
-    const last = samples.at(-1);
-    if (!first || !last || last.t - first.t < 500) return null;
-    return (last.bytes - first.bytes) / ((last.t - first.t) / 1000);
-  }
-
-  forget(model: string): void {
-    this.#samples.delete(model);
-  }
-}
 
 /** @fires catalog-stale - something changed what the catalogue says. */
 export class ModelManager extends LitElement {
@@ -64,8 +24,6 @@ export class ModelManager extends LitElement {
     host: { attribute: false },
     query: { state: true },
     showUnavailable: { state: true },
-    notes: { state: true },
-    confirming: { state: true },
   };
 
   static override styles = [
@@ -139,17 +97,13 @@ export class ModelManager extends LitElement {
     `,
   ];
 
+  /** The catalogue, as `GET /v1/hearth/catalog` gives it. */
   declare catalog: CatalogModel[];
+  /** The engine host's last status (downloads, loading, where llama.cpp runs). */
   declare host: HostStatus | null;
   declare private query: string;
   declare private showUnavailable: boolean;
-  /** What happened to a model's last action, by id: an error, or a note. */
-  declare private notes: Map<string, { text: string; error: boolean }>;
-  /** The model whose deletion waits for a confirmation. */
-  declare private confirming: string | null;
-  /** Models whose download stopped before the end (a later one resumes). */
-  readonly #stopped = new Set<string>();
-  readonly #speed = new SpeedMeter();
+  readonly #actions = new ModelActionsController(this);
 
   constructor() {
     super();
@@ -157,71 +111,6 @@ export class ModelManager extends LitElement {
     this.host = null;
     this.query = '';
     this.showUnavailable = false;
-    this.notes = new Map();
-    this.confirming = null;
-  }
-
-  #note(id: string, text: string | null, error = false): void {
-    const notes = new Map(this.notes);
-    if (text === null) notes.delete(id);
-    else notes.set(id, { text, error });
-    this.notes = notes;
-  }
-
-  #stale(): void {
-    this.dispatchEvent(new CustomEvent('catalog-stale', { bubbles: true, composed: true }));
-  }
-
-  async #act(id: string, action: () => Promise<unknown>, done?: string): Promise<void> {
-    this.#note(id, null);
-    try {
-      await action();
-      if (done) this.#note(id, done);
-    } catch (err) {
-      this.#note(id, err instanceof Error ? err.message : String(err), true);
-    } finally {
-      this.#stale();
-    }
-  }
-
-  async #download(id: string): Promise<void> {
-    this.#note(id, null);
-    this.#stopped.delete(id);
-    try {
-      let last: DownloadProgress | undefined;
-      for await (const progress of download(id)) last = progress;
-      if (last?.phase === 'failed') {
-        this.#stopped.add(id);
-        this.#note(id, last.error?.message ?? 'The download failed.', true);
-      } else if (last?.phase === 'cancelled') {
-        this.#stopped.add(id);
-      }
-    } catch (err) {
-      this.#stopped.add(id);
-      this.#note(id, err instanceof ApiError ? err.message : String(err), true);
-    } finally {
-      this.#speed.forget(id);
-      this.#stale();
-    }
-  }
-
-  #cancel(id: string): Promise<void> {
-    this.#stopped.add(id);
-    return this.#act(id, () => call(`${modelPath(id)}/download`, { method: 'DELETE' }));
-  }
-
-  #delete(id: string): Promise<void> {
-    this.confirming = null;
-    this.#stopped.delete(id);
-    return this.#act(id, () => call(modelPath(id), { method: 'DELETE' }), 'Deleted.');
-  }
-
-  #load(id: string): Promise<void> {
-    return this.#act(id, () => call(`${modelPath(id)}/load`, { method: 'POST' }));
-  }
-
-  #unload(id: string): Promise<void> {
-    return this.#act(id, () => call('hearth/unload', { method: 'POST' }));
   }
 
   protected override render() {
@@ -248,7 +137,7 @@ export class ModelManager extends LitElement {
                 No language model is on this device yet. A good first one here:
                 <strong>${recommended.id}</strong> (${sizeOf(recommended)}).
               </p>
-              <button class="primary" @click=${() => this.#download(recommended.id)}>
+              <button class="primary" @click=${() => this.#actions.download(recommended.id)}>
                 Download ${recommended.id}
               </button>
             </div>`
@@ -264,6 +153,8 @@ export class ModelManager extends LitElement {
             </p>`
           : nothing
       }
+      <model-add></model-add>
+      ${this.#renderGone()}
       <div class="filters">
         <label class="sr-only" for="search">Search models</label>
         <input
@@ -288,15 +179,31 @@ export class ModelManager extends LitElement {
     `;
   }
 
+  /** What became of models no longer in the catalogue (an added one, removed). */
+  #renderGone() {
+    const gone = [...this.#actions.notes].filter(([id]) => !this.catalog.some((m) => m.id === id));
+    return gone.map(
+      ([id, note]) =>
+        html`<p class=${note.error ? 'error' : 'muted'} role=${note.error ? 'alert' : 'status'}>
+          ${id}: ${note.text}
+        </p>`,
+    );
+  }
+
   #renderModel(m: CatalogModel) {
     const progress = this.host?.downloads.find((d) => d.model === m.id);
     const loading = this.host?.loading?.model === m.id ? this.host.loading : null;
-    const note = this.notes.get(m.id);
+    const note = this.#actions.notes.get(m.id);
     const echo = m.id === ECHO_MODEL_ID;
+    const engine = engineLabel(m);
+    const place = m.engine === 'llama.cpp' ? llamaPlace(this.host) : null;
     return html`<li aria-label=${m.id}>
       <div class="head">
         <span class="name">${m.id}</span>
         ${echo ? html`<span class="badge">test engine</span>` : nothing}
+        ${engine ? html`<span class="badge engine" title="Runs in ${engine}">${engine}</span>` : nothing}
+        ${place ? html`<span class="badge" title=${place.detail}>${place.label}</span>` : nothing}
+        ${m.source === 'added' ? html`<span class="badge">added</span>` : nothing}
         ${m.downloaded && !echo ? html`<span class="badge ok">downloaded</span>` : nothing}
         ${m.loaded ? html`<span class="badge ok">loaded</span>` : nothing}
         ${m.evicted ? html`<span class="badge warn">evicted</span>` : nothing}
@@ -307,7 +214,7 @@ export class ModelManager extends LitElement {
         ${m.source === 'self-hosted' ? html`<span class="badge">self-hosted</span>` : nothing}
       </div>
       <div class="facts">
-        ${echo ? 'Repeats your message: for trying the API without a GPU.' : factsOf(m)}
+        ${echo ? 'Repeats your message: for trying the API without a GPU.' : factsOf(m, this.host)}
       </div>
       ${m.unavailable_reason ? html`<div class="facts error">${m.unavailable_reason}</div>` : nothing}
       ${m.evicted ? html`<div class="facts error">${m.evicted}</div>` : nothing}
@@ -332,7 +239,7 @@ export class ModelManager extends LitElement {
   }
 
   #renderProgress(p: DownloadProgress) {
-    const speed = this.#speed.speed(p);
+    const speed = this.#actions.speed.speed(p);
     const left =
       speed && p.bytes_total ? formatDuration((p.bytes_total - p.bytes_done) / speed) : null;
     return html`<div role="status" aria-label="Download of ${p.model}">
@@ -350,56 +257,54 @@ export class ModelManager extends LitElement {
   }
 
   #renderActions(m: CatalogModel, progress: DownloadProgress | undefined) {
+    const actions = this.#actions;
+    const added = m.source === 'added';
     if (progress) {
       return html`<div class="actions">
-        <button @click=${() => this.#cancel(m.id)}>Cancel download</button>
+        <button @click=${() => actions.cancel(m.id)}>Cancel download</button>
       </div>`;
     }
-    if (this.confirming === m.id) {
+    if (actions.confirming === m.id) {
       return html`<div class="actions" role="group" aria-label="Confirm deletion">
-        <span>Delete ${m.id} from this device?</span>
-        <button class="danger" @click=${() => this.#delete(m.id)}>Yes, delete</button>
-        <button @click=${() => (this.confirming = null)}>Keep it</button>
+        <span>
+          ${added ? `Remove ${m.id} and its files from this device?` : `Delete ${m.id} from this device?`}
+        </span>
+        <button class="danger" @click=${() => actions.delete(m.id, added)}>
+          ${added ? 'Yes, remove' : 'Yes, delete'}
+        </button>
+        <button @click=${() => actions.confirm(null)}>Keep it</button>
       </div>`;
     }
     return html`<div class="actions">
       ${
         !m.downloaded && m.available
-          ? html`<button class="primary" @click=${() => this.#download(m.id)}>
-              ${this.#stopped.has(m.id) || m.evicted ? 'Resume download' : 'Download'}
+          ? html`<button class="primary" @click=${() => actions.download(m.id)}>
+              ${actions.stopped.has(m.id) || m.evicted ? 'Resume download' : 'Download'}
             </button>`
           : nothing
       }
       ${
         m.downloaded && !m.loaded && m.available
-          ? html`<button @click=${() => this.#load(m.id)}>Load</button>`
+          ? html`<button @click=${() => actions.load(m.id)}>Load</button>`
           : nothing
       }
       ${
         // Loading it lifts the mark (the GPU device was lost twice): the user decides to retry.
         this.host?.failing_models[m.id]
-          ? html`<button @click=${() => this.#load(m.id)}>Try again</button>`
+          ? html`<button @click=${() => actions.load(m.id)}>Try again</button>`
           : nothing
       }
-      ${m.loaded ? html`<button @click=${() => this.#unload(m.id)}>Unload</button>` : nothing}
+      ${m.loaded ? html`<button @click=${() => actions.unload(m.id)}>Unload</button>` : nothing}
       ${
-        m.downloaded || m.evicted || this.#stopped.has(m.id)
-          ? html`<button class="danger" @click=${() => (this.confirming = m.id)}>Delete</button>`
-          : nothing
+        // A model the user added can always go; others once something of them is here.
+        added
+          ? html`<button class="danger" @click=${() => actions.confirm(m.id)}>Remove</button>`
+          : m.downloaded || m.evicted || actions.stopped.has(m.id)
+            ? html`<button class="danger" @click=${() => actions.confirm(m.id)}>Delete</button>`
+            : nothing
       }
     </div>`;
   }
-}
-
-/** `Download about 200 MB · GPU memory 580 MB · context 4,096 tokens`. */
-function factsOf(m: CatalogModel): string {
-  const vram =
-    m.vram_required_mb === null ? 'unknown' : formatBytes(m.vram_required_mb * 1024 ** 2);
-  return `Download ${sizeOf(m)} · GPU memory ${vram} · context ${m.context_window.toLocaleString()} tokens`;
-}
-
-function sizeOf(m: CatalogModel): string {
-  return m.size_mb === null ? 'size unknown' : `about ${formatBytes(m.size_mb * 1024 ** 2)}`;
 }
 
 customElements.define('model-manager', ModelManager);

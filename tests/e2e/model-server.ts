@@ -3,10 +3,12 @@
  * app (so CORS applies, and WebLLM fetches its library without caching it), serving the tiny
  * model of tests/tiny-model.ts slowly enough to watch. The app's e2e build lists it through
  * tests/e2e/fixtures/models.json. A test can hold a file midway, break its connection, refuse
- * it, and read which files were requested.
+ * it, and read which files were requested. It also serves the fixture GGUF, and a file named
+ * `.gguf` that is not one, under `/gguf/`.
  */
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fixtureGguf } from '../../scripts/fixture-gguf.mjs';
 import { tinyModel, type TinyModel } from '../tiny-model';
 
 /** The port fixtures/models.json names (E2E_MODEL_PORT moves it, for runs side by side). */
@@ -14,6 +16,21 @@ export const MODEL_PORT = Number(process.env.E2E_MODEL_PORT ?? 4190);
 /** The model's id and folder, as fixtures/models.json names them. */
 export const TINY_ID = 'e2e/tiny';
 export const TINY_URL = `http://localhost:${MODEL_PORT}/tiny/`;
+/** The fixture GGUF (scripts/fixture-gguf.mjs), served whole and by range, with CORS. */
+export const FIXTURE_GGUF_URL = `http://localhost:${MODEL_PORT}/gguf/fixture.gguf`;
+/** A file named `.gguf` that is not one (it is text). */
+export const NOT_GGUF_URL = `http://localhost:${MODEL_PORT}/gguf/not-a-model.gguf`;
+
+/** The files under `/gguf/`, made once. */
+const GGUF_FILES = new Map<string, () => Uint8Array>([
+  ['/gguf/fixture.gguf', once(() => fixtureGguf())],
+  ['/gguf/not-a-model.gguf', once(() => new TextEncoder().encode('This is not a model.\n'))],
+]);
+
+function once<T>(make: () => T): () => T {
+  let value: T | undefined;
+  return () => (value ??= make());
+}
 
 /** What a request of a file meets, once per entry. */
 type Trouble = 'hold' | 'break';
@@ -33,6 +50,8 @@ export class ModelServer {
   readonly model: TinyModel = tinyModel({ shards: 4, shardBytes: 1024 * 1024 });
   /** Every path requested, in order (relative to the model's folder). */
   readonly requests: string[] = [];
+  /** Every request under `/gguf/`: method, path and range. */
+  readonly ggufRequests: string[] = [];
   readonly #troubles = new Map<string, Trouble[]>();
   /** Held responses wait for this; `release` opens it until the next `reset`. */
   #gate = gate();
@@ -43,7 +62,13 @@ export class ModelServer {
 
   async start(): Promise<void> {
     this.#server = createServer((request, response) => {
-      const path = new URL(request.url ?? '/', TINY_URL).pathname.replace(/^\/tiny\//, '');
+      const pathname = new URL(request.url ?? '/', TINY_URL).pathname;
+      if (pathname.startsWith('/gguf/')) {
+        this.ggufRequests.push(`${request.method} ${pathname} ${request.headers.range ?? ''}`);
+        serveGguf(pathname, request, response);
+        return;
+      }
+      const path = pathname.replace(/^\/tiny\//, '');
       this.requests.push(path);
       void this.#serve(path, response);
     });
@@ -62,6 +87,7 @@ export class ModelServer {
   /** Forgets the requests and troubles of earlier tests. */
   reset(): void {
     this.requests.length = 0;
+    this.ggufRequests.length = 0;
     this.#troubles.clear();
     this.#refused.clear();
     this.release();
@@ -120,4 +146,45 @@ export class ModelServer {
     }
     response.end();
   }
+}
+
+/** Serves a file of `/gguf/` at once, whole or one byte range (as a download resumes). */
+function serveGguf(path: string, request: IncomingMessage, response: ServerResponse): void {
+  response.setHeader('access-control-allow-origin', '*');
+  response.setHeader(
+    'access-control-expose-headers',
+    'content-length, content-range, accept-ranges',
+  );
+  if (request.method === 'OPTIONS') {
+    response.writeHead(204, {
+      'access-control-allow-methods': 'GET, HEAD',
+      'access-control-allow-headers': '*',
+    });
+    response.end();
+    return;
+  }
+  const bytes = GGUF_FILES.get(path)?.();
+  if (!bytes) {
+    response.writeHead(404).end('not found');
+    return;
+  }
+  const headers = { 'content-type': 'application/octet-stream', 'accept-ranges': 'bytes' };
+  const range = /^bytes=(\d+)-(\d*)$/.exec(request.headers.range ?? '');
+  if (!range) {
+    response.writeHead(200, { ...headers, 'content-length': String(bytes.byteLength) });
+    response.end(request.method === 'HEAD' ? undefined : bytes);
+    return;
+  }
+  const first = Number(range[1]);
+  const last = Math.min(range[2] ? Number(range[2]) : bytes.byteLength - 1, bytes.byteLength - 1);
+  if (first > last) {
+    response.writeHead(416, { 'content-range': `bytes */${bytes.byteLength}` }).end();
+    return;
+  }
+  response.writeHead(206, {
+    ...headers,
+    'content-length': String(last - first + 1),
+    'content-range': `bytes ${first}-${last}/${bytes.byteLength}`,
+  });
+  response.end(request.method === 'HEAD' ? undefined : bytes.subarray(first, last + 1));
 }
