@@ -56,7 +56,7 @@ export interface LlamaRequest {
     type: 'function';
     function: { name: string; description?: string; parameters?: Record<string, unknown> };
   }[];
-  tool_choice?: 'auto' | 'none' | 'required';
+  tool_choice?: 'auto';
   chat_template_kwargs?: { enable_thinking: boolean };
 }
 
@@ -174,11 +174,12 @@ export function toLlamaRequest(request: ChatRequest): LlamaRequest {
       },
     };
   }
-  if (request.tools?.length) {
+  // "none" is honoured by not offering the tools: llama-server would still write them into the
+  // prompt, and the model could answer with a call as text. "required" and a named function were
+  // refused in src/openai (llama-server reads a named one as "auto").
+  if (request.tools?.length && request.tool_choice !== 'none') {
     out.tools = request.tools.map((t) => ({ type: 'function', function: { ...t.function } }));
-    const choice = request.tool_choice;
-    // A named function was refused in src/openai: llama-server would read it as "auto".
-    if (typeof choice === 'string') out.tool_choice = choice;
+    if (request.tool_choice === 'auto') out.tool_choice = 'auto';
   }
   // Templates that know the switch (Qwen3 and the like) honour it; others never think.
   if (request.enable_thinking !== undefined) {

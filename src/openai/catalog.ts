@@ -180,8 +180,9 @@ export function catalogModelInfo(entry: CatalogEntry): ModelInfo {
     context_window: llama ? llamaContextSize(entry) : entry.context_window,
     capabilities: {
       tools: entry.tools,
-      // llama-server honours "required" (a grammar forces a call); WebLLM ignores tool_choice.
-      tool_choices: llama ? ['auto', 'none', 'required'] : ['auto', 'none'],
+      // Neither forces a call: WebLLM ignores tool_choice, and llama.cpp 3.13's wasm answered
+      // "required" with plain text (measured on a Hermes-style template).
+      tool_choices: ['auto', 'none'],
       max_n: MAX_N,
       stream_n: false,
       logprobs: true,

@@ -135,7 +135,7 @@ describe('toLlamaRequest', () => {
     );
   });
 
-  it('passes tools, tool_choice, earlier tool calls and tool results natively', () => {
+  it('passes tools, tool_choice auto, earlier tool calls and tool results natively', () => {
     const tool = { type: 'function', function: { name: 'f', parameters: { type: 'object' } } };
     const call = { id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } };
     const out = toLlamaRequest(
@@ -147,7 +147,7 @@ describe('toLlamaRequest', () => {
           { role: 'tool', tool_call_id: 'c1', content: '42' },
         ],
         tools: [tool],
-        tool_choice: 'required',
+        tool_choice: 'auto',
       }),
     );
     expect(out.messages).toEqual([
@@ -156,7 +156,14 @@ describe('toLlamaRequest', () => {
       { role: 'tool', content: '42', tool_call_id: 'c1' },
     ]);
     expect(out.tools).toEqual([tool]);
-    expect(out.tool_choice).toBe('required');
+    expect(out.tool_choice).toBe('auto');
+  });
+
+  it('honours tool_choice none by not offering the tools', () => {
+    const tool = { type: 'function', function: { name: 'f' } };
+    const out = toLlamaRequest(request({ tools: [tool], tool_choice: 'none' }));
+    expect(out).not.toHaveProperty('tools');
+    expect(out).not.toHaveProperty('tool_choice');
   });
 
   it('passes enable_thinking to the chat template', () => {

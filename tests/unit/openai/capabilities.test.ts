@@ -47,12 +47,14 @@ function refusal(model: ModelInfo, extra: Record<string, unknown>) {
 }
 
 describe('capabilities per engine', () => {
-  it('lets llama.cpp take tool_choice "required", which WebLLM refuses', () => {
-    expect(refusal(GGUF, { tools: TOOLS, tool_choice: 'required' })).toBeNull();
-    expect(refusal(WEBLLM, { tools: TOOLS, tool_choice: 'required' })).toMatchObject({
-      code: 'unsupported_parameter',
-      param: 'tool_choice',
-    });
+  it('refuses tool_choice "required" on both engines: neither forces a call', () => {
+    for (const model of [GGUF, WEBLLM]) {
+      expect(refusal(model, { tools: TOOLS, tool_choice: 'required' })).toMatchObject({
+        code: 'unsupported_parameter',
+        param: 'tool_choice',
+      });
+      expect(refusal(model, { tools: TOOLS, tool_choice: 'none' })).toBeNull();
+    }
   });
 
   it('refuses a tool_choice naming a function on both engines', () => {
