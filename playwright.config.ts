@@ -78,6 +78,8 @@ export default defineConfig({
         HEARTH_BUILD: E2E_BUILD,
         HEARTH_OUT_DIR: 'dist-e2e',
         HEARTH_MODELS_FILE: MODELS_FILE,
+        // GGUFs stored in parts of 256 KiB, not 32 MiB: the fixtures have several (gguf-parts.ts).
+        VITE_HEARTH_GGUF_PART_BYTES: String(256 * 1024),
         // `hf:` ids are looked up on the model server's Hub (tests/e2e/model-server.ts).
         VITE_HEARTH_HUB_URL: `http://localhost:${MODEL_PORT}/hub`,
       },
