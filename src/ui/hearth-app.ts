@@ -8,6 +8,7 @@
 import { css, html, LitElement, nothing, type PropertyValues } from 'lit';
 import { ECHO_MODEL_ID } from '../openai/models';
 import { catalog as fetchCatalog, type CatalogModel } from './api-client';
+import { AddedModelsWatch } from './added-models-watch';
 import './api-panel';
 import './api-status';
 import type { TabRole } from './api-status';
@@ -204,6 +205,8 @@ export class HearthApp extends LitElement {
     this.updateReady = false;
     this.updating = false;
     this.offline = !navigator.onLine;
+    // A model added or removed in any tab changes the catalogue.
+    new AddedModelsWatch(this, () => void this.refreshCatalog());
     this.#host.listen((status) => {
       // The catalogue says what is on the device and loaded: read it again when that changes.
       const key = JSON.stringify([
