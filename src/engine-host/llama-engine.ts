@@ -172,7 +172,9 @@ export class LlamaEngine implements Engine {
     const { appUrl, caches } = options;
     this.#files = options.files ?? {
       blobs: (entry) => ggufBlobs(entry, appUrl, caches),
-      present: async (entry) => (await missingFiles(entry, appUrl, caches)).length === 0,
+      // Every part, not the size record only: a part the browser evicted shows at host start.
+      present: async (entry) =>
+        (await missingFiles(entry, appUrl, caches, { thorough: true })).length === 0,
     };
     void this.refresh();
   }

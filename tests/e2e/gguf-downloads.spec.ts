@@ -228,10 +228,7 @@ async function evicted(page: Page): Promise<Record<string, string>> {
     .evicted_models;
 }
 
-// Pending: the llama.cpp engine reads which GGUFs are on the device with the quick check (the
-// size record only), so a lost part goes unseen until a load. It passes once llama-engine.ts's
-// `present` calls missingFiles(entry, appUrl, caches, { thorough: true }) (tried).
-test.fixme('a downloaded GGUF that lost a part is reported evicted at the next start', async ({
+test('a downloaded GGUF that lost a part is reported evicted at the next start', async ({
   page,
 }) => {
   await openApp(page);
