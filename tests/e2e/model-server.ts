@@ -8,7 +8,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fixtureGguf } from '../../scripts/fixture-gguf.mjs';
+import { BENCH_OPTIONS, fixtureGguf } from '../../scripts/fixture-gguf.mjs';
 import { tinyModel, type TinyModel } from '../tiny-model';
 
 /** The port fixtures/models.json names (E2E_MODEL_PORT moves it, for runs side by side). */
@@ -33,6 +33,40 @@ const GGUF_FILES = new Map<string, () => Uint8Array>([
 function once<T>(make: () => T): () => T {
   let value: T | undefined;
   return () => (value ??= make());
+}
+
+/**
+ * The fixture GGUFs as the download tests fetch them, under `/ranged/`: by Range (206 with
+ * Content-Range and an ETag, exposed to CORS), paced like the tiny model's files, each range
+ * breakable or held. The bench variant (~50 MB) is `e2e/fixture-bench-GGUF:F32` in
+ * fixtures/models.json; the e2e build stores GGUFs in parts of 256 KiB, so it has ~200.
+ */
+export const BENCH_GGUF_ID = 'e2e/fixture-bench-GGUF:F32';
+export const BENCH_GGUF_PATH = '/ranged/fixture-bench.gguf';
+export const BENCH_GGUF_URL = `http://localhost:${MODEL_PORT}${BENCH_GGUF_PATH}`;
+const RANGED_MAKERS: Record<string, () => Uint8Array> = {
+  [BENCH_GGUF_PATH]: () => fixtureGguf(BENCH_OPTIONS),
+  '/ranged/fixture.gguf': () => fixtureGguf(),
+};
+const rangedMade = new Map<string, Uint8Array>();
+/** The bytes of a `/ranged/` file (made on first use), or undefined. */
+export function rangedFile(path: string): Uint8Array | undefined {
+  const make = RANGED_MAKERS[path];
+  if (!make) return undefined;
+  const made = rangedMade.get(path) ?? make();
+  rangedMade.set(path, made);
+  return made;
+}
+/** Bytes written per tick of a `/ranged/` answer, and the pause between ticks (~16 MB/s). */
+const RANGED_CHUNK = 64 * 1024;
+const RANGED_TICK_MS = 4;
+
+/** One request of `/ranged/`. */
+export interface RangedRequest {
+  path: string;
+  method: string;
+  /** Its Range header, or null. */
+  range: string | null;
 }
 
 /** What a request of a file meets, once per entry. */
@@ -61,14 +95,28 @@ export class ModelServer {
   /** Responses waiting at the gate now. */
   holding = 0;
   readonly #refused = new Set<string>();
+  /** Every request of `/ranged/`, in order. */
+  readonly ranged: RangedRequest[] = [];
+  /** Troubles of `/ranged/` requests, by `<path> <first byte asked>`. */
+  readonly #rangeTroubles = new Map<string, Trouble[]>();
   #server: Server | undefined;
 
   async start(): Promise<void> {
     this.#server = createServer((request, response) => {
+      const ranged = new URL(request.url ?? '/', TINY_URL).pathname;
+      if (ranged.startsWith('/ranged/')) {
+        void this.#serveRanged(ranged, request, response);
+        return;
+      }
       const pathname = new URL(request.url ?? '/', TINY_URL).pathname;
       if (pathname.startsWith('/gguf/')) {
         this.ggufRequests.push(`${request.method} ${pathname} ${request.headers.range ?? ''}`);
         serveGguf(pathname, request, response);
+        return;
+      }
+      if (pathname.startsWith('/hub/')) {
+        this.ggufRequests.push(`${request.method} ${pathname} ${request.headers.range ?? ''}`);
+        serveHub(pathname, request, response);
         return;
       }
       const path = pathname.replace(/^\/tiny\//, '');
@@ -92,6 +140,8 @@ export class ModelServer {
     this.requests.length = 0;
     this.ggufRequests.length = 0;
     this.#troubles.clear();
+    this.ranged.length = 0;
+    this.#rangeTroubles.clear();
     this.#refused.clear();
     this.release();
     this.#gate = gate();
@@ -101,6 +151,16 @@ export class ModelServer {
   /** The next requests of `path` meet these troubles, one per request. */
   trouble(path: string, ...troubles: Trouble[]): void {
     this.#troubles.set(path, troubles);
+  }
+
+  /** The next GET requests of `path` (under `/ranged/`) asking from byte `first` meet these. */
+  troubleRange(path: string, first: number, ...troubles: Trouble[]): void {
+    this.#rangeTroubles.set(`${path} ${first}`, troubles);
+  }
+
+  /** The Range headers of the GET requests of `path` (under `/ranged/`), in order. */
+  rangesOf(path: string): (string | null)[] {
+    return this.ranged.filter((r) => r.path === path && r.method === 'GET').map((r) => r.range);
   }
 
   /** `path` answers 404 from now on. */
@@ -149,6 +209,72 @@ export class ModelServer {
     }
     response.end();
   }
+
+  /** A `/ranged/` file: whole, or the range `bytes=first-last` (206), as a static host does. */
+  async #serveRanged(
+    path: string,
+    request: IncomingMessage,
+    response: ServerResponse,
+  ): Promise<void> {
+    const method = request.method ?? 'GET';
+    const range = request.headers.range ?? null;
+    this.ranged.push({ path, method, range });
+    response.setHeader('access-control-allow-origin', '*');
+    response.setHeader('access-control-expose-headers', 'content-range, etag');
+    if (method === 'OPTIONS') {
+      response.writeHead(204, {
+        'access-control-allow-methods': 'GET, HEAD',
+        'access-control-allow-headers': 'range',
+      });
+      response.end();
+      return;
+    }
+    const bytes = rangedFile(path);
+    if (!bytes) {
+      response.writeHead(404).end('not found');
+      return;
+    }
+    const size = bytes.byteLength;
+    const asked = /^bytes=(\d+)-(\d+)$/.exec(range ?? '');
+    const first = asked ? Number(asked[1]) : 0;
+    if (first >= size) {
+      response.writeHead(416, { 'content-range': `bytes */${size}` }).end();
+      return;
+    }
+    const last = asked ? Math.min(Number(asked[2]), size - 1) : size - 1;
+    const headers: Record<string, string> = {
+      'content-type': 'application/octet-stream',
+      'content-length': String(last - first + 1),
+      'accept-ranges': 'bytes',
+      etag: `"fixture-${size}"`,
+    };
+    if (asked) headers['content-range'] = `bytes ${first}-${last}/${size}`;
+    response.writeHead(asked ? 206 : 200, headers);
+    if (method === 'HEAD') {
+      response.end();
+      return;
+    }
+    let trouble = this.#rangeTroubles.get(`${path} ${first}`)?.shift();
+    const body = bytes.subarray(first, last + 1);
+    const half = body.byteLength >> 1;
+    for (let offset = 0; offset < body.byteLength; offset += RANGED_CHUNK) {
+      if (response.destroyed) return;
+      if (offset >= half && trouble === 'break') {
+        response.destroy();
+        return;
+      }
+      if (offset >= half && trouble === 'hold') {
+        trouble = undefined;
+        this.holding += 1;
+        await this.#gate.promise;
+        this.holding -= 1;
+        if (response.destroyed) return;
+      }
+      response.write(body.subarray(offset, offset + RANGED_CHUNK));
+      await new Promise((resolve) => setTimeout(resolve, RANGED_TICK_MS));
+    }
+    response.end();
+  }
 }
 
 /** Serves a file of `/gguf/` at once, whole or one byte range (as a download resumes). */
@@ -190,4 +316,28 @@ function serveGguf(path: string, request: IncomingMessage, response: ServerRespo
     'content-range': `bytes ${first}-${last}/${bytes.byteLength}`,
   });
   response.end(request.method === 'HEAD' ? undefined : bytes.subarray(first, last + 1));
+}
+
+/**
+ * The one repository of the Hub under `/hub/`, where the e2e build looks up `hf:` ids
+ * (playwright.config.ts sets VITE_HEARTH_HUB_URL): the fixture GGUF as `fixture-F32.gguf`.
+ */
+export const HUB_REPO = 'e2e/Fixture-GGUF';
+
+/** A Hugging Face Hub of one repository: its listing, and its file by the Hub's download path. */
+function serveHub(path: string, request: IncomingMessage, response: ServerResponse): void {
+  if (path === `/hub/api/models/${HUB_REPO}`) {
+    const siblings = ['README.md', 'fixture-F32.gguf'].map((rfilename) => ({ rfilename }));
+    response.writeHead(200, {
+      'content-type': 'application/json',
+      'access-control-allow-origin': '*',
+    });
+    response.end(JSON.stringify({ id: HUB_REPO, siblings }));
+    return;
+  }
+  if (path === `/hub/${HUB_REPO}/resolve/main/fixture-F32.gguf`) {
+    serveGguf('/gguf/fixture.gguf', request, response);
+    return;
+  }
+  response.writeHead(404, { 'access-control-allow-origin': '*' }).end('not found');
 }
