@@ -12,19 +12,23 @@ import {
   type WorkerToPage,
 } from '../bridge/messages';
 import { HostServer } from '../bridge/server';
-import type { GgufEntry, WebLLMEntry } from '../openai/catalog';
+import { ADDED_MODELS_CHANNEL } from '../openai/added-models';
+import type { WebLLMEntry } from '../openai/catalog';
 import type { GpuFacts } from '../openai/gpu-facts';
 import { STATUS_CHANNEL, type StatusMessage } from '../openai/status';
 import { DeviceLosses } from './device-losses';
 import { Downloads } from './downloads';
 import { EchoEngine } from './echo-engine';
 import { modelSet } from './engine-db';
+import { LiveCatalog } from './live-catalog';
 import { measureGpu, type GpuLike } from './measure-gpu';
 import { LocalModels } from './model-service';
 import { LlamaEngine } from './llama-engine';
 import { EngineQueue } from './queue';
 import { Throttle } from './throttle';
 import { WebLLMEngine } from './webllm-engine';
+// The service worker's store of the models the user added, which this worker reads too.
+import { idbAddedStore } from '../../sw/added-store';
 
 /**
  * Status goes out at most this often, and always after the last change: every tab re-renders
@@ -71,6 +75,9 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
         onChange();
       });
       const losses = new DeviceLosses();
+      // Built-in and added models, read again whenever the service worker says they changed.
+      const live = new LiveCatalog(catalog, idbAddedStore, { onChange });
+      new BroadcastChannel(ADDED_MODELS_CHANNEL).onmessage = () => void live.refresh();
       const downloaded = modelSet('downloaded');
       const webllm = new WebLLMEngine({
         catalog: catalog.filter((e): e is WebLLMEntry => e.engine === 'webllm'),
@@ -79,9 +86,8 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
         onChange,
         losses,
       });
-      const gguf = catalog.filter((e): e is GgufEntry => e.engine === 'llama.cpp');
       const llama = new LlamaEngine({
-        catalog: () => gguf,
+        catalog: () => live.gguf(),
         appUrl,
         caches,
         onChange,
@@ -93,7 +99,7 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
         beforeLoad: (model): Promise<void> => models.clearFailing(model),
       });
       const downloads = new Downloads({
-        catalog,
+        catalog: live.entries,
         appUrl,
         caches,
         fetch: (url, init) => fetch(url, init),
@@ -104,7 +110,7 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
         online: () => navigator.onLine,
       });
       const models = new LocalModels({
-        catalog,
+        catalog: live.entries,
         appUrl,
         caches,
         downloads,
@@ -114,7 +120,7 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
         downloaded,
         onChange,
       });
-      server = new HostServer(engines, {
+      server = new HostServer(live.backend(engines), {
         status: () => ({
           host,
           models: engines.models,
@@ -131,11 +137,15 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
           llama: llama.runtime,
         }),
         onChange,
-        models,
+        models: live.service(models),
       });
       // What the last host left: its unfinished downloads go on here, and what was stored is
       // checked against what was downloaded.
-      void models.reconcile().then(() => downloads.resume());
+      void live
+        .refresh()
+        .then(() => llama.refresh())
+        .then(() => models.reconcile())
+        .then(() => downloads.resume());
       // Held for the worker's whole life: the service worker, asking for the same lock, is
       // granted it the moment this host is gone (a closed tab gives no event on its ports).
       void navigator.locks.request(hostLockName(message.hostId), async () => {
