@@ -1,11 +1,14 @@
 /**
  * Faults and abuse through the real service worker: a generated corpus of bad requests, an engine
- * worker killed mid-stream, a frozen host tab, and a client that never reads.
+ * worker killed mid-stream, a frozen host tab, a client that never reads, and a service worker
+ * stopped between two requests of the fixture GGUF through llama.cpp.
  */
 import { expect, test, type Page } from '@playwright/test';
 import { attachToWorkers, workerHeaps } from '../../scripts/cdp-workers.mjs';
 import { abusiveCorpus, faultIn, type AbusiveRequest, type Answer } from '../abuse-corpus';
+import { askFixture, downloadFixture, FIXTURE_ID, FIXTURE_SENTENCE } from './fixture-model';
 import { ask, hostStatus, KEY, lastEvent, openApp, streamInPage, streamed, words } from './helpers';
+import { ModelServer } from './model-server';
 
 /** Sends requests from the page, each followed by a normal one; returns what came back. */
 function sendAll(page: Page, requests: AbusiveRequest[]) {
@@ -286,4 +289,33 @@ test('a client that never reads: requests behind it are served, its buffered rep
   expect(holding - before).toBeGreaterThan(2 * 1024 * 1024);
   await page.evaluate(() => (globalThis as unknown as { unread: Response }).unread.body!.cancel());
   await expect.poll(async () => (await workerHeaps(browser)) - before).toBeLessThan(1024 * 1024);
+});
+
+test.describe('the fixture model through llama.cpp', () => {
+  const server = new ModelServer();
+  test.beforeAll(() => server.start());
+  test.afterAll(() => server.stop());
+
+  test('after the service worker is stopped between two requests, the next one gets the sentence', async ({
+    page,
+    context,
+  }) => {
+    await openApp(page);
+    await downloadFixture(page);
+    expect(await askFixture(page)).toMatchObject({ status: 200, content: FIXTURE_SENTENCE });
+    const cdp = await context.newCDPSession(page);
+    const running: string[] = [];
+    cdp.on('ServiceWorker.workerVersionUpdated', ({ versions }) =>
+      running.push(...versions.map((v) => v.runningStatus)),
+    );
+    await cdp.send('ServiceWorker.enable');
+    await cdp.send('ServiceWorker.stopAllWorkers');
+    await expect.poll(() => running.at(-1)).toBe('stopped');
+    expect(await askFixture(page)).toMatchObject({
+      status: 200,
+      content: FIXTURE_SENTENCE,
+      finish_reason: 'stop',
+    });
+    expect((await hostStatus(page)).loaded_model).toBe(FIXTURE_ID);
+  });
 });

@@ -1,10 +1,21 @@
 /**
- * One engine for every tab: the election, a host tab closing mid-request, service-worker
- * restarts, builds that do not match, and many aborted requests.
+ * One engine for every tab: the election, a host tab closing mid-request (on the echo engine, and
+ * on the fixture GGUF through llama.cpp), service-worker restarts, builds that do not match, and
+ * many aborted requests.
  */
 import { expect, test, type Page } from '@playwright/test';
 import { E2E_BUILD } from '../../playwright.config';
-import { hostStatus, KEY, openApp, streamInPage, streamed, words } from './helpers';
+import {
+  askFixture,
+  downloadFixture,
+  FIXTURE_ID,
+  FIXTURE_PATH,
+  FIXTURE_SENTENCE,
+  SENTENCE_TOKENS,
+  streamFixture,
+} from './fixture-model';
+import { hostStatus, KEY, lastEvent, openApp, streamInPage, streamed, words } from './helpers';
+import { ModelServer } from './model-server';
 
 test('two tabs: exactly one hosts, and requests from both are served first in, first out', async ({
   context,
@@ -137,6 +148,109 @@ test.describe('the host tab closes', () => {
     await expect
       .poll(async () => (await hostStatus(other)).queue)
       .toEqual({ running: 0, waiting: 0 });
+  });
+});
+
+test.describe('the host tab closes mid-generation on the fixture model, through llama.cpp', () => {
+  const server = new ModelServer();
+  test.beforeAll(() => server.start());
+  test.afterAll(() => server.stop());
+  test.beforeEach(() => server.reset());
+
+  /** The GGUF requests the model server saw for the fixture model's file. */
+  const fixtureRequests = () => server.ggufRequests.filter((r) => r.includes(FIXTURE_PATH));
+
+  test('a running stream ends with an error event, and the next host loads the model from the device and answers the sentence', async ({
+    context,
+  }) => {
+    const host = await context.newPage();
+    const other = await context.newPage();
+    await openApp(host);
+    await openApp(other);
+    await downloadFixture(other);
+    const downloaded = fixtureRequests().length;
+    // Round the sentence until the host goes: far longer than the test.
+    const stream = streamFixture(other, { ignore_eos: true, max_tokens: 100_000 });
+    await expect.poll(() => streamed(other)).toBeGreaterThan(2);
+    expect((await hostStatus(other)).loaded_model).toBe(FIXTURE_ID);
+    await host.close();
+    const { events } = await stream;
+    expect(lastEvent(events)).toMatchObject({ error: { code: 'engine_unavailable' } });
+    expect(events.map((e) => e.data)).not.toContain('[DONE]');
+
+    await expect(other.locator('api-status')).toContainText('This tab hosts the engine.');
+    const reply = await askFixture(other, { max_tokens: 32 });
+    expect(reply).toMatchObject({ status: 200, content: FIXTURE_SENTENCE, finish_reason: 'stop' });
+    const status = await hostStatus(other);
+    expect(status.loaded_model).toBe(FIXTURE_ID);
+    expect(status.queue).toEqual({ running: 0, waiting: 0 });
+    // Every byte of the model came from the device: the model server saw nothing new.
+    expect(fixtureRequests()).toHaveLength(downloaded);
+  });
+
+  test('a running non-streamed reply is run again on the next host, and the client gets the whole sentence', async ({
+    context,
+  }) => {
+    const host = await context.newPage();
+    const other = await context.newPage();
+    await openApp(host);
+    await openApp(other);
+    await downloadFixture(other);
+    const hostId = (await hostStatus(other)).host.id;
+    // The host's engine worker sends the first token and holds the rest, however fast llama.cpp
+    // writes them: the status line is out and the body is not when the tab closes.
+    const engine = host.workers().find((w) => w.url().includes('/assets/worker-'));
+    await engine!.evaluate(() => {
+      const post = MessagePort.prototype.postMessage;
+      const held = new WeakSet<MessagePort>();
+      MessagePort.prototype.postMessage = function (
+        this: MessagePort,
+        ...args: Parameters<typeof post>
+      ) {
+        if (held.has(this)) return;
+        post.apply(this, args);
+        if ((args[0] as { type?: string } | null)?.type === 'chat/tokens') held.add(this);
+      } as typeof post;
+    });
+    await other.evaluate(
+      ({ KEY, model }) => {
+        (globalThis as Record<string, unknown>).running = fetch('v1/openai/chat/completions', {
+          method: 'POST',
+          headers: KEY,
+          body: JSON.stringify({
+            model,
+            messages: [{ role: 'user', content: 'Tell me something.' }],
+          }),
+        });
+      },
+      { KEY, model: FIXTURE_ID },
+    );
+    // The status line of a non-streamed reply comes with its first token.
+    await other.evaluate(() => (globalThis as unknown as { running: Promise<Response> }).running);
+    await host.close();
+    const reply = await other.evaluate(async () => {
+      const response = await (globalThis as unknown as { running: Promise<Response> }).running;
+      const body = (await response.json()) as {
+        choices: { message: { content: string }; finish_reason: string }[];
+        usage: { completion_tokens: number };
+      };
+      return {
+        status: response.status,
+        content: body.choices[0]?.message.content,
+        finish_reason: body.choices[0]?.finish_reason,
+        completion_tokens: body.usage.completion_tokens,
+      };
+    });
+    expect(reply).toEqual({
+      status: 200,
+      content: FIXTURE_SENTENCE,
+      finish_reason: 'stop',
+      completion_tokens: SENTENCE_TOKENS,
+    });
+    // It ran on the new host, which loaded the model for it.
+    const status = await hostStatus(other);
+    expect(status.host.id).not.toBe(hostId);
+    expect(status.loaded_model).toBe(FIXTURE_ID);
   });
 });
 

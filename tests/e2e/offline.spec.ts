@@ -1,13 +1,20 @@
 /**
- * Offline first: after one visit the app, the API, the echo engine, the downloaded models and the
- * conversations work with the network off; a download started offline says why it fails; and the
- * app is installable by Chromium's rules.
+ * Offline first: after one visit the app, the API, the echo engine, the downloaded models (the
+ * fixture GGUF answering through llama.cpp) and the conversations work with the network off; a
+ * download started offline says why it fails; and the app is installable by Chromium's rules.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, expect, test, type Page } from '@playwright/test';
 import { CHROMIUM_ARGS, findChromium } from '../../scripts/find-chromium.mjs';
+import {
+  askFixture,
+  downloadFixture,
+  FIXTURE_ID,
+  FIXTURE_PATH,
+  FIXTURE_SENTENCE,
+} from './fixture-model';
 import { ask, hostStatus } from './helpers';
 import { ModelServer, TINY_ID } from './model-server';
 import { composer, openChat, replies, send, userMessages } from './ui';
@@ -89,6 +96,32 @@ test('a downloaded model loads offline, every file from the device', async ({ pa
     expect(load.error.message).not.toMatch(/fetch|network/i);
     expect(server.requests.length).toBe(requestsBefore);
     expect((await hostStatus(page)).models).toContain(TINY_ID);
+  } finally {
+    await context.setOffline(false);
+  }
+});
+
+test('after a reload offline the downloaded fixture model answers its sentence through llama.cpp, and no request reaches the model server', async ({
+  page,
+  context,
+}) => {
+  await openChat(page);
+  await downloadFixture(page);
+  // The server counts the download's requests: what it would count of a load too.
+  expect(server.ggufRequests.some((r) => r.includes(FIXTURE_PATH))).toBe(true);
+  const requestsBefore = server.ggufRequests.length;
+  await context.setOffline(true);
+  try {
+    await page.reload();
+    await expect(page.locator('api-status')).toHaveAttribute('state', 'ready');
+    expect(await networkWorks(page)).toBe(false);
+    expect(await askFixture(page)).toMatchObject({
+      status: 200,
+      content: FIXTURE_SENTENCE,
+      finish_reason: 'stop',
+    });
+    expect((await hostStatus(page)).loaded_model).toBe(FIXTURE_ID);
+    expect(server.ggufRequests.length).toBe(requestsBefore);
   } finally {
     await context.setOffline(false);
   }

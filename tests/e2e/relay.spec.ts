@@ -1,11 +1,14 @@
 /**
  * The relay end to end: `hearth-relay` started as its users start it, a tab of the app paired by
  * following the link it prints and saying yes, and real callers outside the browser — curl, the
- * `openai` SDK in Node, the Portkey AI gateway — reaching the tab's API (the echo engine) through it.
+ * `openai` SDK in Node, the Portkey AI gateway — reaching the tab's API (the echo engine, and the
+ * fixture GGUF through llama.cpp) through it.
  */
 import { expect, test, type Page } from '@playwright/test';
 import OpenAI from 'openai';
+import { downloadFixture, FIXTURE_ID, FIXTURE_SENTENCE, SENTENCE_TOKENS } from './fixture-model';
 import { words } from './helpers';
+import { ModelServer } from './model-server';
 import { curl, pairTab, sseData, startPortkey, startRelay, type RunningRelay } from './relay';
 
 let relay: RunningRelay;
@@ -196,6 +199,53 @@ test.describe('paired by its link', () => {
     await expect.poll(async () => await runningNow(page, relay.key), { timeout: 2_000 }).toBe(0);
     const models = await client.models.list();
     expect(models.data.map((m) => m.id)).toContain('hearth/echo');
+  });
+
+  test.describe('the fixture model through llama.cpp', () => {
+    const server = new ModelServer();
+    test.beforeAll(() => server.start());
+    test.afterAll(() => server.stop());
+
+    test('curl and the openai SDK in Node get its sentence, whole and streamed, with usage', async ({
+      page,
+    }) => {
+      // The pairing made issued keys the rule: the tab downloads with the relay's.
+      await downloadFixture(page, relay.key);
+      const whole = await postChat(
+        JSON.stringify({ model: FIXTURE_ID, messages: [{ role: 'user', content: 'Hello.' }] }),
+      );
+      expect(whole.status).toBe(200);
+      const reply = JSON.parse(whole.body) as OpenAI.ChatCompletion;
+      expect(reply.model).toBe(FIXTURE_ID);
+      expect(reply.choices[0]).toMatchObject({
+        message: { role: 'assistant', content: FIXTURE_SENTENCE },
+        finish_reason: 'stop',
+      });
+      const usage = reply.usage!;
+      expect(usage.completion_tokens).toBe(SENTENCE_TOKENS);
+      expect(usage.prompt_tokens).toBeGreaterThan(0);
+      expect(usage.total_tokens).toBe(usage.prompt_tokens + usage.completion_tokens);
+
+      const client = new OpenAI({ baseURL: relay.sdkBaseUrl, apiKey: relay.key, maxRetries: 0 });
+      const stream = await client.chat.completions.create({
+        model: FIXTURE_ID,
+        messages: [{ role: 'user', content: 'Hello.' }],
+        stream: true,
+        stream_options: { include_usage: true },
+      });
+      let text = '';
+      let streamedUsage: OpenAI.CompletionUsage | null | undefined = null;
+      for await (const chunk of stream) {
+        text += chunk.choices[0]?.delta.content ?? '';
+        streamedUsage = chunk.usage ?? streamedUsage;
+      }
+      expect(text).toBe(FIXTURE_SENTENCE);
+      expect(streamedUsage).toMatchObject({
+        prompt_tokens: usage.prompt_tokens,
+        completion_tokens: usage.completion_tokens,
+        total_tokens: usage.total_tokens,
+      });
+    });
   });
 
   test('the Portkey gateway, pointed at the relay, passes the caller’s key through', async () => {

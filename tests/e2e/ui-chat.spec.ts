@@ -1,6 +1,7 @@
 /**
  * The chat, used as a person would: by role and label, with the keyboard, with an input method,
- * and against hostile model output. The echo engine answers (it repeats the last message).
+ * and against hostile model output. The echo engine answers (it repeats the last message), but
+ * for one chat with the fixture GGUF through llama.cpp.
  */
 import { expect, test } from '@playwright/test';
 import {
@@ -14,7 +15,8 @@ import {
   userMessages,
   watchLeaks,
 } from './ui';
-import { MODEL_PORT } from './model-server';
+import { downloadFixture, FIXTURE_ID, FIXTURE_SENTENCE, SENTENCE_TOKENS } from './fixture-model';
+import { MODEL_PORT, ModelServer } from './model-server';
 
 test('a message sent with Enter gets a reply rendered as Markdown, with its tokens and speed', async ({
   page,
@@ -35,6 +37,27 @@ test('a message sent with Enter gets a reply rendered as Markdown, with its toke
       .getByRole('list', { name: 'Conversations' })
       .getByRole('button', { name: 'Hello **world**, see `code`', exact: true }),
   ).toBeVisible();
+});
+
+test.describe('the fixture model through llama.cpp', () => {
+  const server = new ModelServer();
+  test.beforeAll(() => server.start());
+  test.afterAll(() => server.stop());
+
+  test('chosen by its label, it answers a message with its sentence, with the reply’s tokens and speed', async ({
+    page,
+  }) => {
+    await openChat(page);
+    await downloadFixture(page);
+    await page.getByLabel('Model').selectOption(FIXTURE_ID);
+    await send(page, 'Tell me something.');
+    await expect(replies(page)).toHaveText([FIXTURE_SENTENCE], { timeout: 30_000 });
+    await expect(replies(page).last()).toHaveAttribute('aria-busy', 'false');
+    await expect(page.locator('chat-message .stats')).toHaveText(
+      new RegExp(`^${SENTENCE_TOKENS} tokens · [\\d.]+ tokens/s · \\$0$`),
+    );
+    await expect(page.getByLabel('Model')).toHaveValue(FIXTURE_ID);
+  });
 });
 
 test('a reply streams in, and Stop (or Esc) keeps what came', async ({ page }) => {

@@ -1,0 +1,112 @@
+/**
+ * The fixture GGUF (scripts/fixture-gguf.mjs) as the tabs, fault, relay, UI and offline suites use
+ * it: downloaded from the tests' model server, loaded by llama.cpp in the engine worker, and asked
+ * with plain fetch from a page. Whatever the prompt and the sampler it answers FIXTURE_SENTENCE,
+ * one piece a token; with `ignore_eos` it goes on round the sentence for as long as `max_tokens`.
+ */
+import { expect, type Page } from '@playwright/test';
+import { FIXTURE_PIECES } from '../../scripts/fixture-gguf.mjs';
+
+export { FIXTURE_SENTENCE } from '../../scripts/fixture-gguf.mjs';
+
+/** The catalogue's fixture model (fixtures/models.json). */
+export const FIXTURE_ID = 'e2e/fixture-GGUF:F32';
+/** The file the model server serves it from, as `ModelServer.ggufRequests` names it. */
+export const FIXTURE_PATH = '/gguf/llama-fixture.gguf';
+/** The sentence's tokens as llama.cpp counts them: one a piece, and the end of the turn. */
+export const SENTENCE_TOKENS = FIXTURE_PIECES.length + 1;
+
+/** Downloads the fixture model from a page of the app (with `key`), and checks it is done. */
+export async function downloadFixture(page: Page, key = 'k'): Promise<void> {
+  const phase = await page.evaluate(
+    async ({ id, key }) => {
+      const response = await fetch(`v1/hearth/models/${id}/download`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ stream: false }),
+      });
+      return ((await response.json()) as { phase?: string }).phase;
+    },
+    { id: FIXTURE_ID, key },
+  );
+  expect(phase).toBe('done');
+}
+
+/** A chat-completion reply as the fixture tests read it. */
+export interface FixtureReply {
+  status: number;
+  content: string | undefined;
+  finish_reason: string | undefined;
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | undefined;
+  error: { code: string } | undefined;
+}
+
+/** A non-streamed request of the fixture model from `page`, with `extra` fields. */
+export function askFixture(page: Page, extra: Record<string, unknown> = {}): Promise<FixtureReply> {
+  return page.evaluate(
+    async ({ id, extra }) => {
+      const response = await fetch('v1/openai/chat/completions', {
+        method: 'POST',
+        headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: id,
+          messages: [{ role: 'user', content: 'Tell me something.' }],
+          ...extra,
+        }),
+      });
+      const body = (await response.json()) as {
+        choices?: { message: { content: string }; finish_reason: string }[];
+        usage?: FixtureReply['usage'];
+        error?: { code: string };
+      };
+      return {
+        status: response.status,
+        content: body.choices?.[0]?.message.content,
+        finish_reason: body.choices?.[0]?.finish_reason,
+        usage: body.usage,
+        error: body.error,
+      };
+    },
+    { id: FIXTURE_ID, extra },
+  );
+}
+
+/**
+ * Streams a reply of the fixture model in `page` with plain fetch, counting the events in
+ * `globalThis.streamed` (as helpers.ts's `streamed` reads them); resolves, once the stream ends,
+ * with its status and the `data` of each event and when it came.
+ */
+export function streamFixture(page: Page, extra: Record<string, unknown> = {}) {
+  return page.evaluate(
+    async ({ id, extra }) => {
+      const response = await fetch('v1/openai/chat/completions', {
+        method: 'POST',
+        headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: id,
+          messages: [{ role: 'user', content: 'Tell me something.' }],
+          stream: true,
+          ...extra,
+        }),
+      });
+      const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+      const events: { data: string; at: number }[] = [];
+      let buffer = '';
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        buffer += value;
+        const parts = buffer.split('\n\n');
+        buffer = parts.pop() ?? '';
+        for (const part of parts) {
+          if (part.startsWith('data: ')) {
+            events.push({ data: part.slice('data: '.length), at: Date.now() });
+          }
+        }
+        (globalThis as { streamed?: number }).streamed = events.length;
+      }
+      return { status: response.status, events };
+    },
+    { id: FIXTURE_ID, extra },
+  );
+}
