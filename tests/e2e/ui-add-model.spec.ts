@@ -1,0 +1,209 @@
+/**
+ * Adding a GGUF model in the Models view, as a person would: by its URL (the fixture GGUF on the
+ * tests' own model server, another origin), from a file chosen on the computer, and from a file
+ * dropped on the form; each is listed with its engine (llama.cpp, on the CPU here: SwiftShader has
+ * no `shader-f16`) beside the WebLLM models, stays after a reload and offline (where a file from
+ * the computer answers in the chat), and can be removed; a model added in one tab shows in the
+ * others. A file that is not a GGUF, and an id that exists, are refused where they were given.
+ */
+import { expect, test, type Page } from '@playwright/test';
+import { FIXTURE_SENTENCE, fixtureGguf } from '../../scripts/fixture-gguf.mjs';
+import { FIXTURE_GGUF_URL, HUB_REPO, ModelServer, NOT_GGUF_URL, TINY_ID } from './model-server';
+import { openChat, replies, send } from './ui';
+
+const server = new ModelServer();
+test.beforeAll(() => server.start());
+test.afterAll(() => server.stop());
+test.beforeEach(() => server.reset());
+
+/** The id a `.gguf` from this computer named `fixture-F32.gguf` gets: `local/<stem>:<quant>`. */
+const FILE_ID = 'local/fixture:F32';
+const FILE = { name: 'fixture-F32.gguf', mimeType: '', buffer: Buffer.from(fixtureGguf()) };
+
+const models = (page: Page) => page.getByRole('list', { name: 'Models' });
+const model = (page: Page, id: string) =>
+  models(page).getByRole('listitem', { name: id, exact: true });
+const adding = (page: Page) => page.getByRole('region', { name: 'Add a model' });
+
+async function openModels(page: Page): Promise<void> {
+  await page.getByRole('link', { name: 'Models' }).click();
+  await expect(page.getByRole('heading', { name: 'Models' })).toBeVisible();
+}
+
+async function addByUrl(page: Page, url: string, id = ''): Promise<void> {
+  await adding(page).getByLabel('URL or Hugging Face id').fill(url);
+  await adding(page).getByLabel('Model id (optional)').fill(id);
+  await adding(page).getByRole('button', { name: 'Add', exact: true }).click();
+}
+
+/** Drops `file` on the form, as a file dragged from the desktop arrives. */
+async function drop(page: Page, file: typeof FILE): Promise<void> {
+  const dataTransfer = await page.evaluateHandle(
+    ({ name, bytes }) => {
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([Uint8Array.from(atob(bytes), (c) => c.charCodeAt(0))], name));
+      return transfer;
+    },
+    { name: file.name, bytes: file.buffer.toString('base64') },
+  );
+  await adding(page).dispatchEvent('dragover', { dataTransfer });
+  await adding(page).dispatchEvent('drop', { dataTransfer });
+}
+
+/** The URLs the app keeps in its GGUF cache. */
+const storedGguf = (page: Page) =>
+  page.evaluate(async () => (await (await caches.open('hearth/gguf')).keys()).map((r) => r.url));
+
+async function remove(page: Page, id: string): Promise<void> {
+  await model(page, id).getByRole('button', { name: 'Remove' }).click();
+  await model(page, id).getByRole('button', { name: 'Yes, remove' }).click();
+  await expect(model(page, id)).toHaveCount(0);
+  await expect(page.getByRole('status').filter({ hasText: `${id}: Removed.` })).toBeVisible();
+}
+
+test('a GGUF added by its URL is listed beside the WebLLM models with its engine, downloads, and is removed', async ({
+  page,
+}) => {
+  await openChat(page);
+  await openModels(page);
+  await expect(model(page, TINY_ID).getByText('WebLLM', { exact: true })).toBeVisible();
+  await addByUrl(page, FIXTURE_GGUF_URL, 'e2e/fixture:F32');
+  await expect(adding(page).getByRole('status')).toHaveText('Added e2e/fixture:F32.');
+  await expect(adding(page).getByLabel('URL or Hugging Face id')).toHaveValue('');
+  const added = model(page, 'e2e/fixture:F32');
+  for (const badge of ['llama.cpp', 'CPU', 'added']) {
+    await expect(added.getByText(badge, { exact: true })).toBeVisible();
+  }
+  await expect(added).toContainText(/runs on the CPU/);
+  await added.getByRole('button', { name: 'Download' }).click();
+  await expect(added.getByText('downloaded', { exact: true })).toBeVisible({ timeout: 30_000 });
+  expect(server.ggufRequests.some((r) => r.startsWith('GET /gguf/fixture.gguf'))).toBe(true);
+
+  await remove(page, 'e2e/fixture:F32');
+  expect(await storedGguf(page)).toEqual([]);
+  await page.reload();
+  await openModels(page);
+  await expect(model(page, TINY_ID)).toBeVisible();
+  await expect(model(page, 'e2e/fixture:F32')).toHaveCount(0);
+});
+
+test('a Hugging Face id, typed as user/repo:quant, is looked up on the Hub', async ({ page }) => {
+  await openChat(page);
+  await openModels(page);
+  await addByUrl(page, `${HUB_REPO}:F32`);
+  await expect(adding(page).getByRole('status')).toHaveText(`Added ${HUB_REPO}:F32.`);
+  await expect(
+    model(page, `${HUB_REPO}:F32`).getByText('llama.cpp', { exact: true }),
+  ).toBeVisible();
+  expect(server.ggufRequests).toContain(`GET /hub/api/models/${HUB_REPO} `);
+});
+
+test('a model added in one tab shows in the others, and leaves them when removed', async ({
+  page,
+  context,
+}) => {
+  await openChat(page);
+  const other = await context.newPage();
+  await openChat(other);
+  await openModels(other);
+  await openModels(page);
+  await addByUrl(page, FIXTURE_GGUF_URL, 'e2e/fixture:F32');
+  await expect(model(other, 'e2e/fixture:F32')).toBeVisible();
+  await remove(page, 'e2e/fixture:F32');
+  await expect(model(other, 'e2e/fixture:F32')).toHaveCount(0);
+});
+
+test('a file that is not a GGUF, and an id that exists, are refused where they were given', async ({
+  page,
+}) => {
+  await openChat(page);
+  await openModels(page);
+  await addByUrl(page, NOT_GGUF_URL);
+  await expect(adding(page).getByRole('alert')).toContainText('is not a GGUF file');
+  await expect(adding(page).getByLabel('URL or Hugging Face id')).toHaveValue(NOT_GGUF_URL);
+
+  await addByUrl(page, FIXTURE_GGUF_URL, 'e2e/fixture:F32');
+  await expect(model(page, 'e2e/fixture:F32')).toBeVisible();
+  await addByUrl(page, FIXTURE_GGUF_URL, 'e2e/fixture:F32');
+  await expect(adding(page).getByRole('alert')).toContainText('exists already');
+  await expect(model(page, 'e2e/fixture:F32')).toHaveCount(1);
+  // A file of the computer that is not a GGUF is refused, and nothing of it is kept.
+  await adding(page)
+    .getByLabel('Choose a .gguf file')
+    .setInputFiles({ name: 'notes.gguf', mimeType: '', buffer: Buffer.from('hello') });
+  await expect(adding(page).getByRole('alert')).toContainText('not a GGUF file');
+  expect((await storedGguf(page)).filter((url) => url.includes('/v1/hearth/files/'))).toEqual([]);
+});
+
+test('a .gguf chosen on the computer is copied into the app: on the device at once, after a reload, and answering offline', async ({
+  page,
+  context,
+}) => {
+  await openChat(page);
+  await openModels(page);
+  await adding(page).getByLabel('Choose a .gguf file').setInputFiles(FILE);
+  await expect(adding(page).getByRole('status')).toHaveText(`Added ${FILE_ID}.`);
+  const added = model(page, FILE_ID);
+  for (const badge of ['llama.cpp', 'CPU', 'added', 'downloaded']) {
+    await expect(added.getByText(badge, { exact: true })).toBeVisible();
+  }
+  await expect(added.getByRole('button', { name: 'Download' })).toHaveCount(0);
+  // Its bytes are in the app's storage, under an address of the app's own.
+  const stored = await storedGguf(page);
+  expect(stored.some((url) => url.includes('/v1/hearth/files/'))).toBe(true);
+
+  await page.reload();
+  await openModels(page);
+  await expect(model(page, FILE_ID).getByText('downloaded', { exact: true })).toBeVisible();
+  await context.setOffline(true);
+  try {
+    await page.reload();
+    await openModels(page);
+    await expect(model(page, FILE_ID).getByText('downloaded', { exact: true })).toBeVisible();
+    // It answers in the chat, through llama.cpp, from the copy on the device.
+    await page.getByRole('link', { name: 'Chat' }).click();
+    await page.getByRole('button', { name: 'New chat' }).click();
+    await page.getByLabel('Model').selectOption(FILE_ID);
+    await send(page, 'Who are you?');
+    await expect(replies(page)).toHaveText([FIXTURE_SENTENCE], { timeout: 30_000 });
+    await openModels(page);
+  } finally {
+    await context.setOffline(false);
+  }
+  await remove(page, FILE_ID);
+  expect(await storedGguf(page)).toEqual([]);
+});
+
+test('a .gguf dropped on the form is added; two files at once are refused', async ({ page }) => {
+  await openChat(page);
+  await openModels(page);
+  await drop(page, FILE);
+  await expect(adding(page).getByRole('status')).toHaveText(`Added ${FILE_ID}.`);
+  await expect(model(page, FILE_ID).getByText('downloaded', { exact: true })).toBeVisible();
+  // The optional id names a second copy of the same file.
+  await adding(page).getByLabel('Model id (optional)').fill('e2e/dropped:F32');
+  await drop(page, FILE);
+  await expect(adding(page).getByRole('status')).toHaveText('Added e2e/dropped:F32.');
+  await expect(model(page, 'e2e/dropped:F32')).toBeVisible();
+});
+
+test('the Models view with GGUF and WebLLM models at desktop and phone width (screenshots)', async ({
+  page,
+}, testInfo) => {
+  await openChat(page);
+  await openModels(page);
+  await adding(page).getByLabel('Choose a .gguf file').setInputFiles(FILE);
+  await expect(model(page, FILE_ID)).toBeVisible();
+  await addByUrl(page, NOT_GGUF_URL);
+  await expect(adding(page).getByRole('alert')).toBeVisible();
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.screenshot({ path: testInfo.outputPath('models-desktop.png'), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await expect(adding(page).getByLabel('URL or Hugging Face id')).toBeVisible();
+  await page.screenshot({ path: testInfo.outputPath('models-phone.png'), fullPage: true });
+  // Nothing sticks out sideways at phone width.
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  for (const name of ['models-desktop.png', 'models-phone.png']) {
+    await testInfo.attach(name, { path: testInfo.outputPath(name), contentType: 'image/png' });
+  }
+});
