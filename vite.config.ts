@@ -30,6 +30,8 @@ export default defineConfig(({ command }) => {
   // Read as import.meta.env.VITE_HEARTH_BUILD, which Vite replaces in the page, the workers and
   // the service worker alike, in dev as in builds (a `define` global is not set in a dev worker).
   process.env.VITE_HEARTH_BUILD = build;
+  // The bench build's hooks (src/engine-host/bench-hook.ts); '' elsewhere, so that they are left out.
+  process.env.VITE_HEARTH_BENCH = process.env.HEARTH_BENCH === '1' ? '1' : '';
   return {
     base: basePath(process.env.HEARTH_BASE),
     server: { host: '127.0.0.1', port: 5173, strictPort: true },

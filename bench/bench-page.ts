@@ -2,9 +2,16 @@
  * @module
  * The bench page: lives under the app's scope (so its requests reach the real service worker)
  * and offers the baselines measured in the page itself — the echo engine called directly, and
- * the same SSE bytes produced in the page for the `openai` SDK.
+ * the same SSE bytes produced in the page for the `openai` SDK — and a line to the engine
+ * worker's llama.cpp engine, called directly there.
  */
 import OpenAI from 'openai';
+import {
+  BENCH_CHANNEL,
+  type BenchCall,
+  type BenchReply,
+  type DirectRun,
+} from '../src/engine-host/bench-hook';
 import { EchoEngine } from '../src/engine-host/echo-engine';
 import { SseReplyWriter, toUsage } from '../src/openai/completion';
 import { ECHO_MODEL } from '../src/openai/models';
@@ -58,4 +65,34 @@ async function directFirstToken(content: string, delayMs: number): Promise<numbe
   return elapsed;
 }
 
-Object.assign(globalThis, { bench: { OpenAI, inPageFetch, directFirstToken } });
+const llamaChannel = new BroadcastChannel(BENCH_CHANNEL);
+let lastCall = 0;
+const calls = new Map<number, (reply: BenchReply) => void>();
+llamaChannel.onmessage = ({ data }: MessageEvent<BenchCall | BenchReply>) => {
+  if ('reply' in data) calls.get(data.id)?.(data);
+};
+
+/**
+ * Asks the engine worker's own llama.cpp engine (src/engine-host/bench-hook.ts): a generation
+ * called directly, timed in the worker, or the threads of its next load.
+ */
+function llama(call: { type: 'threads'; threads: number }): Promise<{ threads: number }>;
+function llama(call: {
+  type: 'generate';
+  body: unknown;
+  first_only?: boolean;
+  max_ms?: number;
+}): Promise<DirectRun>;
+function llama(call: Omit<BenchCall, 'id'>): Promise<unknown> {
+  const id = (lastCall += 1);
+  return new Promise((resolve, reject) => {
+    calls.set(id, (reply) => {
+      calls.delete(id);
+      if ('error' in reply) reject(new Error(reply.error));
+      else resolve(reply.result);
+    });
+    llamaChannel.postMessage({ ...call, id } as BenchCall);
+  });
+}
+
+Object.assign(globalThis, { bench: { OpenAI, inPageFetch, directFirstToken, llama } });

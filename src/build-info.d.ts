@@ -3,4 +3,6 @@ interface ImportMetaEnv {
   readonly VITE_HEARTH_BUILD: string;
   /** GGUF parts' size in a test build (the e2e tests make it small); unset in real builds. */
   readonly VITE_HEARTH_GGUF_PART_BYTES?: string;
+  /** '1' in `npm run bench`'s build (HEARTH_BENCH=1), which has the bench's hooks; else ''. */
+  readonly VITE_HEARTH_BENCH: string;
 }

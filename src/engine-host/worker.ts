@@ -24,6 +24,7 @@ import { LiveCatalog } from './live-catalog';
 import { measureGpu, type GpuLike } from './measure-gpu';
 import { LocalModels } from './model-service';
 import { LlamaEngine } from './llama-engine';
+import { benchHook } from './bench-hook';
 import { EngineQueue } from './queue';
 import { Throttle } from './throttle';
 import { WebLLMEngine } from './webllm-engine';
@@ -86,13 +87,17 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
         onChange,
         losses,
       });
+      // `npm run bench` only: it sets llama.cpp's threads and calls the engine directly.
+      const bench = import.meta.env.VITE_HEARTH_BENCH === '1' ? benchHook() : null;
       const llama = new LlamaEngine({
         catalog: () => live.gguf(),
         appUrl,
         caches,
         onChange,
         gpu: () => device,
+        ...(bench && { platform: bench.platform }),
       });
+      bench?.serve(llama);
       const engines = new EngineQueue([new EchoEngine(), webllm, llama], {
         onChange,
         // The user asked for this model: one marked failing is tried again.
