@@ -259,12 +259,12 @@ export class SettingsView extends LitElement {
       </p>`;
     } else if (!webgpu.available) {
       words = html`<p class="notice">
-        <strong>No WebGPU here.</strong> Hearth runs language models on your graphics card through
-        WebGPU, and this browser does not offer it (or offers no graphics adapter). Chrome and Edge
-        have it on Windows, macOS and ChromeOS; on Linux and Android it may have to be switched on
+        <strong>No WebGPU here.</strong> WebLLM's models run on your graphics card through WebGPU,
+        and this browser does not offer it (or offers no graphics adapter). Chrome and Edge have it
+        on Windows, macOS and ChromeOS; on Linux and Android it may have to be switched on
         (<code>chrome://flags/#enable-unsafe-webgpu</code>); Safari 26 and Firefox 141 on Windows
-        have it too. An outdated or blocklisted graphics driver can also hide it. Until then, only
-        the echo test engine works.
+        have it too. An outdated or blocklisted graphics driver can also hide it. Until then, GGUF
+        models run on the processor through llama.cpp (more slowly), and the echo test engine works.
       </p>`;
     } else if (webgpu.adapter?.fallback) {
       words = html`<p class="notice">

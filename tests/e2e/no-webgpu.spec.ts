@@ -74,14 +74,18 @@ test('refuses to download a model this browser cannot run, before fetching anyth
   });
 });
 
-test('the app explains in plain words why only the test engine works here', async ({ page }) => {
+test('the app explains in plain words that without WebGPU GGUF models run on the processor', async ({
+  page,
+}) => {
   await openApp(page);
   await page.getByRole('link', { name: 'Settings' }).click();
   const device = page.getByRole('region', { name: 'This device' });
   await expect(device).toContainText('No WebGPU here.');
-  await expect(device).toContainText('only the echo test engine works');
+  await expect(device).toContainText('GGUF models run on the processor through llama.cpp');
   await page.getByRole('link', { name: 'Models' }).click();
-  await expect(page.getByRole('note')).toContainText('This device cannot run any language model');
+  // llama.cpp runs on the CPU: the app offers a first GGUF, not a dead end.
+  await expect(page.getByText('No language model is on this device yet')).toBeVisible();
+  await expect(page.getByRole('button', { name: /^Download .*GGUF/ })).toBeVisible();
   await page.getByRole('link', { name: 'Chat' }).click();
   await expect(page.getByLabel('Model')).toHaveValue('hearth/echo');
   await expect(page.getByText('The echo engine repeats your message')).toBeVisible();
