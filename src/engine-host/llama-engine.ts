@@ -10,15 +10,15 @@
  * `exit()` and a new instance.
  */
 import wasmUrl from '@wllama/wllama/esm/wasm/wllama.wasm?url';
-import type { ChoiceResult, SpeedFigures, Token } from '../openai/backend';
+import type { SpeedFigures } from '../openai/backend';
 import { llamaContextSize, llamaOnGpu, type GgufEntry, type GpuFacts } from '../openai/catalog';
-import { ReplyAccumulator } from '../openai/completion';
 import { OpenAIError } from '../openai/errors';
 import { ggufBlobs, ggufFiles, missingFiles, type CacheStorageLike } from '../openai/on-device';
 import type { LlamaRuntime } from '../openai/status';
 import { StopFilter } from '../openai/stop';
 import type { ChatRequest } from '../openai/types';
 import type { Engine, EngineOutput, LoadProgress } from './engine';
+import { choicesOneByOne, outputOf, tokenOf } from './engine-outputs';
 import {
   fromLlamaError,
   isFatal,
@@ -89,9 +89,6 @@ export interface LlamaLoadState extends LoadProgress {
 const ALL_LAYERS = 999;
 /** Threads llama.cpp gets at most: a phone's other cores keep the page responsive. */
 const MAX_THREADS = 4;
-/** Seconds a reply of several choices may go without a sign of life (the stall limit is 60). */
-const PROGRESS_EVERY_MS = 1000;
-
 /**
  * A load's deadline: a minute, plus the time to read the file at 10 MB/s. When the page's CSP
  * blocks WebAssembly or `blob:` workers, wllama's `loadModel` never settles (notes/wllama-3.13.md).
@@ -125,20 +122,6 @@ async function createWllama(): Promise<WllamaLike> {
     },
   );
   return wllama as unknown as WllamaLike;
-}
-
-/** An engine token as the API carries it. */
-function tokenOf(output: Extract<EngineOutput, { type: 'token' }>): Token {
-  const { text, reasoning, logprobs } = output;
-  return reasoning || logprobs
-    ? { text, ...(reasoning && { reasoning }), ...(logprobs && { logprobs }) }
-    : text;
-}
-
-/** An engine output's token as the stop filter takes it, and back. */
-function outputOf(token: Token): EngineOutput {
-  if (typeof token === 'string') return { type: 'token', text: token };
-  return { type: 'token', ...token };
 }
 
 /** Rejects after `ms` with `error`; the timer is cleared when `settled` settles. */
@@ -396,44 +379,7 @@ export class LlamaEngine implements Engine {
 
   async *generate(request: ChatRequest, signal: AbortSignal): AsyncGenerator<EngineOutput> {
     if (request.n <= 1) yield* this.#stream(request, signal);
-    else yield* this.#choices(request, signal);
-  }
-
-  /**
-   * Several choices, one stream each, one after another, each with its own seed (seed + i) and
-   * the prompt counted once. Nothing goes out before the last choice, so progress says the
-   * generation runs.
-   */
-  async *#choices(request: ChatRequest, signal: AbortSignal): AsyncGenerator<EngineOutput> {
-    const choices: ChoiceResult[] = [];
-    let promptTokens = 0;
-    let completionTokens = 0;
-    let lastProgress = 0;
-    for (let i = 0; i < request.n; i += 1) {
-      const reply = new ReplyAccumulator();
-      let finish: EngineOutput | undefined;
-      const seed = request.seed === undefined ? undefined : request.seed + i;
-      const one: ChatRequest = { ...request, n: 1, ...(seed !== undefined && { seed }) };
-      for await (const output of this.#stream(one, signal)) {
-        if (output.type === 'token') reply.tokens([tokenOf(output)]);
-        else if (output.type === 'tool_calls') reply.toolCalls(output.calls);
-        else if (output.type === 'end') finish = output;
-        if (Date.now() - lastProgress >= PROGRESS_EVERY_MS) {
-          lastProgress = Date.now();
-          yield { type: 'progress' };
-        }
-      }
-      if (signal.aborted || finish?.type !== 'end') return;
-      if (i === 0) promptTokens = finish.usage.prompt_tokens;
-      completionTokens += finish.usage.completion_tokens;
-      choices.push(...reply.result(finish.finish_reason));
-    }
-    yield { type: 'choices', choices };
-    yield {
-      type: 'end',
-      finish_reason: choices[0]?.finish_reason ?? 'stop',
-      usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens },
-    };
+    else yield* choicesOneByOne(request, signal, (one) => this.#stream(one, signal));
   }
 
   /** One streamed generation through llama-server, its stop strings held back. */

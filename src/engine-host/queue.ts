@@ -16,10 +16,10 @@ import {
   type LoadingBackend,
   type ChatEvent,
   type ChatOptions,
-  type Token,
 } from '../openai/backend';
 import { OpenAIError, type ErrorBody } from '../openai/errors';
 import type { ChatRequest } from '../openai/types';
+import { tokenOf } from './engine-outputs';
 import type { Engine } from './engine';
 
 /** Requests allowed to wait behind the running one (DESIGN §3). */
@@ -321,12 +321,7 @@ export class EngineQueue implements LoadingBackend {
         continue;
       }
       // A plain token travels as a string: the common case stays cheap.
-      const { text, reasoning, logprobs } = output;
-      const token: Token =
-        reasoning || logprobs
-          ? { text, ...(reasoning && { reasoning }), ...(logprobs && { logprobs }) }
-          : text;
-      events.push({ type: 'tokens', tokens: [token] });
+      events.push({ type: 'tokens', tokens: [tokenOf(output)] });
     }
     events.close();
   }

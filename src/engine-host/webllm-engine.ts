@@ -11,8 +11,7 @@
  * tests/unit/engine-host/webllm-harness.ts runs this file against WebLLM's real engine code.
  */
 import type { AppConfig, MLCEngine, ModelRecord } from '@mlc-ai/web-llm';
-import type { ChoiceResult, SpeedFigures, Token } from '../openai/backend';
-import { ReplyAccumulator } from '../openai/completion';
+import type { SpeedFigures } from '../openai/backend';
 import type { WebLLMEntry } from '../openai/catalog';
 import { OpenAIError } from '../openai/errors';
 import {
@@ -25,6 +24,7 @@ import type { HostStatus } from '../openai/status';
 import type { ChatRequest } from '../openai/types';
 import { DeviceLosses, LOSSES_TO_FAIL } from './device-losses';
 import type { Engine, EngineOutput, LoadProgress } from './engine';
+import { choicesOneByOne, filtered, outputOf } from './engine-outputs';
 import { StopFilter } from '../openai/stop';
 import type { TokenLogprob } from '../openai/types';
 import {
@@ -141,17 +141,6 @@ interface PipelineLike {
   outputIds?: unknown;
   getMessage?: () => string;
   getTokenLogprobArray?: () => TokenLogprob[];
-}
-
-/** Seconds a reply of several choices may go without a sign of life (the stall limit is 60). */
-const PROGRESS_EVERY_MS = 1000;
-
-/** An engine token as the API carries it. */
-function tokenOf(output: Extract<EngineOutput, { type: 'token' }>): Token {
-  const { text, reasoning, logprobs } = output;
-  return reasoning || logprobs
-    ? { text, ...(reasoning && { reasoning }), ...(logprobs && { logprobs }) }
-    : text;
 }
 
 function deviceLostError(model: string, detail: string): OpenAIError {
@@ -435,48 +424,10 @@ export class WebLLMEngine implements Engine {
     this.#busy = 'generate';
     try {
       if (request.n <= 1) yield* this.#stream(request, signal);
-      else yield* this.#choices(request, signal);
+      else yield* choicesOneByOne(request, signal, (one) => this.#stream(one, signal));
     } finally {
       this.#busy = null;
     }
-  }
-
-  /**
-   * Several choices, one stream each, one after another: WebLLM does the same inside, but this
-   * way each can be stopped, each gets its own seed (WebLLM re-seeds every stream with the
-   * request's), and usage counts the prompt once (WebLLM sums it over the choices). Nothing of
-   * the reply goes out before the last choice, so progress says the generation runs.
-   */
-  async *#choices(request: ChatRequest, signal: AbortSignal): AsyncGenerator<EngineOutput> {
-    const choices: ChoiceResult[] = [];
-    let promptTokens = 0;
-    let completionTokens = 0;
-    let lastProgress = 0;
-    for (let i = 0; i < request.n; i += 1) {
-      const reply = new ReplyAccumulator();
-      let finish: EngineOutput | undefined;
-      const seed = request.seed === undefined ? undefined : request.seed + i;
-      const one: ChatRequest = { ...request, n: 1, ...(seed !== undefined && { seed }) };
-      for await (const output of this.#stream(one, signal)) {
-        if (output.type === 'token') reply.tokens([tokenOf(output)]);
-        else if (output.type === 'tool_calls') reply.toolCalls(output.calls);
-        else if (output.type === 'end') finish = output;
-        if (Date.now() - lastProgress >= PROGRESS_EVERY_MS) {
-          lastProgress = Date.now();
-          yield { type: 'progress' };
-        }
-      }
-      if (signal.aborted || finish?.type !== 'end') return;
-      if (i === 0) promptTokens = finish.usage.prompt_tokens;
-      completionTokens += finish.usage.completion_tokens;
-      choices.push(...reply.result(finish.finish_reason));
-    }
-    yield { type: 'choices', choices };
-    yield {
-      type: 'end',
-      finish_reason: choices[0]?.finish_reason ?? 'stop',
-      usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens },
-    };
   }
 
   /** What the pipeline says of the reply so far: its text, and a logprob entry per token. */
@@ -579,19 +530,5 @@ export class WebLLMEngine implements Engine {
       this.#lastSpeed = end.usage.speed;
       this.#options.onChange();
     }
-  }
-}
-
-/** An engine output's token as the stop filter takes it, and back. */
-function outputOf(token: Token): EngineOutput {
-  if (typeof token === 'string') return { type: 'token', text: token };
-  return { type: 'token', ...token };
-}
-
-/** Token outputs through the stop filter; other outputs pass. */
-function* filtered(stops: StopFilter, outputs: readonly EngineOutput[]): Generator<EngineOutput> {
-  for (const output of outputs) {
-    if (output.type === 'token') yield* stops.push([tokenOf(output)]).map(outputOf);
-    else yield output;
   }
 }
