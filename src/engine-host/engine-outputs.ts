@@ -26,14 +26,18 @@ export function outputOf(token: Token): EngineOutput {
   return { type: 'token', ...token };
 }
 
-/** Token outputs through the stop filter; other outputs pass. */
+/**
+ * Token outputs through the stop filter; other outputs pass, and so does every output of a
+ * request without stop strings, untouched (this is the per-token path).
+ */
 export function* filtered(
   stops: StopFilter,
   outputs: readonly EngineOutput[],
 ): Generator<EngineOutput> {
   for (const output of outputs) {
-    if (output.type === 'token') yield* stops.push([tokenOf(output)]).map(outputOf);
-    else yield output;
+    if (output.type === 'token' && stops.holds) {
+      yield* stops.push([tokenOf(output)]).map(outputOf);
+    } else yield output;
   }
 }
 

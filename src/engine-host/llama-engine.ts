@@ -18,7 +18,7 @@ import type { LlamaRuntime } from '../openai/status';
 import { StopFilter } from '../openai/stop';
 import type { ChatRequest } from '../openai/types';
 import type { Engine, EngineOutput, LoadProgress } from './engine';
-import { choicesOneByOne, outputOf, tokenOf } from './engine-outputs';
+import { choicesOneByOne, filtered, outputOf } from './engine-outputs';
 import {
   fromLlamaError,
   isFatal,
@@ -418,12 +418,9 @@ export class LlamaEngine implements Engine {
         abortSignal: stop.signal,
       });
       for await (const chunk of chunks) {
-        for (const output of reader.read(chunk)) {
-          // After a stop string only llama.cpp's usage is wanted: it stops at the same string.
-          if (stops.stopped) continue;
-          if (output.type === 'token') yield* stops.push([tokenOf(output)]).map(outputOf);
-          else yield output;
-        }
+        // After a stop string only llama.cpp's usage is wanted: it stops at the same string.
+        if (!stops.stopped) yield* filtered(stops, reader.read(chunk));
+        else reader.read(chunk);
       }
     } catch (err) {
       if (signal.aborted) return;

@@ -40,6 +40,11 @@ export class StopFilter {
     this.#stops = (stops ?? []).filter((s) => s !== '');
   }
 
+  /** Whether there are stop strings to watch for at all (when not, `push` holds nothing). */
+  get holds(): boolean {
+    return this.#stops.length > 0;
+  }
+
   /** Whether a whole stop string was seen: the reply ends there, whatever follows is dropped. */
   get stopped(): boolean {
     return this.#stopped;
