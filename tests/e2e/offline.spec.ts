@@ -95,7 +95,8 @@ test('a downloaded model loads offline, every file from the device', async ({ pa
     expect(load.error.message).toMatch(new RegExp(`^Loading ${TINY_ID} failed: `));
     expect(load.error.message).not.toMatch(/fetch|network/i);
     expect(server.requests.length).toBe(requestsBefore);
-    expect((await hostStatus(page)).models).toContain(TINY_ID);
+    // The host reads what is on the device as it starts, beside the load: wait for that read.
+    await expect.poll(async () => (await hostStatus(page)).models).toContain(TINY_ID);
   } finally {
     await context.setOffline(false);
   }
