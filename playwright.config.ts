@@ -43,6 +43,8 @@ export default defineConfig({
   workers: 1,
   retries: 0,
   reporter: [['list']],
+  // Builds, servers and results apart per port: runs on other ports can go on side by side.
+  outputDir: `test-results/${PORT}`,
   globalSetup: './tests/e2e/global-setup.ts',
   use: {
     browserName: 'chromium',
@@ -76,7 +78,7 @@ export default defineConfig({
       env: {
         PORT: String(PORT),
         HEARTH_BUILD: E2E_BUILD,
-        HEARTH_OUT_DIR: 'dist-e2e',
+        HEARTH_OUT_DIR: `dist-e2e-${PORT}`,
         HEARTH_MODELS_FILE: MODELS_FILE,
         // GGUFs stored in parts of 256 KiB, not 32 MiB: the fixtures have several (gguf-parts.ts).
         VITE_HEARTH_GGUF_PART_BYTES: String(256 * 1024),
@@ -91,7 +93,7 @@ export default defineConfig({
     },
     {
       command: 'node scripts/start.mjs',
-      env: { PORT: String(SUBPATH_PORT), HEARTH_BASE: SUBPATH, HEARTH_OUT_DIR: 'dist-e2e-subpath' },
+      env: { PORT: String(SUBPATH_PORT), HEARTH_BASE: SUBPATH, HEARTH_OUT_DIR: `dist-e2e-${SUBPATH_PORT}` },
       url: `http://127.0.0.1:${SUBPATH_PORT}${SUBPATH}`,
       reuseExistingServer: false,
       timeout: 120_000,

@@ -14,10 +14,10 @@ import { build } from 'vite';
 import { hostStatus, streamInPage } from './helpers';
 import { openChat, replies, send, userMessages } from './ui';
 
-const PORT = 4192;
+const PORT = Number(process.env.E2E_PORT ?? 4179) + 13;
 const ORIGIN = `http://127.0.0.1:${PORT}/`;
 const BUILDS = ['update-one', 'update-two'] as const;
-const outDir = (id: string) => `dist-e2e-${id}`;
+const outDir = (id: string) => `dist-e2e-${PORT}-${id}`;
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html',
