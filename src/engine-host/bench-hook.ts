@@ -7,7 +7,7 @@
  * `VITE_HEARTH_BENCH`); other builds leave this module out.
  */
 import { parseChatRequest } from '../openai/validate';
-import type { LlamaEngine } from './llama-engine';
+import type { LlamaEngine, LlamaPlatform } from './llama-engine';
 
 /** The channel the bench page and the engine worker talk on. */
 export const BENCH_CHANNEL = 'hearth:bench';
@@ -40,8 +40,8 @@ export type BenchReply = { id: number; reply: true } & (
 
 /** The bench's hook into the engine worker. */
 export interface BenchHook {
-  /** This worker's isolation, with the cores the bench set (for `LlamaEngineOptions.platform`). */
-  platform(): { isolated: boolean; cores: number };
+  /** This worker's isolation and cores, with the threads the bench set (for `LlamaEngineOptions.platform`). */
+  platform(): LlamaPlatform;
   /** Answers the bench page's calls with `llama`. */
   serve(llama: LlamaEngine): void;
 }
@@ -77,11 +77,12 @@ async function direct(
 
 /** The hook; `serve` starts answering. */
 export function benchHook(): BenchHook {
-  let cores: number | null = null;
+  let threads: number | undefined;
   return {
     platform: () => ({
       isolated: globalThis.crossOriginIsolated === true,
-      cores: cores ?? navigator.hardwareConcurrency,
+      cores: navigator.hardwareConcurrency,
+      ...(threads !== undefined && { threads }),
     }),
     serve(llama) {
       const channel = new BroadcastChannel(BENCH_CHANNEL);
@@ -89,8 +90,8 @@ export function benchHook(): BenchHook {
         if ('reply' in data) return;
         try {
           if (data.type === 'threads') {
-            cores = data.threads;
-            channel.postMessage({ id: data.id, reply: true, result: { threads: cores } });
+            threads = data.threads;
+            channel.postMessage({ id: data.id, reply: true, result: { threads } });
             return;
           }
           const result = await direct(llama, data.body, {

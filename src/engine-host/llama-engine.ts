@@ -61,7 +61,7 @@ export interface LlamaEngineOptions {
   /** What the engine worker measured of WebGPU (null until it has). */
   gpu: () => GpuFacts | null;
   /** Cross-origin isolation and CPU cores; by default, this worker's. */
-  platform?: () => { isolated: boolean; cores: number };
+  platform?: () => LlamaPlatform;
   /** A GGUF's files on the device; by default, the caches' (on-device.ts). */
   files?: GgufFiles;
   /** Fetches what is not on the device; by default, `fetch`. */
@@ -97,13 +97,26 @@ export function defaultLoadDeadlineMs(bytes: number): number {
   return 60_000 + Math.ceil(bytes / 10_000);
 }
 
-/** Threads llama.cpp can use: several only where the page is cross-origin isolated. */
+/**
+ * Threads llama.cpp gets: several only where the page is cross-origin isolated, and then half the
+ * cores (at most four), as wllama itself chooses. llama.cpp's threads wait on each other at every
+ * step, so a thread that shares its core with the browser stalls them all: on a 2-core machine two
+ * threads decoded 7–20× slower than one (bench: real_mt_speedup).
+ */
 export function llamaThreads(isolated: boolean, cores: number): number {
-  return isolated ? Math.max(1, Math.min(cores, MAX_THREADS)) : 1;
+  return isolated ? Math.max(1, Math.min(Math.floor(cores / 2), MAX_THREADS)) : 1;
+}
+
+/** What decides llama.cpp's threads. */
+export interface LlamaPlatform {
+  isolated: boolean;
+  cores: number;
+  /** Threads to use where isolation allows several, in place of the rule (the bench sets it). */
+  threads?: number;
 }
 
 /** This worker's isolation and cores. */
-function thisPlatform(): { isolated: boolean; cores: number } {
+function thisPlatform(): LlamaPlatform {
   return {
     isolated: globalThis.crossOriginIsolated === true,
     cores: globalThis.navigator?.hardwareConcurrency ?? 1,
@@ -196,12 +209,12 @@ export class LlamaEngine implements Engine {
 
   /** What a load would use now: GPU or CPU, threads. */
   #plan(): { runtime: LlamaRuntime; gpuLayers: number } {
-    const { isolated, cores } = (this.#options.platform ?? thisPlatform)();
+    const { isolated, cores, threads } = (this.#options.platform ?? thisPlatform)();
     const gpu = llamaOnGpu(this.#options.gpu());
     return {
       runtime: {
         backend: gpu ? 'webgpu' : 'cpu',
-        threads: llamaThreads(isolated, cores),
+        threads: isolated && threads !== undefined ? threads : llamaThreads(isolated, cores),
         isolated,
       },
       gpuLayers: gpu ? ALL_LAYERS : 0,

@@ -158,9 +158,11 @@ const text = (outputs: EngineOutput[]) =>
   outputs.map((o) => (o.type === 'token' ? o.text : '')).join('');
 
 describe('llamaThreads', () => {
-  it('uses one thread unless the worker is cross-origin isolated, then up to four', () => {
+  it('uses one thread unless the worker is cross-origin isolated, then half the cores, up to four', () => {
     expect(llamaThreads(false, 16)).toBe(1);
-    expect(llamaThreads(true, 2)).toBe(2);
+    expect(llamaThreads(true, 2)).toBe(1);
+    expect(llamaThreads(true, 4)).toBe(2);
+    expect(llamaThreads(true, 6)).toBe(3);
     expect(llamaThreads(true, 16)).toBe(4);
     expect(llamaThreads(true, 0)).toBe(1);
   });
@@ -188,16 +190,16 @@ describe('LlamaEngine', () => {
     expect(engine.runtime).toEqual({ backend: 'cpu', threads: 1, isolated: false });
   });
 
-  it('offloads every layer to WebGPU where the adapter has shader-f16, and caps the context', async () => {
+  it('offloads every layer to WebGPU where the adapter has shader-f16, caps the context, and uses the threads the platform sets', async () => {
     const { engine, fake } = setup({
       gpu: () => F16_GPU,
-      platform: () => ({ isolated: true, cores: 8 }),
+      platform: () => ({ isolated: true, cores: 8, threads: 3 }),
     });
-    expect(engine.runtime).toEqual({ backend: 'webgpu', threads: 4, isolated: true });
+    expect(engine.runtime).toEqual({ backend: 'webgpu', threads: 3, isolated: true });
     await engine.load(B.id);
     expect(fake.instances[0]?.loads[0]?.params).toEqual({
       n_ctx: LLAMA_MAX_CONTEXT,
-      n_threads: 4,
+      n_threads: 3,
       n_gpu_layers: 999,
       n_parallel: 1,
     });

@@ -17,3 +17,18 @@ describe('Throttle', () => {
     expect(runs).toBe(2);
   });
 });
+
+describe('Throttle with a settle time', () => {
+  it('runs a burst once, at its end, rather than at its start', async () => {
+    let runs = 0;
+    const throttle = new Throttle(200, () => (runs += 1), 40);
+    throttle.request();
+    await sleep(10);
+    expect(runs).toBe(0);
+    throttle.request();
+    await sleep(60);
+    expect(runs).toBe(1);
+    await sleep(250);
+    expect(runs).toBe(1);
+  });
+});
