@@ -28,12 +28,25 @@ function tooLarge(limit: number): OpenAIError {
   );
 }
 
-/** Reads at most `limit` bytes of the body; one byte more is a 413. */
-async function readBytes(request: Request, limit: number): Promise<Uint8Array> {
+/**
+ * The body's bytes, at most `limit` of them; one byte more is a 413 (and so is a declared length
+ * over the limit, before anything is read). Where `Request.body` is a stream it is read with a
+ * running count, never holding more than the limit; Firefox has no `Request.prototype.body` (it
+ * is `undefined` there, not `null`), so there the body is read whole and then measured. A request
+ * without a body reads as no bytes. Every body the API reads goes through here.
+ */
+async function readBodyBytes(request: Request, limit: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
-  if (request.body === null) return new Uint8Array(0);
-  const reader = request.body.getReader();
+  // Typed as the browsers have it: `undefined` where the property does not exist (Firefox).
+  const stream = (request as { body?: ReadableStream<Uint8Array> | null }).body;
+  if (stream === undefined) {
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    if (bytes.byteLength > limit) throw tooLarge(limit);
+    return bytes;
+  }
+  if (stream === null) return new Uint8Array(0);
+  const reader = stream.getReader();
   const parts: Uint8Array[] = [];
   let size = 0;
   for (;;) {
@@ -63,9 +76,8 @@ function invalidJson(detail: string): OpenAIError {
   );
 }
 
-/** The body parsed as JSON: 413 over the limit, 400 `invalid_json` for bad UTF-8 or JSON. */
-export async function readJsonBody(request: Request, limit = BODY_LIMIT): Promise<unknown> {
-  const bytes = await readBytes(request, limit);
+/** The bytes as JSON: 400 `invalid_json` for bad UTF-8, an empty body or bad JSON. */
+function parseJson(bytes: Uint8Array): unknown {
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
@@ -78,4 +90,21 @@ export async function readJsonBody(request: Request, limit = BODY_LIMIT): Promis
   } catch (err) {
     throw invalidJson(err instanceof Error ? err.message : 'not JSON.');
   }
+}
+
+/** The body parsed as JSON: 413 over the limit, 400 `invalid_json` for bad UTF-8 or JSON. */
+export async function readJsonBody(request: Request, limit = BODY_LIMIT): Promise<unknown> {
+  return parseJson(await readBodyBytes(request, limit));
+}
+
+/**
+ * For endpoints whose body is optional: `undefined` when the request has none (no body, or zero
+ * bytes), else the body as `readJsonBody` reads it, which must then be `application/json` (415).
+ * Whether there is a body is known only by reading it: Firefox's requests have no `body` to ask.
+ */
+export async function readOptionalJsonBody(request: Request, limit = BODY_LIMIT): Promise<unknown> {
+  const bytes = await readBodyBytes(request, limit);
+  if (bytes.byteLength === 0) return undefined;
+  assertJsonContentType(request);
+  return parseJson(bytes);
 }

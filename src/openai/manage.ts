@@ -12,7 +12,7 @@ import {
   type ModelInspection,
   type ModelService,
 } from './backend';
-import { readJsonBody, assertJsonContentType } from './body';
+import { readOptionalJsonBody } from './body';
 import { timedOut, within } from './chat-run';
 import { finished, type DownloadProgress } from './downloads';
 import { OpenAIError } from './errors';
@@ -103,10 +103,9 @@ const downloadBody = v.strictObject({ stream: v.optional(v.boolean()) });
 
 /** Whether the caller wants progress as SSE (the default) or only the outcome, as JSON. */
 async function wantsStream(request: Request): Promise<boolean> {
-  const length = request.headers.get('content-length');
-  if (request.body === null || length === '0') return true;
-  assertJsonContentType(request);
-  const parsed = v.safeParse(downloadBody, await readJsonBody(request, 4096));
+  const json = await readOptionalJsonBody(request, 4096);
+  if (json === undefined) return true;
+  const parsed = v.safeParse(downloadBody, json);
   if (!parsed.success) {
     const issue = parsed.issues[0];
     const param = issue.path?.map((p) => String(p.key)).join('.') || null;

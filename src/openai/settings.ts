@@ -6,7 +6,7 @@
  * `/v1/hearth/keys`. A key is shown once, when it is issued; only its SHA-256 is kept.
  */
 import * as v from 'valibot';
-import { assertJsonContentType, readJsonBody } from './body';
+import { assertJsonContentType, readJsonBody, readOptionalJsonBody } from './body';
 import { OpenAIError } from './errors';
 import type { ModelPrice } from './models';
 import { jsonResponse } from './respond';
@@ -100,13 +100,21 @@ const newKeySchema = v.strictObject({
   ),
 });
 
+/** Largest body of a settings or keys request, in bytes. */
+const SETTINGS_BODY_LIMIT = 64 * 1024;
+
 /** Parses a JSON body against `schema`, with the API's 415, 413 and 400 answers. */
 async function readBody<T extends v.GenericSchema>(
   request: Request,
   schema: T,
 ): Promise<v.InferOutput<T>> {
   assertJsonContentType(request);
-  const parsed = v.safeParse(schema, await readJsonBody(request, 64 * 1024));
+  return validBody(schema, await readJsonBody(request, SETTINGS_BODY_LIMIT));
+}
+
+/** `json` checked against `schema`; the first issue is a 400 `invalid_value` naming its field. */
+function validBody<T extends v.GenericSchema>(schema: T, json: unknown): v.InferOutput<T> {
+  const parsed = v.safeParse(schema, json);
   if (parsed.success) return parsed.output;
   const issue = parsed.issues[0];
   const param = paramOf(issue);
@@ -198,8 +206,8 @@ export class Settings {
    * answers the record it already has (200).
    */
   async issueKey(request: Request, requestId: string): Promise<Response> {
-    const hasBody = request.body !== null && request.headers.get('content-length') !== '0';
-    const body = hasBody ? await readBody(request, newKeySchema) : {};
+    const json = await readOptionalJsonBody(request, SETTINGS_BODY_LIMIT);
+    const body = json === undefined ? {} : validBody(newKeySchema, json);
     const key = body.key ?? randomKey();
     const hash = await sha256(key);
     const known = (await this.#read()).keys.find((k) => k.sha256 === hash);
