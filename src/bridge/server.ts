@@ -194,7 +194,7 @@ export class HostServer {
     try {
       post((await task(this.#models())) ?? { type: 'model/done' });
     } catch (err) {
-      post({ type: 'chat/error', error: OpenAIError.from(err).serialize() });
+      post({ type: 'chat/error', error: OpenAIError.fromEngine(err).serialize() });
     } finally {
       port.close();
     }
@@ -211,7 +211,8 @@ export class HostServer {
         post({ type: 'model/progress', progress });
       }
     } catch (err) {
-      if (!signal.aborted) post({ type: 'chat/error', error: OpenAIError.from(err).serialize() });
+      if (!signal.aborted)
+        post({ type: 'chat/error', error: OpenAIError.fromEngine(err).serialize() });
     }
   }
 
@@ -232,7 +233,7 @@ export class HostServer {
       if (!options.signal.aborted) post({ type: 'model/loaded', model });
     } catch (err) {
       if (!options.signal.aborted)
-        post({ type: 'chat/error', error: OpenAIError.from(err).serialize() });
+        post({ type: 'chat/error', error: OpenAIError.fromEngine(err).serialize() });
     } finally {
       this.#count(-1);
     }
@@ -285,7 +286,7 @@ export class HostServer {
     } catch (err) {
       batcher.flush();
       if (!options.signal.aborted) {
-        post({ type: 'chat/error', error: OpenAIError.from(err).serialize() });
+        post({ type: 'chat/error', error: OpenAIError.fromEngine(err).serialize() });
       }
     } finally {
       this.#count(-1);

@@ -266,7 +266,7 @@ export class EngineQueue implements LoadingBackend {
     try {
       await this.#run(job);
     } catch (err) {
-      job.events.fail(OpenAIError.from(err));
+      job.events.fail(OpenAIError.fromEngine(err));
     } finally {
       this.#running = undefined;
       this.#onChange();
@@ -284,7 +284,7 @@ export class EngineQueue implements LoadingBackend {
       await engine.load(model);
       this.#loadError = null;
     } catch (err) {
-      this.#loadError = { model, error: OpenAIError.from(err).toBody().error };
+      this.#loadError = { model, error: OpenAIError.fromEngine(err).toBody().error };
       throw err;
     } finally {
       this.#loading = null;

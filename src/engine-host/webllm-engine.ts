@@ -340,7 +340,7 @@ export class WebLLMEngine implements Engine {
       await done;
       this.#loadError = null;
     } catch (err) {
-      this.#loadError = { model, error: OpenAIError.from(err).toBody().error };
+      this.#loadError = { model, error: OpenAIError.fromEngine(err).toBody().error };
       throw err;
     } finally {
       this.#loading = undefined;

@@ -26,6 +26,8 @@ const CODES = {
   unsupported_media_type: [415, 'invalid_request_error'],
   queue_full: [429, 'rate_limit_error'],
   engine_error: [500, 'server_error'],
+  // An exception nobody expected in the API layer: a bug in Hearth, not a failure of the engine.
+  server_error: [500, 'server_error'],
   // A download that the device's storage quota cannot hold (what it had stored is removed).
   storage_full: [507, 'server_error'],
   // Only ever sent in-band, as the last event of a stream that produced no token for too long.
@@ -129,12 +131,32 @@ export class OpenAIError extends Error {
   }
 
   /**
-   * The single place where an unexpected failure becomes an API error: an `OpenAIError` passes
-   * through, anything else is a 500 `engine_error` that keeps the original message.
+   * The single place where an unexpected failure in the API layer becomes an API error: an
+   * `OpenAIError` passes through, anything else is a bug in Hearth, a 500 `server_error` that says
+   * so and keeps the original message (retrying will not help). What an engine reports reaches
+   * the API layer as an `OpenAIError` already: the engine's side turns its failures into errors
+   * with `fromEngine`.
    */
   static from(err: unknown): OpenAIError {
     if (err instanceof OpenAIError) return err;
-    const detail = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    return new OpenAIError('engine_error', `The engine failed: ${detail}`);
+    return new OpenAIError(
+      'server_error',
+      `Internal error in Hearth (a bug, not a failure of the engine): ${detailOf(err)}`,
+      { shouldRetry: false },
+    );
   }
+
+  /**
+   * A failure thrown while an engine ran (on the engine host's side of the bridge): an
+   * `OpenAIError` passes through, anything else is a 500 `engine_error` that keeps its message.
+   */
+  static fromEngine(err: unknown): OpenAIError {
+    if (err instanceof OpenAIError) return err;
+    return new OpenAIError('engine_error', `The engine failed: ${detailOf(err)}`);
+  }
+}
+
+/** What was thrown, in words: `Name: message` for an `Error`. */
+function detailOf(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }

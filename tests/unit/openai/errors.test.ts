@@ -39,11 +39,27 @@ describe('OpenAIError', () => {
     expect(copy.code).toBe('engine_error');
   });
 
-  it('turns anything thrown that is not an OpenAIError into a 500 engine_error keeping its message', () => {
+  it('turns anything unexpected thrown in the API layer into a 500 server_error that says it is an internal error, keeping its message', () => {
     const error = OpenAIError.from(new TypeError('boom'));
     expect(error.status).toBe(500);
-    expect(error.code).toBe('engine_error');
+    expect(error.toBody().error).toMatchObject({ type: 'server_error', code: 'server_error' });
+    expect(error.message).toMatch(/internal error/i);
     expect(error.message).toContain('TypeError: boom');
+    expect(error.responseHeaders()).toEqual({ 'x-should-retry': 'false' });
     expect(OpenAIError.from('a string').message).toContain('a string');
+  });
+
+  it('turns anything an engine threw into a 500 engine_error keeping its message', () => {
+    const error = OpenAIError.fromEngine(new RangeError('out of memory'));
+    expect(error.status).toBe(500);
+    expect(error.toBody().error).toMatchObject({ type: 'server_error', code: 'engine_error' });
+    expect(error.message).toContain('RangeError: out of memory');
+    expect(OpenAIError.fromEngine('a string').message).toContain('a string');
+  });
+
+  it('passes an OpenAIError through either way', () => {
+    const error = new OpenAIError('queue_full', 'busy');
+    expect(OpenAIError.from(error)).toBe(error);
+    expect(OpenAIError.fromEngine(error)).toBe(error);
   });
 });

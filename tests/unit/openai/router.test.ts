@@ -432,6 +432,21 @@ describe('the status line and the first token', () => {
     await expect(response.text()).rejects.toThrow();
   });
 
+  it('answers a programming error in the API layer with 500 server_error, not engine_error', async () => {
+    const models: ModelDirectory = {
+      list: async () => [],
+      find: async () => {
+        throw new TypeError("Cannot read properties of undefined (reading 'id')");
+      },
+      ensureReady: async () => undefined,
+    };
+    const api = createApi({ ...stackOptions(), models });
+    const error = await errorOf(await api.fetch(chatRequest(echoBody('hi'))));
+    expect(error).toMatchObject({ status: 500, type: 'server_error', code: 'server_error' });
+    expect(error.message).toMatch(/internal error/i);
+    expect(error.message).toContain('TypeError');
+  });
+
   it('treats a backend that ends without an end event as an engine error', async () => {
     const backend = scriptedBackend(async function* () {
       yield { type: 'state', state: 'running' };
