@@ -15,7 +15,7 @@
  * cannot come out of the tokenizer (no chain of merges leads to them), but `,`, `.` and ` it` can,
  * and a prompt ending in one of them goes on from there.
  *
- * CLI: `node scripts/fixture-gguf.mjs <out.gguf> [--bench] [--split N]`.
+ * CLI: `node scripts/fixture-gguf.mjs <out.gguf> [--bench] [--variant tools|thinking] [--split N]`.
  */
 
 /** What the model answers, whatever it is asked. */
@@ -27,12 +27,23 @@ export const FIXTURE_SENTENCE = 'The quick brown fox jumps over the lazy dog, an
  */
 export const FIXTURE_PIECES = Object.freeze(FIXTURE_SENTENCE.match(/ ?\w+|[^\w\s]/g) ?? []);
 
-if (
-  FIXTURE_PIECES.join('') !== FIXTURE_SENTENCE ||
-  new Set(FIXTURE_PIECES).size !== FIXTURE_PIECES.length
-) {
-  // A chain of pieces spells the sentence only if no piece repeats (it would need two successors).
-  throw new Error('FIXTURE_SENTENCE must split into distinct pieces');
+if (FIXTURE_PIECES.join('') !== FIXTURE_SENTENCE) {
+  throw new Error('FIXTURE_SENTENCE must split into pieces');
+}
+assertPieces(FIXTURE_PIECES);
+
+/**
+ * Throws unless `pieces` can be a reply: non-empty, and no piece repeats (a chain of pieces spells
+ * the reply only if each piece has one successor).
+ * @param {readonly string[]} pieces
+ */
+function assertPieces(pieces) {
+  if (pieces.length === 0 || pieces.some((piece) => piece === '')) {
+    throw new Error('a reply needs at least one piece, and no empty one');
+  }
+  if (new Set(pieces).size !== pieces.length) {
+    throw new Error(`a reply must split into distinct pieces: ${JSON.stringify(pieces)}`);
+  }
 }
 
 /** The options of the bigger variant, for benchmarks: ~50 MB, the same text. */
@@ -57,6 +68,110 @@ export const CHATML_TEMPLATE =
   " + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n'" +
   ' }}{% endif %}';
 
+/**
+ * A ChatML template that offers tools the Hermes 2 Pro / Qwen2.5 way: the tools' JSON signatures
+ * in the system turn between `<tools>` tags, each call the assistant made as a JSON object between
+ * `<tool_call>` tags, each result as a user turn between `<tool_response>` tags. llama.cpp reads
+ * the format off what the template renders and parses such replies into `tool_calls`.
+ */
+export const TOOL_CALL_TEMPLATE = [
+  '{%- if tools %}',
+  "{{- '<|im_start|>system\\n' }}",
+  "{%- if messages[0]['role'] == 'system' %}{{- messages[0]['content'] + '\\n\\n' }}{%- endif %}",
+  "{{- '# Tools\\n\\nYou may call one or more functions to assist with the user query.\\n\\n' }}",
+  "{{- 'You are provided with function signatures within <tools></tools> XML tags:\\n<tools>' }}",
+  "{%- for tool in tools %}{{- '\\n' + (tool | tojson) }}{%- endfor %}",
+  "{{- '\\n</tools>\\n\\nFor each function call, return a json object with function name and' }}",
+  "{{- ' arguments within <tool_call></tool_call> XML tags:\\n<tool_call>\\n' }}",
+  '{{- \'{"name": <function-name>, "arguments": <args-json-object>}\\n</tool_call><|im_end|>\\n\' }}',
+  "{%- elif messages[0]['role'] == 'system' %}",
+  "{{- '<|im_start|>system\\n' + messages[0]['content'] + '<|im_end|>\\n' }}",
+  '{%- endif %}',
+  '{%- for message in messages %}',
+  "{%- if message['role'] == 'user' or (message['role'] == 'system' and not loop.first) %}",
+  "{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' }}",
+  "{%- elif message['role'] == 'assistant' %}",
+  "{{- '<|im_start|>assistant' }}",
+  "{%- if message['content'] %}{{- '\\n' + message['content'] }}{%- endif %}",
+  "{%- for tool_call in message['tool_calls'] or [] %}",
+  "{%- set call = tool_call['function'] if tool_call['function'] is defined else tool_call %}",
+  '{{- \'\\n<tool_call>\\n{"name": "\' + call[\'name\'] + \'", "arguments": \' }}',
+  "{%- if call['arguments'] is string %}{{- call['arguments'] }}",
+  "{%- else %}{{- call['arguments'] | tojson }}{%- endif %}",
+  "{{- '}\\n</tool_call>' }}",
+  '{%- endfor %}',
+  "{{- '<|im_end|>\\n' }}",
+  "{%- elif message['role'] == 'tool' %}",
+  "{%- if loop.first or messages[loop.index0 - 1]['role'] != 'tool' %}",
+  "{{- '<|im_start|>user' }}",
+  '{%- endif %}',
+  "{{- '\\n<tool_response>\\n' + message['content'] + '\\n</tool_response>' }}",
+  "{%- if loop.last or messages[loop.index0 + 1]['role'] != 'tool' %}",
+  "{{- '<|im_end|>\\n' }}",
+  '{%- endif %}',
+  '{%- endif %}',
+  '{%- endfor %}',
+  "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}",
+].join('');
+
+/**
+ * A ChatML template of a model that thinks before it answers, the Qwen3 way: an assistant turn's
+ * `reasoning_content` is written between `<think>` and `</think>` before its content, and with
+ * `enable_thinking` false the generation prompt holds an empty thought. llama.cpp reads the tags
+ * off what the template renders and splits replies into `reasoning_content` and `content`.
+ */
+export const THINKING_TEMPLATE = [
+  '{%- for message in messages %}',
+  "{%- if message['role'] == 'assistant' %}",
+  "{{- '<|im_start|>assistant\\n' }}",
+  "{%- if message['reasoning_content'] %}",
+  "{{- '<think>\\n' + message['reasoning_content'] + '\\n</think>\\n\\n' }}",
+  '{%- endif %}',
+  "{{- (message['content'] or '') + '<|im_end|>\\n' }}",
+  '{%- else %}',
+  "{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' }}",
+  '{%- endif %}',
+  '{%- endfor %}',
+  "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}",
+  '{%- if enable_thinking is defined and enable_thinking is false %}',
+  "{{- '<think>\\n\\n</think>\\n\\n' }}",
+  '{%- endif %}',
+  '{%- endif %}',
+].join('');
+
+/** The tool-calling variant's reply: one call of `get_weather` for Paris, in Hermes style. */
+export const TOOL_CALL_PIECES = Object.freeze([
+  '<tool_call>',
+  '\n{"name": "',
+  'get_weather',
+  '", "arguments": {"city": "',
+  'Paris',
+  '"}}',
+  '\n</tool_call>',
+]);
+
+/** The thinking variant's reply: a thought between `<think>` tags, then the answer. */
+export const THINKING_PIECES = Object.freeze([
+  '<think>',
+  '\nThe',
+  ' user',
+  ' asks',
+  ' about',
+  ' France',
+  '.\n',
+  '</think>',
+  '\n\nIt',
+  ' is',
+  ' Paris',
+  '.',
+]);
+
+/** The variants the tests use, as `fixtureGguf` options. */
+export const FIXTURE_VARIANTS = Object.freeze({
+  tools: Object.freeze({ reply: TOOL_CALL_PIECES, template: TOOL_CALL_TEMPLATE }),
+  thinking: Object.freeze({ reply: THINKING_PIECES, template: THINKING_TEMPLATE }),
+});
+
 /** Logit of the intended next token above every other (after the final RMS norm). */
 const LOGIT_GAP = 80;
 /** Size of one attention head; the width must be a multiple of it. */
@@ -75,16 +190,16 @@ const SHORT_WORDS = ['is', 'to', 'in', 'of', 'on', 'at', 'me', 'my', 'we', 'be',
 
 /**
  * The vocabulary, in id order: the control tokens, the 256 byte tokens (so that any character
- * tokenizes), the sentence's pieces, then ordinary pieces: `▁`, the letters, `▁`+letter and a few
+ * tokenizes), the reply's pieces (the sentence's by default), then ordinary pieces: `▁`, the letters, `▁`+letter and a few
  * short words, each reachable by SentencePiece's pairwise merges, so prompts make several tokens.
  */
-function vocabulary() {
+function vocabulary(/** @type {readonly string[]} */ replyPieces) {
   const specials = ['<unk>', '<s>', '</s>', '<|im_start|>', '<|im_end|>'];
   const bytes = Array.from(
     { length: 256 },
     (_, b) => `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`,
   );
-  const pieces = FIXTURE_PIECES.map((piece) => piece.replace(' ', SPACE));
+  const pieces = replyPieces.map((piece) => piece.replaceAll(' ', SPACE));
   const ordinary = [
     SPACE,
     ...LETTERS,
@@ -134,7 +249,14 @@ function noise(seed) {
  * `tokenizer.ggml.add_space_prefix` false: SentencePiece then adds no space after a special token,
  * which llama.cpp's JSON grammars need (they must match the chat template's `assistant\n`), as
  * byte-level BPE tokenizers (Qwen, Llama 3) never add one.
- * @param {{ width?: number, blocks?: number, contextLength?: number, spacePrefix?: boolean }} [options]
+ *
+ * `reply` makes a variant that answers other text: its pieces, each one token (normal, spaces
+ * written as `▁`), all distinct, spelled in order whatever the prompt; `template` replaces the
+ * ChatML chat template (`tokenizer.chat_template`, Jinja), which is how llama.cpp decides whether
+ * the model calls tools or thinks (TOOL_CALL_TEMPLATE, THINKING_TEMPLATE). The template's
+ * generation prompt must end with a token that is not a piece (ChatML's `assistant\n` does).
+ * @param {{ width?: number, blocks?: number, contextLength?: number, spacePrefix?: boolean,
+ *   reply?: readonly string[], template?: string }} [options]
  * @returns {Uint8Array}
  */
 export function fixtureGguf({
@@ -142,10 +264,13 @@ export function fixtureGguf({
   blocks = 1,
   contextLength = 2048,
   spacePrefix = true,
+  reply = FIXTURE_PIECES,
+  template = CHATML_TEMPLATE,
 } = {}) {
-  const { tokens, types, scores } = vocabulary();
+  assertPieces(reply);
+  const { tokens, types, scores } = vocabulary(reply);
   const { firstPiece } = FIXTURE_TOKEN_IDS;
-  const pieces = FIXTURE_PIECES.length;
+  const pieces = reply.length;
   if (!Number.isInteger(width) || width % HEAD_SIZE !== 0 || width < pieces + 1) {
     throw new RangeError(`width must be a multiple of ${HEAD_SIZE} and at least ${pieces + 1}`);
   }
@@ -185,7 +310,7 @@ export function fixtureGguf({
     ['tokenizer.ggml.eot_token_id', u32(FIXTURE_TOKEN_IDS.imEnd)],
     ['tokenizer.ggml.add_bos_token', bool(true)],
     ['tokenizer.ggml.add_eos_token', bool(false)],
-    ['tokenizer.chat_template', string(CHATML_TEMPLATE)],
+    ['tokenizer.chat_template', string(template)],
   ];
   if (!spacePrefix) kv.push(['tokenizer.ggml.add_space_prefix', bool(false)]);
 
@@ -513,17 +638,25 @@ function readLayout(bytes) {
   return { kv, tensors, alignment };
 }
 
-/** `node scripts/fixture-gguf.mjs <out.gguf> [--bench] [--split N]` */
+/** `node scripts/fixture-gguf.mjs <out.gguf> [--bench] [--variant tools|thinking] [--split N]` */
 async function main(/** @type {string[]} */ args) {
-  const out = args.find((arg, i) => !arg.startsWith('--') && args[i - 1] !== '--split');
+  const out = args.find(
+    (arg, i) => !arg.startsWith('--') && !['--split', '--variant'].includes(args[i - 1] ?? ''),
+  );
   const splitAt = args.indexOf('--split');
   const parts = splitAt >= 0 ? Number(args[splitAt + 1]) : 1;
-  if (!out || !Number.isInteger(parts) || parts < 1) {
-    console.error('usage: node scripts/fixture-gguf.mjs <out.gguf> [--bench] [--split N]');
+  const variantAt = args.indexOf('--variant');
+  const name = variantAt >= 0 ? args[variantAt + 1] : undefined;
+  const variant =
+    name === 'tools' || name === 'thinking' ? FIXTURE_VARIANTS[name] : name ? null : {};
+  if (!out || !Number.isInteger(parts) || parts < 1 || !variant) {
+    console.error(
+      'usage: node scripts/fixture-gguf.mjs <out.gguf> [--bench] [--variant tools|thinking] [--split N]',
+    );
     process.exit(2);
   }
   const { writeFile } = await import('node:fs/promises');
-  const bytes = fixtureGguf(args.includes('--bench') ? BENCH_OPTIONS : {});
+  const bytes = fixtureGguf({ ...(args.includes('--bench') ? BENCH_OPTIONS : {}), ...variant });
   if (parts === 1) {
     await writeFile(out, bytes);
     console.log(`${out}: ${bytes.length} bytes`);

@@ -3,6 +3,7 @@
  * description, not the generator's code), and its crafted weights run by hand: the last token's
  * embedding, RMS-normed, times `output.weight`. tests/e2e/fixture-gguf.spec.ts runs it in llama.cpp.
  */
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   BENCH_OPTIONS,
@@ -10,8 +11,13 @@ import {
   FIXTURE_PIECES,
   FIXTURE_SENTENCE,
   FIXTURE_TOKEN_IDS,
+  FIXTURE_VARIANTS,
   fixtureGguf,
   splitGguf,
+  THINKING_PIECES,
+  THINKING_TEMPLATE,
+  TOOL_CALL_PIECES,
+  TOOL_CALL_TEMPLATE,
 } from '../../../scripts/fixture-gguf.mjs';
 
 interface Tensor {
@@ -239,6 +245,71 @@ describe('fixtureGguf', () => {
     expect(() => fixtureGguf({ width: 0 })).toThrow(RangeError);
     expect(() => fixtureGguf({ blocks: 0 })).toThrow(RangeError);
     expect(() => fixtureGguf({ contextLength: 1.5 })).toThrow(RangeError);
+  });
+});
+
+/** The text the model writes after its prompt: the chain of best tokens, to the end of the turn. */
+function replyOf(gguf: Gguf): string {
+  const tokens = gguf.kv.get('tokenizer.ggml.tokens') as string[];
+  let id: number = FIXTURE_TOKEN_IDS.imStart;
+  let text = '';
+  for (let step = 0; step < 100; step++) {
+    id = ranked(logitsAfter(gguf, id))[0]!.id;
+    if (id === FIXTURE_TOKEN_IDS.imEnd) return text;
+    text += tokens[id]!.replaceAll('\u2581', ' ');
+  }
+  throw new Error('no end of turn');
+}
+
+describe('fixtureGguf variants', () => {
+  it('keeps the default model’s bytes: the sentence and ChatML are the defaults', () => {
+    expect(
+      Buffer.from(
+        fixtureGguf({ reply: FIXTURE_PIECES, template: CHATML_TEMPLATE, spacePrefix: false }),
+      ).equals(fixtureGguf({ spacePrefix: false })),
+    ).toBe(true);
+    // Recorded before the variants existed.
+    const sha256 = createHash('sha256').update(fixtureGguf()).digest('hex');
+    expect(sha256).toBe('3a8744262fb9cfd33a2410d9e40ef85cf09db9f19732de5c1d0545482486d54b');
+  });
+
+  it('spells any list of distinct pieces, one token each, spaces as ▁, under the template given', () => {
+    const reply = ['Hello', ' there', ', my', ' friend', '!\n'];
+    const gguf = readGguf(fixtureGguf({ reply, template: 'T' }));
+    const tokens = gguf.kv.get('tokenizer.ggml.tokens') as string[];
+    const first = FIXTURE_TOKEN_IDS.firstPiece;
+    expect(tokens.slice(first, first + reply.length)).toEqual([
+      'Hello',
+      '\u2581there',
+      ',\u2581my',
+      '\u2581friend',
+      '!\n',
+    ]);
+    expect(new Set(tokens).size).toBe(tokens.length);
+    expect(gguf.kv.get('tokenizer.chat_template')).toBe('T');
+    expect(replyOf(gguf)).toBe(reply.join(''));
+  });
+
+  it('makes a tool-calling variant that writes a Hermes-style call, and a thinking one', () => {
+    const tools = readGguf(fixtureGguf(FIXTURE_VARIANTS.tools));
+    expect(tools.kv.get('tokenizer.chat_template')).toBe(TOOL_CALL_TEMPLATE);
+    expect(replyOf(tools)).toBe(
+      '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
+    );
+    expect(TOOL_CALL_PIECES.join('')).toBe(replyOf(tools));
+    const thinking = readGguf(fixtureGguf(FIXTURE_VARIANTS.thinking));
+    expect(thinking.kv.get('tokenizer.chat_template')).toBe(THINKING_TEMPLATE);
+    expect(replyOf(thinking)).toBe(THINKING_PIECES.join(''));
+    expect(replyOf(thinking)).toMatch(/^<think>\n[^<]+\n<\/think>\n\n[^<]+$/);
+  });
+
+  it('refuses a reply with a repeated or empty piece, or none', () => {
+    expect(() => fixtureGguf({ reply: ['a', 'b', 'a'] })).toThrow(/distinct/);
+    expect(() => fixtureGguf({ reply: ['a', ''] })).toThrow(/empty/);
+    expect(() => fixtureGguf({ reply: [] })).toThrow(/at least one piece/);
+    expect(() => fixtureGguf({ reply: Array.from({ length: 64 }, (_, i) => `p${i}`) })).toThrow(
+      RangeError,
+    );
   });
 });
 
