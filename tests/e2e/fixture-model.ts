@@ -13,6 +13,12 @@ export { FIXTURE_SENTENCE } from '../../scripts/fixture-gguf.mjs';
 export const FIXTURE_ID = 'e2e/fixture-GGUF:F32';
 /** The file the model server serves it from, as `ModelServer.ggufRequests` names it. */
 export const FIXTURE_PATH = '/gguf/llama-fixture.gguf';
+/**
+ * The fixture's variants (FIXTURE_VARIANTS): one whose template offers tools Hermes-style and
+ * whose reply is a call of `get_weather`, and one that thinks between `<think>` tags first.
+ */
+export const TOOLS_FIXTURE_ID = 'e2e/fixture-tools-GGUF:F32';
+export const THINKING_FIXTURE_ID = 'e2e/fixture-thinking-GGUF:F32';
 /** The sentence's tokens as llama.cpp counts them: one a piece, and the end of the turn. */
 export const SENTENCE_TOKENS = FIXTURE_PIECES.length + 1;
 

@@ -8,7 +8,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { BENCH_OPTIONS, fixtureGguf } from '../../scripts/fixture-gguf.mjs';
+import { BENCH_OPTIONS, FIXTURE_VARIANTS, fixtureGguf } from '../../scripts/fixture-gguf.mjs';
 import { tinyModel, type TinyModel } from '../tiny-model';
 
 /** The port fixtures/models.json names (E2E_MODEL_PORT moves it, for runs side by side). */
@@ -27,6 +27,15 @@ const GGUF_FILES = new Map<string, () => Uint8Array>([
   // The catalogue's own GGUF (fixtures/models.json), apart from the one tests add by URL; with no
   // space after special tokens, so that llama.cpp's JSON grammars work on it (llama.spec.ts).
   ['/gguf/llama-fixture.gguf', once(() => fixtureGguf({ spacePrefix: false }))],
+  // Its variants that call a tool and that think (FIXTURE_VARIANTS), for llama-tools.spec.ts.
+  [
+    '/gguf/llama-fixture-tools.gguf',
+    once(() => fixtureGguf({ ...FIXTURE_VARIANTS.tools, spacePrefix: false })),
+  ],
+  [
+    '/gguf/llama-fixture-thinking.gguf',
+    once(() => fixtureGguf({ ...FIXTURE_VARIANTS.thinking, spacePrefix: false })),
+  ],
   ['/gguf/not-a-model.gguf', once(() => new TextEncoder().encode('This is not a model.\n'))],
 ]);
 
