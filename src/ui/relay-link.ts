@@ -68,6 +68,8 @@ export class RelayLink extends EventTarget {
   state: LinkState = 'connecting';
   /** Why the link closed, for people. */
   closeReason = '';
+  /** The WebSocket's close code, once it closed (1001: this page is going away). */
+  closeCode: number | null = null;
   /** The relay's hello, once it came. */
   hello: RelayHello | null = null;
   readonly #options: RelayLinkOptions;
@@ -163,6 +165,7 @@ export class RelayLink extends EventTarget {
   }
 
   #onClose(code: number, reason: string): void {
+    this.closeCode = code;
     for (const { controller } of this.#replaying.values()) controller.abort();
     this.#replaying.clear();
     if (this.state === 'closed') return;

@@ -35,11 +35,21 @@ function relayName(relay: string): string {
   return `Relay at ${new URL(relay).host}`;
 }
 
+/**
+ * WebSocket close code 1001, "going away": the browser closes a page's sockets so as the page
+ * leaves. Firefox does it, and fires `close`, before `pagehide`: the close code is what says the
+ * page is leaving there (the relay never closes with it: it terminates, which is 1006).
+ */
+const GOING_AWAY = 1001;
+
 /** Fires `change` whenever `state` changes. */
 export class RelayPairing extends EventTarget {
   state: PairingState = { status: 'none' };
   #link: RelayLink | null = null;
-  /** Set as the page goes away: its socket closing then is a reload, not the pairing's end. */
+  /**
+   * Set as the page goes away: its socket closing then is a reload, not the pairing's end (so is
+   * a close with `GOING_AWAY`, which can come first).
+   */
   #leaving = false;
 
   constructor() {
@@ -140,7 +150,8 @@ export class RelayPairing extends EventTarget {
         if (this.#link !== link) return;
         if (link.state === 'paired') {
           this.#set({ status: 'paired', relay, baseUrl: link.hello?.base_url ?? '' });
-        } else if (link.state === 'closed' && !this.#leaving) {
+        } else if (link.state === 'closed') {
+          if (this.#leaving || link.closeCode === GOING_AWAY) return;
           this.#link = null;
           // A relay that went away does not know this session any more.
           sessionStorage.removeItem(SESSION_STORAGE);
