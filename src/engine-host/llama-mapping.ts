@@ -214,6 +214,17 @@ export function speedOf(timings: LlamaTimings | undefined): SpeedFigures | undef
   };
 }
 
+/** Whether a call's arguments are complete: JSON, or nothing at all. */
+function isWholeJson(text: string): boolean {
+  if (text.trim() === '') return true;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** A fresh tool-call id, for a call llama-server gave none. */
 function callId(): string {
   return `call_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`;
@@ -285,6 +296,18 @@ export class LlamaChunkReader {
     return this.#finish !== null;
   }
 
+  /**
+   * Why the reply ended. `tool_calls` only for calls made whole: a call cut short by `max_tokens`
+   * keeps llama.cpp's `length`, and one a stop string cut inside its arguments (llama.cpp 3.13
+   * still says `tool_calls`) is `stop`. Arguments are whole when they are JSON, or empty (a
+   * function without parameters).
+   */
+  #finishReason(calls: ToolCall[]): FinishReason {
+    const reason = llamaFinishReason(this.#finish);
+    if (calls.length === 0 || reason === 'length') return reason;
+    return calls.every((c) => isWholeJson(c.function.arguments)) ? 'tool_calls' : 'stop';
+  }
+
   /** The outputs that close the reply: the tool calls, then the end with usage and speed. */
   finish(): EngineOutput[] {
     const outputs: EngineOutput[] = [];
@@ -293,7 +316,7 @@ export class LlamaChunkReader {
     const speed = speedOf(this.#timings);
     outputs.push({
       type: 'end',
-      finish_reason: calls.length > 0 ? 'tool_calls' : llamaFinishReason(this.#finish),
+      finish_reason: this.#finishReason(calls),
       usage: {
         prompt_tokens: this.#usage?.prompt_tokens ?? 0,
         // llama.cpp counts the end-of-generation token too; without usage, the tokens seen.

@@ -231,6 +231,55 @@ describe('LlamaChunkReader', () => {
     expect(outputs[1]).toMatchObject({ type: 'end', finish_reason: 'tool_calls' });
   });
 
+  it('keeps llama.cpp’s "length" for a call cut short by max_tokens, with the arguments so far', () => {
+    // As llama.cpp 3.13 sent it for the fixture's tools variant with max_tokens 4.
+    const outputs = readAll([
+      ROLE,
+      chunk({
+        tool_calls: [
+          {
+            index: 0,
+            id: 'c1',
+            type: 'function',
+            function: { name: 'f', arguments: '{"city": "' },
+          },
+        ],
+      }),
+      END('length'),
+    ]);
+    expect(outputs[0]).toMatchObject({
+      type: 'tool_calls',
+      calls: [{ function: { name: 'f', arguments: '{"city": "' } }],
+    });
+    expect(outputs[1]).toMatchObject({ type: 'end', finish_reason: 'length' });
+  });
+
+  it('ends with "stop", not llama.cpp’s "tool_calls", when a stop string cut the arguments short', () => {
+    // llama.cpp 3.13 says tool_calls for a call a stop string cut inside its arguments.
+    const outputs = readAll([
+      chunk({
+        tool_calls: [
+          {
+            index: 0,
+            id: 'c1',
+            type: 'function',
+            function: { name: 'f', arguments: '{"city": "' },
+          },
+        ],
+      }),
+      END('tool_calls'),
+    ]);
+    expect(outputs.at(-1)).toMatchObject({ type: 'end', finish_reason: 'stop' });
+    // Whole arguments, and a call of a function without parameters, are calls made.
+    for (const args of ['{"city": "Paris"}', '{}', '']) {
+      const whole = readAll([
+        chunk({ tool_calls: [{ index: 0, id: 'c1', function: { name: 'f', arguments: args } }] }),
+        END('tool_calls'),
+      ]);
+      expect(whole.at(-1), args).toMatchObject({ type: 'end', finish_reason: 'tool_calls' });
+    }
+  });
+
   it('gives a call llama-server sent without an id one of its own', () => {
     const [out] = readAll([chunk({ tool_calls: [{ index: 0, function: { name: 'f' } }] })]);
     expect(out?.type === 'tool_calls' && out.calls[0]?.id).toMatch(/^call_\w{24}$/);
