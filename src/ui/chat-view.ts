@@ -19,6 +19,7 @@ import {
 import { saveConversation } from './conversation-store';
 import type { ChatMessage } from './chat-message';
 import './chat-message';
+import { replySpeed } from './speed';
 import { shared } from './styles';
 
 /** How often a streaming reply is written to IndexedDB (a reload keeps what had come). */
@@ -281,7 +282,7 @@ export class ChatView extends LitElement {
     this.streamingIndex = index;
     await this.#save();
     this.#scrollToEnd();
-    let first = 0;
+    let first: number | null = null;
     let last = 0;
     try {
       const events = streamChat(
@@ -296,18 +297,16 @@ export class ChatView extends LitElement {
       );
       for await (const event of events) {
         if (event.type === 'content' || event.type === 'reasoning') {
-          first ||= performance.now();
+          first ??= performance.now();
           last = performance.now();
           if (event.type === 'content') reply.content += event.text;
           else reply.reasoning = (reply.reasoning ?? '') + event.text;
         } else if (event.type === 'finish') {
           reply.finish_reason = event.reason;
         } else {
-          const seconds = (last - first) / 1000;
-          const tokens = event.usage.completion_tokens;
           reply.stats = {
             usage: event.usage,
-            tokens_per_s: seconds > 0 && tokens > 1 ? (tokens - 1) / seconds : null,
+            tokens_per_s: replySpeed(event.usage.completion_tokens, first, last),
           };
         }
         if (this.conversation === c) this.#refreshStreaming();

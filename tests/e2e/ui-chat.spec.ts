@@ -22,6 +22,9 @@ test('a message sent with Enter gets a reply rendered as Markdown, with its toke
   page,
 }) => {
   await openChat(page);
+  // A speed shows only when measurable (20 ms or more from the first token to the last): an
+  // instant reply can measure 0 ms, as it does in Firefox, whose clock moves in 1 ms steps.
+  await setEchoDelay(page, 10);
   await send(page, 'Hello **world**, see `code`');
   const reply = replies(page).last();
   await expect(reply.locator('strong')).toHaveText('world');
