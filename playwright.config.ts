@@ -2,10 +2,21 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineConfig } from '@playwright/test';
-import { CHROMIUM_ARGS, findChromium, NO_CHROMIUM_HELP } from './scripts/find-chromium.mjs';
+import { browserHelp, CHROMIUM_ARGS, findBrowser } from './scripts/browsers.mjs';
 
-const executablePath = await findChromium();
-if (!executablePath) throw new Error(NO_CHROMIUM_HELP);
+const chromium = await findBrowser('chromium');
+if (!chromium) throw new Error(browserHelp('chromium'));
+const executablePath = chromium.path;
+const firefox = await findBrowser('firefox');
+if (!firefox) throw new Error(browserHelp('firefox'));
+
+/**
+ * The suites that run in Firefox too: the API and the SDK, tabs and failover, faults (abort, the
+ * queue), the relay, the chat app, offline, and GGUF models on llama.cpp. A test in them that
+ * needs what only Chromium has (CDP) skips itself there with its reason (helpers.ts).
+ */
+const FIREFOX_SUITES =
+  /(wire|sdk|hosts|faults|relay|ui-chat|ui-conversations|offline|llama|gguf-downloads|fixture-gguf|add-model)\.spec\.ts$/;
 
 /** Ports of their own, so that the tests never talk to an app left running by `npm start`. */
 const PORT = Number(process.env.E2E_PORT ?? 4179);
@@ -54,7 +65,7 @@ export default defineConfig({
   projects: [
     {
       name: 'root',
-      testIgnore: /(subpath|no-webgpu)\.spec\.ts$/,
+      testIgnore: /(subpath|no-webgpu|llama-compat)\.spec\.ts$/,
       use: { baseURL: `http://127.0.0.1:${PORT}/` },
     },
     {
@@ -64,6 +75,33 @@ export default defineConfig({
       use: {
         baseURL: `http://127.0.0.1:${PORT}/`,
         launchOptions: { executablePath, args: CHROMIUM_ARGS },
+      },
+    },
+    {
+      // Stock Firefox over WebDriver BiDi (Playwright's own Firefox, where that is the one found,
+      // over its own protocol). Firefox on Linux has no WebGPU: GGUF models run on the CPU there.
+      name: 'firefox',
+      testMatch: FIREFOX_SUITES,
+      use: {
+        baseURL: `http://127.0.0.1:${PORT}/`,
+        browserName: 'firefox',
+        ...(firefox.source !== 'playwright' && { channel: 'moz-firefox' }),
+        launchOptions: { executablePath: firefox.path },
+      },
+    },
+    {
+      // Firefox without JSPI (as before Firefox 153 ESR, and as Safari is): llama.cpp's
+      // compatibility build, chosen by feature detection.
+      name: 'firefox-no-jspi',
+      testMatch: /llama-compat\.spec\.ts$/,
+      use: {
+        baseURL: `http://127.0.0.1:${PORT}/`,
+        browserName: 'firefox',
+        ...(firefox.source !== 'playwright' && { channel: 'moz-firefox' }),
+        launchOptions: {
+          executablePath: firefox.path,
+          firefoxUserPrefs: { 'javascript.options.wasm_js_promise_integration': false },
+        },
       },
     },
     {
@@ -93,7 +131,11 @@ export default defineConfig({
     },
     {
       command: 'node scripts/start.mjs',
-      env: { PORT: String(SUBPATH_PORT), HEARTH_BASE: SUBPATH, HEARTH_OUT_DIR: `dist-e2e-${SUBPATH_PORT}` },
+      env: {
+        PORT: String(SUBPATH_PORT),
+        HEARTH_BASE: SUBPATH,
+        HEARTH_OUT_DIR: `dist-e2e-${SUBPATH_PORT}`,
+      },
       url: `http://127.0.0.1:${SUBPATH_PORT}${SUBPATH}`,
       reuseExistingServer: false,
       timeout: 120_000,

@@ -4,6 +4,7 @@ import { defineConfig } from 'vite';
 import { VitePWA } from 'vite-plugin-pwa';
 import { hearthCatalog } from './scripts/catalog-plugin.ts';
 import { hearthCsp } from './scripts/csp-plugin.ts';
+import { llamaCompat } from './scripts/llama-compat-plugin.ts';
 
 const { version } = JSON.parse(
   readFileSync(new URL('./package.json', import.meta.url), 'utf8'),
@@ -56,6 +57,7 @@ export default defineConfig(({ command }) => {
     plugins: [
       hearthCatalog(SELF_HOSTED),
       hearthCsp(SELF_HOSTED),
+      llamaCompat(),
       VitePWA({
         strategies: 'injectManifest',
         srcDir: 'sw',
@@ -66,8 +68,10 @@ export default defineConfig(({ command }) => {
         injectManifest: {
           // wasm: llama.cpp's (wllama, ~10 MB), so that GGUF models run offline.
           globPatterns: ['**/*.{js,css,html,svg,png,ico,webmanifest,json,wasm}'],
-          // Self-hosted models under public/models/ are downloaded on demand, not precached.
-          globIgnores: ['models/**'],
+          // Self-hosted models under public/models/ are downloaded on demand, not precached; so is
+          // llama.cpp's compatibility build (18.7 MB), which only browsers that need it cache
+          // (sw/llama-compat.ts).
+          globIgnores: ['models/**', 'wllama-compat/**'],
           // The engine worker's chunk grows past Workbox's 2 MiB default once WebLLM is in it.
           maximumFileSizeToCacheInBytes: 16 * 1024 * 1024,
           // The service worker's own build needs the catalogue too.

@@ -4,7 +4,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import { preview } from 'vite';
-import { CHROMIUM_ARGS, findChromium, NO_CHROMIUM_HELP } from '../scripts/find-chromium.mjs';
+import { browserHelp, CHROMIUM_ARGS, findChromium } from '../scripts/browsers.mjs';
 import {
   buildForRealModel,
   filesUnreachable,
@@ -24,7 +24,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1] ?? NaN;
 const round = (x) => Number(x.toFixed(2));
 
 const executablePath = await findChromium();
-if (!executablePath) throw new Error(NO_CHROMIUM_HELP);
+if (!executablePath) throw new Error(browserHelp('chromium'));
 const model = await realModel();
 const unreachable = await filesUnreachable(model);
 if (unreachable) {

@@ -8,7 +8,7 @@ import { cpus } from 'node:os';
 import { dirname } from 'node:path';
 import { chromium } from 'playwright-core';
 import { build, preview } from 'vite';
-import { CHROMIUM_ARGS, findChromium, NO_CHROMIUM_HELP } from '../scripts/find-chromium.mjs';
+import { browserHelp, CHROMIUM_ARGS, findChromium } from '../scripts/browsers.mjs';
 import { workerHeaps } from '../scripts/cdp-workers.mjs';
 import { BENCH_OPTIONS, fixtureGguf } from '../scripts/fixture-gguf.mjs';
 import { LLAMA_TARGETS, measureLlama } from './real-engine.mjs';
@@ -175,7 +175,7 @@ function streamRate(page, url, tokens) {
 
 async function main() {
   const executablePath = await findChromium();
-  if (!executablePath) throw new Error(NO_CHROMIUM_HELP);
+  if (!executablePath) throw new Error(browserHelp('chromium'));
   const server = await buildBench();
   const origin = `http://127.0.0.1:${PORT}`;
   const browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });

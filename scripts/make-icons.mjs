@@ -3,10 +3,10 @@
 // the SVG: `node scripts/make-icons.mjs`. The PNGs are committed.
 import { readFileSync } from 'node:fs';
 import { chromium } from '@playwright/test';
-import { CHROMIUM_ARGS, findChromium, NO_CHROMIUM_HELP } from './find-chromium.mjs';
+import { browserHelp, CHROMIUM_ARGS, findChromium } from './browsers.mjs';
 
 const executablePath = await findChromium();
-if (!executablePath) throw new Error(NO_CHROMIUM_HELP);
+if (!executablePath) throw new Error(browserHelp('chromium'));
 const svg = readFileSync(new URL('../public/favicon.svg', import.meta.url), 'utf8');
 const browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
 const page = await browser.newPage();

@@ -22,6 +22,7 @@ import { idbAddedStore } from './added-store';
 import { hostDevice, storageStatus } from './device';
 import { HostLink } from './host-link';
 import { isolatedFromNetwork, isolationPlugin, setsPolicies } from './isolation';
+import { cacheCompatBuild, compatFromCache, compatUrls } from './llama-compat';
 import { DeviceModels } from './models';
 import { idbSettingsStore } from './settings-store';
 
@@ -147,11 +148,18 @@ self.addEventListener('message', (event) => {
 // No skipWaiting(): a new version waits until the user accepts it (DESIGN §1). Claiming on
 // activation is what makes the very first page controlled.
 self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
+// llama.cpp's compatibility build, on the browsers that need it, so that GGUF models run offline.
+self.addEventListener('install', (event) => event.waitUntil(cacheCompatBuild(scope.href)));
+const llamaCompatUrls = compatUrls(scope.href);
 
 cleanupOutdatedCaches();
 // COOP and COEP on the documents and worker scripts served from the precache (isolation.ts)…
 addPlugins([isolationPlugin]);
 precacheAndRoute(self.__WB_MANIFEST);
+registerRoute(
+  ({ request, url }) => request.method === 'GET' && llamaCompatUrls.has(url.href),
+  ({ request }) => compatFromCache(request),
+);
 // …and on those it does not hold, fetched from the network (routes are tried in this order; the
 // API, answered above, is left alone).
 registerRoute(

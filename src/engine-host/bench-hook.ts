@@ -7,6 +7,7 @@
  * `VITE_HEARTH_BENCH`); other builds leave this module out.
  */
 import { parseChatRequest } from '../openai/validate';
+import { llamaNeedsCompat } from '../openai/llama-compat';
 import type { LlamaEngine, LlamaPlatform } from './llama-engine';
 
 /** The channel the bench page and the engine worker talk on. */
@@ -82,6 +83,7 @@ export function benchHook(): BenchHook {
     platform: () => ({
       isolated: globalThis.crossOriginIsolated === true,
       cores: navigator.hardwareConcurrency,
+      compat: llamaNeedsCompat(),
       ...(threads !== undefined && { threads }),
     }),
     serve(llama) {

@@ -15,6 +15,7 @@ import { llamaContextSize, llamaOnGpu, type GgufEntry, type GpuFacts } from '../
 import { OpenAIError } from '../openai/errors';
 import { ggufBlobs, ggufFiles, missingFiles, type CacheStorageLike } from '../openai/on-device';
 import type { LlamaRuntime } from '../openai/status';
+import { llamaCompatUrls, llamaNeedsCompat } from '../openai/llama-compat';
 import { StopFilter } from '../openai/stop';
 import type { ChatRequest } from '../openai/types';
 import type { Engine, EngineOutput, LoadProgress } from './engine';
@@ -67,7 +68,7 @@ export interface LlamaEngineOptions {
   /** Fetches what is not on the device; by default, `fetch`. */
   fetch?: (url: string) => Promise<Response>;
   /** Makes a wllama instance; by default, the library's, imported on first use. */
-  createWllama?: () => Promise<WllamaLike>;
+  createWllama?: (build: LlamaRuntime['build']) => Promise<WllamaLike>;
   /** How long a load of `bytes` may take before it counts as hung. */
   loadDeadlineMs?: (bytes: number) => number;
 }
@@ -107,10 +108,12 @@ export function llamaThreads(isolated: boolean, cores: number): number {
   return isolated ? Math.max(1, Math.min(Math.floor(cores / 2), MAX_THREADS)) : 1;
 }
 
-/** What decides llama.cpp's threads. */
+/** What decides llama.cpp's threads and build. */
 export interface LlamaPlatform {
   isolated: boolean;
   cores: number;
+  /** Whether the browser lacks what wllama's default build needs (llama-compat.ts). */
+  compat: boolean;
   /** Threads to use where isolation allows several, in place of the rule (the bench sets it). */
   threads?: number;
 }
@@ -120,11 +123,16 @@ function thisPlatform(): LlamaPlatform {
   return {
     isolated: globalThis.crossOriginIsolated === true,
     cores: globalThis.navigator?.hardwareConcurrency ?? 1,
+    compat: llamaNeedsCompat(),
   };
 }
 
-/** wllama's own, with its logs kept quiet (a failure is thrown, and the API reports it). */
-async function createWllama(): Promise<WllamaLike> {
+/**
+ * wllama's own, with its logs kept quiet (a failure is thrown, and the API reports it), running
+ * the build chosen here: wllama's own choice would fetch the compatibility build from a CDN, and
+ * never use it in Firefox.
+ */
+async function createWllama(build: LlamaRuntime['build'], appUrl: string): Promise<WllamaLike> {
   const { Wllama } = await import('@wllama/wllama');
   const quiet = () => undefined;
   const wllama = new Wllama(
@@ -134,6 +142,9 @@ async function createWllama(): Promise<WllamaLike> {
       logger: { debug: quiet, log: quiet, warn: quiet, error: console.error },
     },
   );
+  // wllama runs the compatibility build exactly where it finds no JSPI or no 64-bit memory, as
+  // llamaNeedsCompat decides; 'firefox_safari' lets it do so in Firefox too.
+  wllama.setCompat(build === 'compat' ? llamaCompatUrls(appUrl) : null, 'firefox_safari');
   return wllama as unknown as WllamaLike;
 }
 
@@ -209,13 +220,14 @@ export class LlamaEngine implements Engine {
 
   /** What a load would use now: GPU or CPU, threads. */
   #plan(): { runtime: LlamaRuntime; gpuLayers: number } {
-    const { isolated, cores, threads } = (this.#options.platform ?? thisPlatform)();
+    const { isolated, cores, threads, compat } = (this.#options.platform ?? thisPlatform)();
     const gpu = llamaOnGpu(this.#options.gpu());
     return {
       runtime: {
         backend: gpu ? 'webgpu' : 'cpu',
         threads: isolated && threads !== undefined ? threads : llamaThreads(isolated, cores),
         isolated,
+        build: compat ? 'compat' : 'default',
       },
       gpuLayers: gpu ? ALL_LAYERS : 0,
     };
@@ -301,9 +313,11 @@ export class LlamaEngine implements Engine {
     report({
       phase: 'compile',
       progress: 0,
-      text: `Starting llama.cpp (${runtime.backend === 'webgpu' ? 'WebGPU' : `CPU, ${runtime.threads} thread${runtime.threads === 1 ? '' : 's'}`})`,
+      text: `Starting llama.cpp (${runtime.backend === 'webgpu' ? 'WebGPU' : `CPU, ${runtime.threads} thread${runtime.threads === 1 ? '' : 's'}`}${runtime.build === 'compat' ? ', compatibility build' : ''})`,
     });
-    const wllama = await (this.#options.createWllama ?? createWllama)();
+    const wllama = await (
+      this.#options.createWllama ?? ((build) => createWllama(build, this.#options.appUrl))
+    )(runtime.build);
     const limitMs = (this.#options.loadDeadlineMs ?? defaultLoadDeadlineMs)(bytes);
     const loading = wllama.loadModel(blobs, {
       n_ctx: llamaContextSize(entry),

@@ -60,6 +60,11 @@ export interface LlamaRuntime {
   threads: number;
   /** Whether the engine worker is cross-origin isolated (SharedArrayBuffer, wasm threads). */
   isolated: boolean;
+  /**
+   * Which of llama.cpp's WebAssembly builds: `default` (needs JSPI and 64-bit memory) or `compat`
+   * (for browsers without them: slower; openai/llama-compat.ts).
+   */
+  build: 'default' | 'compat';
 }
 
 /** What the origin's storage holds (measured by the service worker: same origin, same storage). */

@@ -58,9 +58,12 @@ export function llamaPlace(host: HostStatus | null): LlamaPlace | null {
   if (!host) return null;
   const runtime = host.llama;
   if (runtime) {
-    if (runtime.backend === 'webgpu') return { label: 'GPU', detail: 'runs on the GPU' };
+    // The compatibility build is slower: say so, as the reason a model runs slower here.
+    const compat = runtime.build === 'compat' ? ', compatibility build' : '';
+    if (runtime.backend === 'webgpu')
+      return { label: 'GPU', detail: `runs on the GPU${compat ? ` (${compat.slice(2)})` : ''}` };
     const threads = `${runtime.threads} thread${runtime.threads === 1 ? '' : 's'}`;
-    return { label: 'CPU', detail: `runs on the CPU (${threads})` };
+    return { label: 'CPU', detail: `runs on the CPU (${threads}${compat})` };
   }
   if (!host.device) return null;
   return llamaOnGpu(host.device)

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { expect, type Page } from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
 import type OpenAIClass from 'openai';
 
 /** Where global-setup writes the browser bundle of the `openai` SDK. */
@@ -17,6 +17,14 @@ export async function openApp(page: Page, path = './'): Promise<void> {
   // Evaluated over the DevTools protocol, as the page's Content Security Policy allows no
   // inline script.
   await page.evaluate(readFileSync(OPENAI_BUNDLE, 'utf8'));
+}
+
+/**
+ * Skips the running test outside Chromium, saying why: what it needs only Chromium offers (the
+ * DevTools protocol), and the same behaviour is tested in Chromium.
+ */
+export function chromiumOnly(browserName: string, why: string): void {
+  test.skip(browserName !== 'chromium', `Chromium only: ${why}`);
 }
 
 /** `GET /v1/hearth/status` from a page of the app. */

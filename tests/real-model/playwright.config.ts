@@ -3,10 +3,10 @@
  * it needs a GPU, and the model's files (from the network, or HEARTH_MODEL_DIR).
  */
 import { defineConfig } from '@playwright/test';
-import { CHROMIUM_ARGS, findChromium, NO_CHROMIUM_HELP } from '../../scripts/find-chromium.mjs';
+import { browserHelp, CHROMIUM_ARGS, findChromium } from '../../scripts/browsers.mjs';
 
 const executablePath = await findChromium();
-if (!executablePath) throw new Error(NO_CHROMIUM_HELP);
+if (!executablePath) throw new Error(browserHelp('chromium'));
 
 const PORT = Number(process.env.REAL_MODEL_PORT ?? 4181);
 /** Extra Chromium flags a GPU may need, e.g. `--enable-features=Vulkan --use-angle=vulkan` on Linux. */

@@ -122,7 +122,7 @@ function setup(options: Partial<LlamaEngineOptions> & { present?: string[] } = {
     caches: new MemoryCaches(),
     onChange: () => undefined,
     gpu: () => null,
-    platform: () => ({ isolated: false, cores: 8 }),
+    platform: () => ({ isolated: false, cores: 8, compat: false }),
     files: {
       blobs: async (entry) => (present.has(entry.id) ? [new Blob([entry.id])] : null),
       present: async (entry) => present.has(entry.id),
@@ -187,15 +187,15 @@ describe('LlamaEngine', () => {
       n_gpu_layers: 0,
       n_parallel: 1,
     });
-    expect(engine.runtime).toEqual({ backend: 'cpu', threads: 1, isolated: false });
+    expect(engine.runtime).toEqual({ backend: 'cpu', threads: 1, isolated: false, build: 'default' });
   });
 
   it('offloads every layer to WebGPU where the adapter has shader-f16, caps the context, and uses the threads the platform sets', async () => {
     const { engine, fake } = setup({
       gpu: () => F16_GPU,
-      platform: () => ({ isolated: true, cores: 8, threads: 3 }),
+      platform: () => ({ isolated: true, cores: 8, threads: 3, compat: false }),
     });
-    expect(engine.runtime).toEqual({ backend: 'webgpu', threads: 3, isolated: true });
+    expect(engine.runtime).toEqual({ backend: 'webgpu', threads: 3, isolated: true, build: 'default' });
     await engine.load(B.id);
     expect(fake.instances[0]?.loads[0]?.params).toEqual({
       n_ctx: LLAMA_MAX_CONTEXT,

@@ -63,17 +63,26 @@ describe('engineLabel and llamaPlace', () => {
     expect(engineLabel(model('hearth/echo', { engine: 'echo' }))).toBeNull();
   });
 
-  it("takes the host's word on where llama.cpp runs, threads included", () => {
-    expect(llamaPlace(host({ llama: { backend: 'cpu', threads: 4, isolated: true } }))).toEqual({
+  it("takes the host's word on where llama.cpp runs, threads and the compatibility build included", () => {
+    expect(
+      llamaPlace(host({ llama: { backend: 'cpu', threads: 4, isolated: true, build: 'default' } })),
+    ).toEqual({
       label: 'CPU',
       detail: 'runs on the CPU (4 threads)',
     });
     expect(
-      llamaPlace(host({ llama: { backend: 'cpu', threads: 1, isolated: false } }))?.detail,
+      llamaPlace(host({ llama: { backend: 'cpu', threads: 1, isolated: false, build: 'default' } }))
+        ?.detail,
     ).toBe('runs on the CPU (1 thread)');
     expect(
-      llamaPlace(host({ llama: { backend: 'webgpu', threads: 1, isolated: true } }))?.label,
+      llamaPlace(
+        host({ llama: { backend: 'webgpu', threads: 1, isolated: true, build: 'default' } }),
+      )?.label,
     ).toBe('GPU');
+    expect(
+      llamaPlace(host({ llama: { backend: 'cpu', threads: 1, isolated: true, build: 'compat' } }))
+        ?.detail,
+    ).toBe('runs on the CPU (1 thread, compatibility build)');
   });
 
   it("falls back on the device's facts: the GPU only with shader-f16; unknown without a host", () => {
