@@ -47,7 +47,7 @@ test.describe('the fixture model through llama.cpp', () => {
   test.beforeAll(() => server.start());
   test.afterAll(() => server.stop());
 
-  test('chosen by its label, it answers a message with its sentence, with the reply’s tokens and speed', async ({
+  test('chosen by its label, it answers a message with its sentence, with the tokens llama.cpp counted', async ({
     page,
   }) => {
     await openChat(page);
@@ -56,8 +56,10 @@ test.describe('the fixture model through llama.cpp', () => {
     await send(page, 'Tell me something.');
     await expect(replies(page)).toHaveText([FIXTURE_SENTENCE], { timeout: 30_000 });
     await expect(replies(page).last()).toHaveAttribute('aria-busy', 'false');
+    // The speed shows only when the reply took 20 ms or more, which a fast machine may beat on
+    // this tiny model (the first test of this file checks the speed, on a paced reply).
     await expect(page.locator('chat-message .stats')).toHaveText(
-      new RegExp(`^${SENTENCE_TOKENS} tokens · [\\d.]+ tokens/s · \\$0$`),
+      new RegExp(`^${SENTENCE_TOKENS} tokens( · [\\d.]+ tokens/s)? · \\$0$`),
     );
     await expect(page.getByLabel('Model')).toHaveValue(FIXTURE_ID);
   });
