@@ -167,7 +167,7 @@ class GgufFile {
     if (!this.#record) return { first: 0, last: o.partBytes - 1 };
     for (const part of ggufParts(o.url, this.#record)) {
       if (this.#seen.has(part.key)) continue;
-      if (!(await o.cache.match(part.key))) return part;
+      if (!(await this.#storedWhole(part.key, partSize(part)))) return part;
       this.#seen.add(part.key);
       this.#count(partSize(part));
     }
@@ -255,11 +255,25 @@ class GgufFile {
     return record;
   }
 
+  /**
+   * Whether the part is stored, every byte of it. A part cut short is deleted: Firefox can keep
+   * what a `Cache.put` had taken when its worker ended mid-part (a host tab reloaded), and the
+   * next host must fetch it again, not pass over it.
+   */
+  async #storedWhole(key: string, bytes: number): Promise<boolean> {
+    const cache = this.#o.cache;
+    const stored = await cache.match(key);
+    if (!stored) return false;
+    if ((await stored.blob()).size === bytes) return true;
+    await cache.delete(key);
+    return false;
+  }
+
   /** Stores the part from the body, or passes over it when it is stored already. */
   async #store(part: GgufPart, source: ByteSource): Promise<void> {
     const o = this.#o;
     const bytes = partSize(part);
-    if (this.#seen.has(part.key) || (await o.cache.match(part.key))) {
+    if (this.#seen.has(part.key) || (await this.#storedWhole(part.key, bytes))) {
       if (!this.#seen.has(part.key)) {
         this.#seen.add(part.key);
         this.#count(bytes);

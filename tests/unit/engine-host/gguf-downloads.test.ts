@@ -289,6 +289,23 @@ describe('GGUF downloads', () => {
     expect(await loaded(entries[0]!, caches)).toEqual([sha(model)]);
   });
 
+  it('fetches again a part stored short (as Firefox keeps one when its worker ends mid-part), never passing over it', async () => {
+    const caches = new MemoryCaches();
+    const first = setup({ caches });
+    first.server.fail(URL_, 4 * PART, 'midway', 'midway', 'midway');
+    expect((await follow(first.downloads)).at(-1)!.phase).toBe('failed');
+    // Parts 0 to 3 are stored; the last of them is cut to half.
+    const cache = await caches.open(CACHE);
+    const key = partKeys()[3]!;
+    const whole = new Uint8Array(await (await cache.match(key))!.arrayBuffer());
+    await cache.put(key, new Response(whole.slice(0, PART / 2)));
+    const next = setup({ caches, server: first.server });
+    first.server.requests.length = 0;
+    expect((await follow(next.downloads)).at(-1)!.phase).toBe('done');
+    expect(first.server.ranges(URL_)).toEqual(RANGES.slice(3));
+    expect(await loaded(next.entries[0]!, caches)).toEqual([sha(model)]);
+  });
+
   it('downloads a split GGUF as several files, each in parts, and hands them over in order', async () => {
     const pieces = splitGguf(model, 3);
     const urls = pieces.map((_, i) => `https://models.example/fixture-0000${i + 1}-of-00003.gguf`);
