@@ -20,6 +20,7 @@ import { saveConversation } from './conversation-store';
 import type { ChatMessage } from './chat-message';
 import './chat-message';
 import { replySpeed } from './speed';
+import { typedNumber } from './typed-number';
 import { shared } from './styles';
 
 /** How often a streaming reply is written to IndexedDB (a reload keeps what had come). */
@@ -541,7 +542,7 @@ export class ChatView extends LitElement {
         <textarea
           .value=${s.system}
           placeholder="How the model should behave in this conversation"
-          @change=${(e: Event) => this.#setting('system', (e.target as HTMLTextAreaElement).value)}
+          @input=${(e: Event) => this.#setting('system', (e.target as HTMLTextAreaElement).value)}
         ></textarea>
       </label>
       <label
@@ -552,6 +553,10 @@ export class ChatView extends LitElement {
           max="2"
           step="0.1"
           .value=${String(s.temperature)}
+          @input=${(e: Event) => {
+            const value = typedNumber((e.target as HTMLInputElement).value);
+            if (value !== null && value >= 0 && value <= 2) this.#setting('temperature', value);
+          }}
           @change=${(e: Event) => {
             const value = Number((e.target as HTMLInputElement).value);
             if (Number.isFinite(value))
@@ -567,6 +572,13 @@ export class ChatView extends LitElement {
           step="1"
           placeholder="the model's limit"
           .value=${s.max_tokens === null ? '' : String(s.max_tokens)}
+          @input=${(e: Event) => {
+            const raw = (e.target as HTMLInputElement).value;
+            const value = typedNumber(raw);
+            if (raw === '') this.#setting('max_tokens', null);
+            else if (value !== null && Number.isInteger(value) && value >= 1)
+              this.#setting('max_tokens', value);
+          }}
           @change=${(e: Event) => {
             const raw = (e.target as HTMLInputElement).value;
             const value = Math.floor(Number(raw));
@@ -584,6 +596,10 @@ export class ChatView extends LitElement {
                 max="10000"
                 step="10"
                 .value=${String(this.echoDelay)}
+                @input=${(e: Event) => {
+                  const value = typedNumber((e.target as HTMLInputElement).value);
+                  if (value !== null && value >= 0 && value <= 10000) this.echoDelay = value;
+                }}
                 @change=${(e: Event) =>
                   (this.echoDelay = Math.min(
                     10000,
