@@ -30,7 +30,10 @@ export function llamaCompat(): Plugin {
           (name) => path === `${server.config.base}${LLAMA_COMPAT_DIR}${name}`,
         );
         if (!file) return next();
-        res.setHeader('content-type', TYPES[file.split('.').pop() ?? ''] ?? 'application/octet-stream');
+        res.setHeader(
+          'content-type',
+          TYPES[file.split('.').pop() ?? ''] ?? 'application/octet-stream',
+        );
         res.end(readFileSync(join(compatFolder(), file)));
       });
     },

@@ -51,14 +51,18 @@ const MEASURE_WAIT_MS = 1000;
 
 const statusChannel = new BroadcastChannel(STATUS_CHANNEL);
 let lastPublished = '';
-const publish = new Throttle(STATUS_INTERVAL_MS, () => {
-  if (!server) return;
-  const status = server.status();
-  const text = JSON.stringify(status);
-  if (text === lastPublished) return;
-  lastPublished = text;
-  statusChannel.postMessage({ type: 'status', status } satisfies StatusMessage);
-}, STATUS_SETTLE_MS);
+const publish = new Throttle(
+  STATUS_INTERVAL_MS,
+  () => {
+    if (!server) return;
+    const status = server.status();
+    const text = JSON.stringify(status);
+    if (text === lastPublished) return;
+    lastPublished = text;
+    statusChannel.postMessage({ type: 'status', status } satisfies StatusMessage);
+  },
+  STATUS_SETTLE_MS,
+);
 let server: HostServer | undefined;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -7,7 +7,17 @@ import { expect, test, type Page } from '@playwright/test';
 import { attachToWorkers, workerHeaps } from '../../scripts/cdp-workers.mjs';
 import { abusiveCorpus, faultIn, type AbusiveRequest, type Answer } from '../abuse-corpus';
 import { askFixture, downloadFixture, FIXTURE_ID, FIXTURE_SENTENCE } from './fixture-model';
-import { ask, hostStatus, KEY, lastEvent, openApp, streamInPage, streamed, words } from './helpers';
+import {
+  ask,
+  chromiumOnly,
+  hostStatus,
+  KEY,
+  lastEvent,
+  openApp,
+  streamInPage,
+  streamed,
+  words,
+} from './helpers';
 import { ModelServer } from './model-server';
 
 /** Sends requests from the page, each followed by a normal one; returns what came back. */
@@ -166,7 +176,12 @@ test.describe('the engine worker killed', () => {
 
   test('mid-stream: the stream ends with an error event, the worker restarts, the next request works', async ({
     page,
+    browserName,
   }) => {
+    chromiumOnly(
+      browserName,
+      'worker.evaluate: Playwright cannot evaluate in a dedicated worker over BiDi',
+    );
     await openApp(page);
     const before = (await hostStatus(page)).host.id;
     const stream = streamInPage(page, words(200), 50);
@@ -180,7 +195,12 @@ test.describe('the engine worker killed', () => {
 
   test('before the first token: the request runs on the restarted worker and the client never knows', async ({
     page,
+    browserName,
   }) => {
+    chromiumOnly(
+      browserName,
+      'worker.evaluate: Playwright cannot evaluate in a dedicated worker over BiDi',
+    );
     await openApp(page);
     const stream = streamInPage(page, words(3), 1500);
     await expect.poll(async () => (await hostStatus(page)).queue.running).toBe(1);
@@ -193,7 +213,9 @@ test.describe('the engine worker killed', () => {
 
 test('a frozen host tab: its engine worker runs on, requests end, and nothing hangs', async ({
   context,
+  browserName,
 }) => {
+  chromiumOnly(browserName, 'CDP Page.setWebLifecycleState freezes the tab');
   const host = await context.newPage();
   const client = await context.newPage();
   await openApp(host);
@@ -219,7 +241,9 @@ test('a frozen host tab: its engine worker runs on, requests end, and nothing ha
 test('a stalled engine: a stream that gets no token for 60 s ends with engine_stalled, and the engine serves again', async ({
   page,
   browser,
+  browserName,
 }) => {
+  chromiumOnly(browserName, 'CDP pauses the engine worker in the debugger');
   test.setTimeout(150_000);
   await openApp(page);
   const stream = streamInPage(page, words(100), 100);
@@ -243,7 +267,9 @@ test('a stalled engine: a stream that gets no token for 60 s ends with engine_st
 test('a client that never reads: requests behind it are served, its buffered reply is released when it gives up, and memory returns', async ({
   page,
   browser,
+  browserName,
 }) => {
+  chromiumOnly(browserName, 'CDP reads both workers’ heaps');
   await openApp(page);
   await page.evaluate(async (KEY) => {
     await (
@@ -299,7 +325,9 @@ test.describe('the fixture model through llama.cpp', () => {
   test('after the service worker is stopped between two requests, the next one gets the sentence', async ({
     page,
     context,
+    browserName,
   }) => {
+    chromiumOnly(browserName, 'CDP ServiceWorker.stopAllWorkers');
     await openApp(page);
     await downloadFixture(page);
     expect(await askFixture(page)).toMatchObject({ status: 200, content: FIXTURE_SENTENCE });

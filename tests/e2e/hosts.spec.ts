@@ -14,7 +14,16 @@ import {
   SENTENCE_TOKENS,
   streamFixture,
 } from './fixture-model';
-import { hostStatus, KEY, lastEvent, openApp, streamInPage, streamed, words } from './helpers';
+import {
+  chromiumOnly,
+  hostStatus,
+  KEY,
+  lastEvent,
+  openApp,
+  streamInPage,
+  streamed,
+  words,
+} from './helpers';
 import { ModelServer } from './model-server';
 
 test('two tabs: exactly one hosts, and requests from both are served first in, first out', async ({
@@ -190,7 +199,12 @@ test.describe('the host tab closes mid-generation on the fixture model, through 
 
   test('a running non-streamed reply is run again on the next host, and the client gets the whole sentence', async ({
     context,
+    browserName,
   }) => {
+    chromiumOnly(
+      browserName,
+      'worker.evaluate: Playwright cannot evaluate in a dedicated worker over BiDi',
+    );
     const host = await context.newPage();
     const other = await context.newPage();
     await openApp(host);
@@ -298,7 +312,9 @@ test('a queued request whose page closed is dropped when it reaches the front', 
 
 test('after the service worker is stopped the next request succeeds, and a host that closes later is noticed at once', async ({
   context,
+  browserName,
 }) => {
+  chromiumOnly(browserName, 'CDP ServiceWorker.stopAllWorkers');
   const host = await context.newPage();
   const other = await context.newPage();
   await openApp(host);

@@ -1,7 +1,7 @@
 /**
  * Helpers for the chat app's tests: they drive it by role and label, as a person would.
  */
-import { expect, type Page } from '@playwright/test';
+import { expect, type Locator, type Page } from '@playwright/test';
 import { openApp } from './helpers';
 
 /** Opens the app (at `path`) on a fresh conversation, with the echo engine answering. */
@@ -24,8 +24,18 @@ export async function send(page: Page, text: string): Promise<void> {
 /** Sets the echo engine's pause per token, in the conversation's settings. */
 export async function setEchoDelay(page: Page, ms: number): Promise<void> {
   await openSettings(page);
-  await page.getByLabel('Delay per token, ms (test engine)').fill(String(ms));
-  await page.getByLabel('Delay per token, ms (test engine)').blur();
+  await replaceNumber(page.getByLabel('Delay per token, ms (test engine)'), ms);
+}
+
+/**
+ * Replaces the number in a field as a person does: select what is there, type, leave the field.
+ * (Playwright's `fill` of a number field in Firefox over BiDi adds to the text already there.)
+ */
+export async function replaceNumber(field: Locator, value: number): Promise<void> {
+  await field.click();
+  await field.press('ControlOrMeta+a');
+  await field.pressSequentially(String(value));
+  await field.blur();
 }
 
 /** Opens the conversation's settings, if they are closed. */

@@ -187,7 +187,12 @@ describe('LlamaEngine', () => {
       n_gpu_layers: 0,
       n_parallel: 1,
     });
-    expect(engine.runtime).toEqual({ backend: 'cpu', threads: 1, isolated: false, build: 'default' });
+    expect(engine.runtime).toEqual({
+      backend: 'cpu',
+      threads: 1,
+      isolated: false,
+      build: 'default',
+    });
   });
 
   it('offloads every layer to WebGPU where the adapter has shader-f16, caps the context, and uses the threads the platform sets', async () => {
@@ -195,7 +200,12 @@ describe('LlamaEngine', () => {
       gpu: () => F16_GPU,
       platform: () => ({ isolated: true, cores: 8, threads: 3, compat: false }),
     });
-    expect(engine.runtime).toEqual({ backend: 'webgpu', threads: 3, isolated: true, build: 'default' });
+    expect(engine.runtime).toEqual({
+      backend: 'webgpu',
+      threads: 3,
+      isolated: true,
+      build: 'default',
+    });
     await engine.load(B.id);
     expect(fake.instances[0]?.loads[0]?.params).toEqual({
       n_ctx: LLAMA_MAX_CONTEXT,
