@@ -128,6 +128,10 @@ export class ModelManager extends LitElement {
     const hasReal = this.catalog.some((m) => m.downloaded && m.id !== ECHO_MODEL_ID);
     const recommended = hasReal ? undefined : recommendedModel(this.catalog);
     const hidden = this.catalog.filter((m) => m.available === false && !m.downloaded).length;
+    // What runs where, said once rather than under each of 159 models: WebLLM needs WebGPU;
+    // GGUF models run in every browser, on the processor where there is no usable GPU.
+    const webllm = this.catalog.filter((m) => m.engine === 'webllm');
+    const noWebLLM = webllm.length > 0 && webllm.every((m) => m.available === false);
     return html`
       <h2>Models</h2>
       ${
@@ -150,6 +154,15 @@ export class ModelManager extends LitElement {
               This device cannot run any language model here:
               ${this.catalog.find((m) => m.available === false)?.unavailable_reason ?? ''} Only the
               echo test engine works.
+            </p>`
+          : nothing
+      }
+      ${
+        noWebLLM
+          ? html`<p class="notice" role="note">
+              WebLLM's models cannot run in this browser: ${webllm[0]?.unavailable_reason ?? ''}
+              GGUF models run here through llama.cpp, on the processor where there is no usable
+              graphics card.
             </p>`
           : nothing
       }

@@ -68,6 +68,9 @@ async function remove(page: Page, id: string): Promise<void> {
 async function showWebLLM(page: Page, browserName: string): Promise<void> {
   if (browserName !== 'firefox') return;
   await expect(model(page, TINY_ID)).toHaveCount(0);
+  await expect(
+    page.getByRole('note').filter({ hasText: "WebLLM's models cannot run" }),
+  ).toContainText('GGUF models run here through llama.cpp');
   await page
     .getByRole('checkbox', { name: /^Show the \d+ models? this device cannot run$/ })
     .check();
