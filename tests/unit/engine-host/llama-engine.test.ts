@@ -66,6 +66,8 @@ function reply(pieces: readonly string[], finish = 'stop'): LlamaChunk[] {
 /** What the fake wllama was asked, and what it does. */
 interface Fake {
   instances: FakeWllama[];
+  /** The build each instance was made for. */
+  builds: string[];
   /** Chunks each request gets (by default the pieces). */
   script: (options: Record<string, unknown>) => LlamaChunk[];
   /** Makes a load fail, hang or load nothing. */
@@ -113,7 +115,12 @@ class FakeWllama implements WllamaLike {
 }
 
 function setup(options: Partial<LlamaEngineOptions> & { present?: string[] } = {}) {
-  const fake: Fake = { instances: [], script: () => reply(PIECES), loadBehaviour: 'ok' };
+  const fake: Fake = {
+    instances: [],
+    builds: [],
+    script: () => reply(PIECES),
+    loadBehaviour: 'ok',
+  };
   const present = new Set(options.present ?? [A.id, B.id]);
   const fetched: string[] = [];
   const engine = new LlamaEngine({
@@ -131,9 +138,10 @@ function setup(options: Partial<LlamaEngineOptions> & { present?: string[] } = {
       fetched.push(url);
       return new Response(`bytes of ${url}`);
     },
-    createWllama: async () => {
+    createWllama: async (build) => {
       const wllama = new FakeWllama(fake);
       fake.instances.push(wllama);
+      fake.builds.push(build);
       return wllama;
     },
     ...options,
@@ -213,6 +221,24 @@ describe('LlamaEngine', () => {
       n_gpu_layers: 999,
       n_parallel: 1,
     });
+  });
+
+  it('runs the compatibility build where the browser lacks what the default one needs, and says so', async () => {
+    const { engine, fake } = setup({
+      platform: () => ({ isolated: false, cores: 2, compat: true }),
+    });
+    expect(engine.runtime.build).toBe('compat');
+    await engine.load(A.id);
+    expect(fake.builds).toEqual(['compat']);
+    expect(engine.runtime).toEqual({
+      backend: 'cpu',
+      threads: 1,
+      isolated: false,
+      build: 'compat',
+    });
+    const other = setup();
+    await other.engine.load(A.id);
+    expect(other.fake.builds).toEqual(['default']);
   });
 
   it('fails a load that never settles once its deadline passes, and lets the instance go', async () => {
