@@ -14,7 +14,7 @@ const extra = (process.env.HEARTH_CHROMIUM_ARGS ?? '').split(/\s+/).filter(Boole
 
 export default defineConfig({
   testDir: '.',
-  testMatch: /real-model\.spec\.ts$/,
+  testMatch: /real-(model|gguf)\.spec\.ts$/,
   // The first load downloads the model: minutes on a slow line.
   timeout: 20 * 60_000,
   expect: { timeout: 30_000 },
