@@ -21,8 +21,11 @@ const FIREFOX_SUITES =
 /** Ports of their own, so that the tests never talk to an app left running by `npm start`. */
 const PORT = Number(process.env.E2E_PORT ?? 4179);
 const SUBPATH = '/hearth/';
-/** Where tests/e2e/model-server.ts serves the test build's self-hosted models. */
-const MODEL_PORT = Number(process.env.E2E_MODEL_PORT ?? 4190);
+/**
+ * Where tests/e2e/model-server.ts serves the test build's self-hosted models. Not 4190: the Fetch
+ * standard lists it among the "bad ports" (ManageSieve), and Firefox refuses every request to it.
+ */
+const MODEL_PORT = Number(process.env.E2E_MODEL_PORT ?? 4188);
 /**
  * The same app built for a sub-path, as on a GitHub Pages project site: on the next port, or the
  * one after when the model server was put on the next one.
@@ -36,7 +39,7 @@ const MODELS_FILE = join(tmpdir(), `hearth-e2e-models-${MODEL_PORT}.json`);
 writeFileSync(
   MODELS_FILE,
   readFileSync(new URL('./tests/e2e/fixtures/models.json', import.meta.url), 'utf8').replaceAll(
-    'localhost:4190',
+    'localhost:4188',
     `localhost:${MODEL_PORT}`,
   ),
 );

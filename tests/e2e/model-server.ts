@@ -12,7 +12,7 @@ import { BENCH_OPTIONS, FIXTURE_VARIANTS, fixtureGguf } from '../../scripts/fixt
 import { tinyModel, type TinyModel } from '../tiny-model';
 
 /** The port fixtures/models.json names (E2E_MODEL_PORT moves it, for runs side by side). */
-export const MODEL_PORT = Number(process.env.E2E_MODEL_PORT ?? 4190);
+export const MODEL_PORT = Number(process.env.E2E_MODEL_PORT ?? 4188);
 /** The model's id and folder, as fixtures/models.json names them. */
 export const TINY_ID = 'e2e/tiny';
 export const TINY_URL = `http://localhost:${MODEL_PORT}/tiny/`;
