@@ -232,18 +232,37 @@ test.describe('a GGUF model through llama.cpp', () => {
   test('serves concurrent requests whole, one at a time, in the order they came', async () => {
     const replies = await page.evaluate(async (MODEL) => {
       const finished: number[] = [];
-      const asks = [4, 3, 2, 1].map(async (max_tokens, i) => {
-        const reply = await client.chat.completions.create({
-          model: MODEL,
-          messages: [{ role: 'user', content: `Question ${i}` }],
-          max_tokens,
+      const asks = [0, 1, 2, 3].map(async (i) => {
+        // 20 ms apart, so that the order they reach the service worker is known (Firefox may
+        // reorder fetches issued in the same moment); each long enough (100 tokens past the
+        // end) to keep the next one waiting, and their ends far enough apart to be seen in order.
+        await new Promise((resolve) => setTimeout(resolve, i * 20));
+        const response = await fetch('v1/openai/chat/completions', {
+          method: 'POST',
+          headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+          body: JSON.stringify({
+            model: MODEL,
+            messages: [{ role: 'user', content: `Question ${i}` }],
+            max_tokens: 100,
+            ignore_eos: true,
+          }),
         });
+        const reply = (await response.json()) as {
+          choices: { message: { content: string } }[];
+          usage: { completion_tokens: number };
+        };
         finished.push(i);
-        return reply.choices[0]?.message.content;
+        return {
+          content: reply.choices[0]?.message.content,
+          tokens: reply.usage.completion_tokens,
+        };
       });
-      return { contents: await Promise.all(asks), finished };
+      return { replies: await Promise.all(asks), finished };
     }, MODEL);
-    expect(replies.contents).toEqual([4, 3, 2, 1].map((n) => FIXTURE_PIECES.slice(0, n).join('')));
+    for (const reply of replies.replies) {
+      expect(reply.tokens).toBe(100);
+      expect(reply.content?.startsWith(FIXTURE_SENTENCE)).toBe(true);
+    }
     expect(replies.finished).toEqual([0, 1, 2, 3]);
   });
 
