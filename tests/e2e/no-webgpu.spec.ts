@@ -86,6 +86,10 @@ test('the app explains in plain words that without WebGPU GGUF models run on the
   // llama.cpp runs on the CPU: the app offers a first GGUF, not a dead end.
   await expect(page.getByText('No language model is on this device yet')).toBeVisible();
   await expect(page.getByRole('button', { name: /^Download .*GGUF/ })).toBeVisible();
+  // What runs where, said once: no WebLLM model here, and why; GGUF models do run.
+  await expect(
+    page.getByRole('note').filter({ hasText: "WebLLM's models cannot run in this browser" }),
+  ).toContainText('GGUF models run here through llama.cpp');
   await page.getByRole('link', { name: 'Chat' }).click();
   await expect(page.getByLabel('Model')).toHaveValue('hearth/echo');
   await expect(page.getByText('The echo engine repeats your message')).toBeVisible();

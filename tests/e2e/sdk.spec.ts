@@ -7,7 +7,11 @@ import { openApp } from './helpers';
 
 for (const suffix of ['v1/openai', 'v1']) {
   test.describe(`the openai SDK with baseURL {origin}{base}${suffix}`, () => {
-    test.beforeEach(async ({ page }) => {
+    test.beforeEach(async ({ page, browserName }) => {
+      test.skip(
+        browserName === 'firefox' && suffix === 'v1',
+        'the /v1 alias is the same routing in the service worker in every browser: Chromium runs it, Firefox the main base URL',
+      );
       await openApp(page);
       await page.evaluate((suffix) => {
         const baseURL = new URL(suffix, location.href).href;
