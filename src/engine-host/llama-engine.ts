@@ -100,9 +100,11 @@ export function defaultLoadDeadlineMs(bytes: number): number {
 
 /**
  * Threads llama.cpp gets: several only where the page is cross-origin isolated, and then half the
- * cores (at most four), as wllama itself chooses. llama.cpp's threads wait on each other at every
- * step, so a thread that shares its core with the browser stalls them all: on a 2-core machine two
- * threads decoded 7–20× slower than one (bench: real_mt_speedup).
+ * cores (at most four), as wllama itself chooses: `hardwareConcurrency` counts logical processors,
+ * and llama.cpp's threads wait on each other at every step, so one whose core is taken (by the
+ * browser, a sibling hyperthread) stalls them all. On a 2-core machine two threads decoded 1.29×
+ * faster than one while it was quiet, and 7–20× slower while other work ran (bench:
+ * real_mt_speedup).
  */
 export function llamaThreads(isolated: boolean, cores: number): number {
   return isolated ? Math.max(1, Math.min(Math.floor(cores / 2), MAX_THREADS)) : 1;
