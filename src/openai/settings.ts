@@ -56,6 +56,8 @@ export function memorySettingsStore(initial?: SettingsData): SettingsStore {
 }
 
 const DEFAULTS: SettingsData = { auth: 'any', keys: [], prices: {} };
+/** The Web Lock every change to the settings holds, across workers of the origin. */
+const SETTINGS_LOCK = 'hearth-settings';
 /** Issued keys start with this, as OpenAI's start with `sk-`. */
 const KEY_PREFIX = 'hk-';
 /** An issued key: the prefix and 24 random bytes in base64url (as `randomKey` makes them). */
@@ -131,6 +133,8 @@ function validBody<T extends v.GenericSchema>(schema: T, json: unknown): v.Infer
 export class Settings {
   readonly #store: SettingsStore;
   #data: Promise<SettingsData> | undefined;
+  /** The last change queued in this worker (see #change). */
+  #tail: Promise<unknown> = Promise.resolve();
 
   constructor(store: SettingsStore) {
     this.#store = store;
@@ -145,12 +149,41 @@ export class Settings {
     return this.#data;
   }
 
-  async #change(change: (data: SettingsData) => void): Promise<SettingsData> {
-    const next = structuredClone(await this.#read());
-    change(next);
-    await this.#store.write(next);
-    this.#data = Promise.resolve(next);
-    return next;
+  /**
+   * Applies `change` to the settings as they are now and writes them, one change at a time: in
+   * this worker through a queue, and across workers (an update waiting beside the active one)
+   * through a Web Lock where there is one. `change` sees what the changes before it wrote, so it
+   * checks the invariants there (it may throw to refuse): two concurrent calls can no longer both
+   * start from the same copy and lose one's write.
+   */
+  #change<T>(change: (next: SettingsData) => T): Promise<T> {
+    const task = async (): Promise<T> => {
+      const next = structuredClone(await this.#current());
+      const result = change(next);
+      await this.#store.write(next);
+      this.#data = Promise.resolve(next);
+      return result;
+    };
+    const locks = (globalThis.navigator as { locks?: LockManager } | undefined)?.locks;
+    const run = async (): Promise<T> =>
+      locks ? await locks.request(SETTINGS_LOCK, task) : await task();
+    const done = this.#tail.then(run, run);
+    this.#tail = done.catch(() => undefined);
+    return done;
+  }
+
+  /**
+   * The settings as stored now (another worker may have changed them), else as this worker last
+   * knew them: a store that cannot be read must not turn a change into a write of the defaults.
+   */
+  async #current(): Promise<SettingsData> {
+    try {
+      const stored = await this.#store.read();
+      if (stored) return { ...structuredClone(DEFAULTS), ...stored };
+    } catch {
+      // Read below.
+    }
+    return this.#read();
   }
 
   /** Whether `key` may use the API now. */
@@ -176,15 +209,14 @@ export class Settings {
   /** `PATCH /v1/hearth/settings`: `{auth?, prices?: {model: {prompt, completion} | null}}`. */
   async patch(request: Request, requestId: string): Promise<Response> {
     const body = await readBody(request, patchSchema);
-    const data = await this.#read();
-    if (body.auth === 'issued' && data.keys.length === 0) {
-      throw new OpenAIError(
-        'invalid_value',
-        'Issue a key before switching to issued keys: with none, nothing could call the API.',
-        { param: 'auth' },
-      );
-    }
     await this.#change((next) => {
+      if (body.auth === 'issued' && next.keys.length === 0) {
+        throw new OpenAIError(
+          'invalid_value',
+          'Issue a key before switching to issued keys: with none, nothing could call the API.',
+          { param: 'auth' },
+        );
+      }
       if (body.auth) next.auth = body.auth;
       for (const [model, set] of Object.entries(body.prices ?? {})) {
         if (set) next.prices[model] = set;
@@ -210,8 +242,6 @@ export class Settings {
     const body = json === undefined ? {} : validBody(newKeySchema, json);
     const key = body.key ?? randomKey();
     const hash = await sha256(key);
-    const known = (await this.#read()).keys.find((k) => k.sha256 === hash);
-    if (known) return jsonResponse({ ...keyObject(known), key }, requestId);
     const record: KeyRecord = {
       id: `key_${crypto.randomUUID().replace(/-/g, '').slice(0, 16)}`,
       name: body.name ?? 'Key',
@@ -219,24 +249,30 @@ export class Settings {
       hint: key.slice(-4),
       sha256: hash,
     };
-    await this.#change((next) => void next.keys.push(record));
+    const known = await this.#change((next) => {
+      const found = next.keys.find((k) => k.sha256 === hash);
+      if (!found) next.keys.push(record);
+      return found;
+    });
+    if (known) return jsonResponse({ ...keyObject(known), key }, requestId);
     return jsonResponse({ ...keyObject(record), key }, requestId, 201);
   }
 
   /** `DELETE /v1/hearth/keys/{id}`: the last key cannot go while only issued keys may call. */
   async revokeKey(id: string, requestId: string): Promise<Response> {
-    const data = await this.#read();
-    if (!data.keys.some((k) => k.id === id)) {
-      throw new OpenAIError('unknown_url', `There is no key '${id}'.`);
-    }
-    if (data.auth === 'issued' && data.keys.length === 1) {
-      throw new OpenAIError(
-        'invalid_value',
-        'This is the last issued key: switch back to any key first, or nothing could call the API.',
-        { param: 'id' },
-      );
-    }
-    await this.#change((next) => void (next.keys = next.keys.filter((k) => k.id !== id)));
+    await this.#change((next) => {
+      if (!next.keys.some((k) => k.id === id)) {
+        throw new OpenAIError('unknown_url', `There is no key '${id}'.`);
+      }
+      if (next.auth === 'issued' && next.keys.length === 1) {
+        throw new OpenAIError(
+          'invalid_value',
+          'This is the last issued key: switch back to any key first, or nothing could call the API.',
+          { param: 'id' },
+        );
+      }
+      next.keys = next.keys.filter((k) => k.id !== id);
+    });
     return jsonResponse({ id, object: 'hearth.key', deleted: true }, requestId);
   }
 }

@@ -204,3 +204,70 @@ describe('an API without settings', () => {
     expect(response.status).toBe(404);
   });
 });
+
+/** A store whose writes take a few milliseconds, as IndexedDB's do. */
+function slowStore(): SettingsStore {
+  const inner = memorySettingsStore();
+  return {
+    read: () => inner.read(),
+    write: async (data) => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await inner.write(data);
+    },
+  };
+}
+
+describe('concurrent changes', () => {
+  it('two keys issued at once are both stored, and both open the API', async () => {
+    const t = setup(slowStore());
+    const [a, b] = await Promise.all([t.call('POST', 'keys', {}), t.call('POST', 'keys', {})]);
+    expect([a.status, b.status]).toEqual([201, 201]);
+    const keys = [(await a.json()).key as string, (await b.json()).key as string];
+    expect((await t.call('PATCH', 'settings', { auth: 'issued' })).status).toBe(200);
+    for (const key of keys) expect((await t.chat(key)).status).toBe(200);
+    expect((await t.store.read())?.keys).toHaveLength(2);
+    t.stack.close();
+  });
+
+  it('two deletions of one key at once: one deletes it, the other finds it gone', async () => {
+    const t = setup(slowStore());
+    const { id } = await (await t.call('POST', 'keys', {})).json();
+    await t.call('POST', 'keys', {});
+    const answers = await Promise.all([
+      t.call('DELETE', `keys/${id}`),
+      t.call('DELETE', `keys/${id}`),
+    ]);
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 404]);
+    expect((await t.store.read())?.keys).toHaveLength(1);
+    t.stack.close();
+  });
+
+  it('two different keys deleted at once are both gone from the store', async () => {
+    const t = setup(slowStore());
+    const one = await (await t.call('POST', 'keys', {})).json();
+    const two = await (await t.call('POST', 'keys', {})).json();
+    const three = await (await t.call('POST', 'keys', { name: 'kept' })).json();
+    const answers = await Promise.all([
+      t.call('DELETE', `keys/${one.id}`),
+      t.call('DELETE', `keys/${two.id}`),
+    ]);
+    expect(answers.map((r) => r.status)).toEqual([200, 200]);
+    expect((await t.store.read())?.keys.map((k) => k.id)).toEqual([three.id]);
+    t.stack.close();
+  });
+
+  it('switching to issued keys while the only key is deleted never leaves issued keys without one', async () => {
+    const t = setup(slowStore());
+    const { id, key } = await (await t.call('POST', 'keys', {})).json();
+    const [patch, remove] = await Promise.all([
+      t.call('PATCH', 'settings', { auth: 'issued' }),
+      t.call('DELETE', `keys/${id}`),
+    ]);
+    const stored = (await t.store.read())!;
+    // Whichever came first, the other was refused, and what is stored is whole.
+    expect([patch.status, remove.status].sort()).toEqual([200, 400]);
+    expect(stored.auth === 'any' || stored.keys.length > 0).toBe(true);
+    if (stored.auth === 'issued') expect((await t.chat(key)).status).toBe(200);
+    t.stack.close();
+  });
+});
