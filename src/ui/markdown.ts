@@ -54,9 +54,35 @@ function isLocalSource(src: string): boolean {
   }
 }
 
-/** Renders `markdown` to sanitized HTML. */
+/**
+ * How deep quotes and lists may nest. marked recurses once per level, and ~2,000 nested `>` (or
+ * 3,000 `> ` or `- `) overflow its stack: deeper markers are kept as text.
+ */
+const MAX_NESTING = 32;
+const DEEP_QUOTE = new RegExp(`^((?:[ \\t]*>){${MAX_NESTING}})`, 'gm');
+const DEEP_LIST = new RegExp(`^((?:[ \\t]*[-*+][ \\t]+){${MAX_NESTING}})`, 'gm');
+
+/** Markers past MAX_NESTING, made text: a backslash before the first of them. */
+function boundNesting(markdown: string): string {
+  return markdown.replace(DEEP_QUOTE, '$1\\').replace(DEEP_LIST, '$1\\');
+}
+
+/** Text as it is, for when Markdown cannot be rendered: escaped, its lines kept. */
+function plainText(text: string): string {
+  return `<p class="unrendered">${escapeHtml(text).replace(/\n/g, '<br>')}</p>`;
+}
+
+/**
+ * Renders `markdown` to sanitized HTML; never throws: what marked cannot render (whatever a model
+ * or an imported file holds) shows as plain text, never as a blank reply.
+ */
 export function renderMarkdown(markdown: string): string {
-  const html = marked.parse(markdown) as string;
+  let html: string;
+  try {
+    html = marked.parse(boundNesting(markdown)) as string;
+  } catch {
+    return plainText(markdown);
+  }
   const fragment = DOMPurify.sanitize(html, {
     FORBID_TAGS,
     FORBID_ATTR: ['style', 'srcset', 'formaction', 'ping'],

@@ -253,6 +253,27 @@ test('hostile model output renders inert: nothing runs and no request leaves the
   await expect(userMessages(page).last()).toContainText('<script>window.pwned = 2</script>');
 });
 
+test('Markdown nested thousands deep renders as text instead of a blank reply, and after a reload too', async ({
+  page,
+}) => {
+  await openChat(page);
+  const deep = [
+    `${'>'.repeat(2_000)} quoted end`,
+    `${'> '.repeat(3_000)}spaced end`,
+    `${'- '.repeat(3_000)}listed end`,
+  ];
+  for (const text of deep) {
+    await send(page, text);
+    await expect(replies(page).last()).toContainText(text.split(' ').at(-2)!);
+    await expect(replies(page).last()).toHaveAttribute('aria-busy', 'false');
+  }
+  await page.reload();
+  await expect(replies(page)).toHaveCount(3);
+  for (const [i, word] of ['quoted', 'spaced', 'listed'].entries()) {
+    await expect(replies(page).nth(i)).toContainText(`${word} end`);
+  }
+});
+
 test('the page runs under a Content Security Policy that keeps images and connections on the origin', async ({
   page,
 }) => {
