@@ -88,6 +88,8 @@ console.log(`Hearth relay is running.
   SDK base URL:  ${relay.sdkBaseUrl}
   API key:       ${relay.key}
 
+${relay.exposure}
+
 Pair a tab of the app: open this link in the browser where Hearth runs, and confirm.
   ${relay.pairingLink}
 

@@ -44,6 +44,17 @@ export function hostName(host) {
 }
 
 /**
+ * Whether a connection's peer address is this machine: 127.0.0.0/8 or ::1, also as IPv4-mapped
+ * IPv6 (`::ffff:127.0.0.1`, what a socket on `::` reports for an IPv4 caller). Unlike a `Host`
+ * header, which any caller writes as it likes, the peer address is the network's word.
+ * @param {string | undefined} address
+ */
+export function isLoopbackPeer(address) {
+  const ip = (address ?? '').toLowerCase().replace(/^::ffff:(?=\d+\.)/, '');
+  return ip === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(ip);
+}
+
+/**
  * Whether a `Host` header names this machine, as a DNS-rebinding defence: a page of another site
  * that makes its own name resolve to 127.0.0.1 still sends its own name here.
  * @param {string | undefined} host

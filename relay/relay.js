@@ -17,6 +17,7 @@ import {
   hostName,
   isApiPath,
   isLoopbackHost,
+  isLoopbackPeer,
   PROTOCOL_VERSION,
   RELAY_PATH,
   WINDOW_BYTES,
@@ -141,6 +142,8 @@ export class Relay {
   /** A name callers may address besides this machine's: the non-loopback address listened on. */
   /** @type {string | null} */
   #extraHost;
+  /** Whether it listens on every interface (0.0.0.0, ::): then only this machine may call. */
+  #anyAddress = false;
   /** The code the next pairing must show; a new one once it is used. */
   #code = token();
   /** The paired tab's session, to let it back in after a reload; null when nobody is paired. */
@@ -171,6 +174,7 @@ export class Relay {
     this.#appUrl = new URL(options.app);
     this.#appOrigin = this.#appUrl.origin;
     this.#log = options.log;
+    this.#anyAddress = isAnyAddress(options.host);
     const listening = hostName(options.host.includes(':') ? `[${options.host}]` : options.host);
     this.#extraHost =
       listening === null || isLoopbackHost(listening) || isAnyAddress(options.host)
@@ -193,6 +197,17 @@ export class Relay {
     // Kept: the address is gone once the server closes, and messages still name it.
     this.#origin = `http://${host}:${address.port}`;
     return this.#origin;
+  }
+
+  /** Who may call, in a line for the terminal: what the address listened on exposes. */
+  get exposure() {
+    if (this.#extraHost !== null) {
+      return `Callers: this machine and the network, at ${this.origin} (with a key the tab accepts).`;
+    }
+    if (this.#anyAddress) {
+      return 'Callers: this machine only. The relay listens on every interface but refuses callers from the network; to serve the network, start it with --host set to this machine’s network address.';
+    }
+    return 'Callers: this machine only.';
   }
 
   /** The base address for gateways and `curl`: `{origin}/v1`. */
@@ -241,6 +256,16 @@ export class Relay {
   }
 
   /**
+   * Whether a connection's peer may call: any where the user named a network address to listen
+   * on; otherwise only this machine (on 127.0.0.1 no other can reach it, and on every interface,
+   * 0.0.0.0 or ::, a `Host` header saying localhost proves nothing).
+   * @param {string | undefined} address
+   */
+  #peerAllowed(address) {
+    return this.#extraHost !== null || isLoopbackPeer(address);
+  }
+
+  /**
    * Whether a request's `Host` names this machine, or the address the relay was told to listen on.
    * @param {string | undefined} host
    */
@@ -253,6 +278,16 @@ export class Relay {
    * @param {ServerResponse} res
    */
   #onRequest(req, res) {
+    if (!this.#peerAllowed(req.socket.remoteAddress)) {
+      fail(
+        res,
+        403,
+        'forbidden_peer',
+        'permission_error',
+        'This relay answers only callers on this machine. To serve the network, start it with --host set to this machine’s network address.',
+      );
+      return;
+    }
     if (!this.#hostAllowed(req.headers.host)) {
       fail(
         res,
@@ -373,6 +408,7 @@ export class Relay {
     };
     const url = new URL(req.url ?? '/', 'http://relay');
     if (url.pathname !== RELAY_PATH) return refuse(403, 'not the relay path');
+    if (!this.#peerAllowed(req.socket.remoteAddress)) return refuse(403, 'not on this machine');
     if (!this.#hostAllowed(req.headers.host)) return refuse(403, 'addressed to another host');
     if (req.headers.origin !== this.#appOrigin) {
       return refuse(

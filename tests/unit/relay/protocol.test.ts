@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { isApiPath, isLoopbackHost, isLoopbackRelayUrl } from '../../../relay/protocol.js';
+import {
+  isApiPath,
+  isLoopbackHost,
+  isLoopbackPeer,
+  isLoopbackRelayUrl,
+} from '../../../relay/protocol.js';
 
 describe('the relay’s rules', () => {
   it.each([
@@ -33,6 +38,21 @@ describe('the relay’s rules', () => {
     [undefined, false],
   ])('counts the Host %s as this machine: %s', (host, expected) => {
     expect(isLoopbackHost(host)).toBe(expected);
+  });
+
+  it.each([
+    ['127.0.0.1', true],
+    ['127.8.9.10', true],
+    ['::1', true],
+    ['::ffff:127.0.0.1', true],
+    ['192.0.2.2', false],
+    ['::ffff:192.0.2.2', false],
+    ['fd00::2', false],
+    ['127.0.0.1.5', false],
+    ['', false],
+    [undefined, false],
+  ])('counts the peer address %s as this machine: %s', (address, expected) => {
+    expect(isLoopbackPeer(address)).toBe(expected);
   });
 
   it.each([

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket as NodeWebSocket } from 'ws';
 import { loadConfig } from '../../../relay/config.js';
-import { WINDOW_BYTES } from '../../../relay/protocol.js';
+import { RELAY_PATH, WINDOW_BYTES } from '../../../relay/protocol.js';
 import { startRelay, type Relay } from '../../../relay/relay.js';
 import { RelayLink, type Replay } from '../../../src/ui/relay-link';
 import { echoBody, echoStack, eventually, sleep } from '../helpers';
@@ -271,6 +271,46 @@ describe('the relay refuses', () => {
       // Not paired: 503 is the API's answer, as against 403 for a refused Host.
       expect((await get(`${lanAddress}:${new URL(r.origin).port}`)).status).toBe(503);
       expect((await get('evil.example')).status).toBe(403);
+    },
+  );
+
+  it.skipIf(lanAddress === undefined)(
+    'a caller on the network, on every interface (0.0.0.0), whatever Host it claims, and its WebSocket too',
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'hearth-relay-'));
+      const r = await startRelay({
+        port: 0,
+        host: '0.0.0.0',
+        app: APP,
+        configFile: join(dir, 'relay.json'),
+        log: () => undefined,
+      });
+      cleanups.push(() => r.close());
+      expect(r.exposure).toMatch(/^Callers: this machine only\. .*--host/);
+      const port = new URL(r.origin).port;
+      // From this machine: answered (503: no tab is paired yet).
+      expect((await send(r, '/v1/openai/models', { headers: { host: 'localhost' } })).status).toBe(
+        503,
+      );
+      // From the network, by the machine's network address, claiming to be localhost: refused.
+      const fromNetwork = await send(
+        { origin: `http://${lanAddress}:${port}` } as Relay,
+        '/v1/openai/models',
+        { headers: { host: `localhost:${port}` } },
+      );
+      expect(fromNetwork.status).toBe(403);
+      expect(JSON.parse(fromNetwork.body).error.code).toBe('forbidden_peer');
+      const socket = new NodeWebSocket(`ws://${lanAddress}:${port}${RELAY_PATH}`, {
+        origin: new URL(APP).origin,
+        headers: { host: `localhost:${port}` },
+      });
+      const status = await new Promise<number>((resolve) => {
+        socket.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+        socket.on('open', () => resolve(101));
+        socket.on('error', () => resolve(0));
+      });
+      socket.terminate();
+      expect(status).toBe(403);
     },
   );
 
