@@ -102,6 +102,70 @@ function fail(res, status, code, type, message, headers = {}) {
 }
 
 /**
+ * `text` with its control characters (C0, DEL, C1; not the line's own spaces) written as `\xNN`,
+ * so that nothing a caller sends can act on the terminal that shows the log.
+ * @param {string} text
+ */
+export function printable(text) {
+  return text.replace(
+    // eslint-disable-next-line no-control-regex -- control characters are what it finds
+    /[\u0000-\u001f\u007f-\u009f]/g,
+    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  );
+}
+
+/** Lines logged at most `limit` a window; the rest counted, and said in one line after it. */
+export class RateLimitedLog {
+  #log;
+  #limit;
+  #windowMs;
+  #count = 0;
+  #dropped = 0;
+  /** @type {ReturnType<typeof setTimeout> | null} */
+  #timer = null;
+
+  /**
+   * @param {(line: string) => void} log
+   * @param {number} [limit]
+   * @param {number} [windowMs]
+   */
+  constructor(log, limit = 10, windowMs = 10_000) {
+    this.#log = log;
+    this.#limit = limit;
+    this.#windowMs = windowMs;
+  }
+
+  /** @param {string} line */
+  note(line) {
+    if (this.#timer === null) {
+      this.#timer = setTimeout(() => this.#flush(), this.#windowMs);
+      this.#timer.unref();
+    }
+    if (this.#count < this.#limit) {
+      this.#count += 1;
+      this.#log(line);
+    } else {
+      this.#dropped += 1;
+    }
+  }
+
+  #flush() {
+    if (this.#dropped > 0) {
+      this.#log(`… and ${this.#dropped} more like it in ${this.#windowMs / 1000} s, not shown.`);
+    }
+    this.#count = 0;
+    this.#dropped = 0;
+    this.#timer = null;
+  }
+
+  /** Says what was held back, and stops. */
+  close() {
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#flush();
+  }
+}
+
+/**
  * Whether `address` means every interface (`0.0.0.0`, `::`).
  * @param {string} address
  */
@@ -144,6 +208,8 @@ export class Relay {
   #extraHost;
   /** Whether it listens on every interface (0.0.0.0, ::): then only this machine may call. */
   #anyAddress = false;
+  /** Refused connections, logged at a bounded rate: anyone on the machine can try thousands. */
+  #refusals = new RateLimitedLog((line) => this.#log(line));
   /** The code the next pairing must show; a new one once it is used. */
   #code = token();
   /** The paired tab's session, to let it back in after a reload; null when nobody is paired. */
@@ -173,7 +239,9 @@ export class Relay {
     this.#key = key;
     this.#appUrl = new URL(options.app);
     this.#appOrigin = this.#appUrl.origin;
-    this.#log = options.log;
+    // Every line is made printable: a caller's Origin may carry control bytes (C1's 0x9B is a
+    // terminal's escape sequence introducer).
+    this.#log = (line) => options.log(printable(line));
     this.#anyAddress = isAnyAddress(options.host);
     const listening = hostName(options.host.includes(':') ? `[${options.host}]` : options.host);
     this.#extraHost =
@@ -247,6 +315,7 @@ export class Relay {
   /** Stops listening; requests in flight end, the tab is told by its socket closing. */
   async close() {
     clearInterval(this.#heartbeat);
+    this.#refusals.close();
     for (const client of this.#wss.clients) client.terminate();
     this.#wss.close();
     await new Promise((resolve) => {
@@ -401,7 +470,7 @@ export class Relay {
    */
   #onUpgrade(req, socket, head) {
     const refuse = (/** @type {number} */ status, /** @type {string} */ reason) => {
-      this.#log(`Refused a connection: ${reason}`);
+      this.#refusals.note(`Refused a connection: ${reason}`);
       socket.end(
         `HTTP/1.1 ${status} ${status === 409 ? 'Conflict' : 'Forbidden'}\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(reason)}\r\n\r\n${reason}`,
       );

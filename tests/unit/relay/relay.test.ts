@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket as NodeWebSocket } from 'ws';
 import { loadConfig } from '../../../relay/config.js';
 import { RELAY_PATH, WINDOW_BYTES } from '../../../relay/protocol.js';
-import { startRelay, type Relay } from '../../../relay/relay.js';
+import { printable, RateLimitedLog, startRelay, type Relay } from '../../../relay/relay.js';
 import { RelayLink, type Replay } from '../../../src/ui/relay-link';
 import { echoBody, echoStack, eventually, sleep } from '../helpers';
 
@@ -349,6 +349,49 @@ describe('the relay refuses', () => {
     expect(await refused(app, `code=${code}`)).toBe(403);
     expect(await refused(app, `code=${codeOf(r)}`)).toBe(409);
     expect(log.join('\n')).toMatch(/origin 'http:\/\/evil.example' is not the app's/);
+  });
+});
+
+describe('the relay’s log', () => {
+  it('shows a caller’s control bytes escaped, never as they are', () => {
+    expect(printable('origin \u009b31m evil\u0007 \u001b[2J')).toBe(
+      'origin \\x9b31m evil\\x07 \\x1b[2J',
+    );
+    expect(printable('plain words, é and 日本')).toBe('plain words, é and 日本');
+  });
+
+  it('logs refused connections at a bounded rate, and says how many it held back', async () => {
+    const { relay: r, log } = await relay();
+    const attempts = Array.from({ length: 60 }, async () => {
+      const socket = new NodeWebSocket(r.wsUrl, { origin: 'http://evil.example\u009b' });
+      await new Promise((resolve) => {
+        socket.on('unexpected-response', resolve);
+        socket.on('error', resolve);
+      });
+      socket.terminate();
+    });
+    await Promise.all(attempts);
+    const refused = log.filter((line) => line.startsWith('Refused a connection'));
+    expect(refused).toHaveLength(10);
+    for (const line of refused) expect(line).not.toMatch(/[\u0080-\u009f]/);
+    expect(refused[0]).toContain('\\x9b');
+    await r.close();
+    expect(log.at(-1)).toBe('… and 50 more like it in 10 s, not shown.');
+  });
+
+  it('starts counting again in a new window', async () => {
+    const lines: string[] = [];
+    const limited = new RateLimitedLog((line) => lines.push(line), 2, 20);
+    for (let i = 0; i < 5; i += 1) limited.note(`line ${i}`);
+    await sleep(40);
+    limited.note('line 5');
+    limited.close();
+    expect(lines).toEqual([
+      'line 0',
+      'line 1',
+      '… and 3 more like it in 0.02 s, not shown.',
+      'line 5',
+    ]);
   });
 });
 
