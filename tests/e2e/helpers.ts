@@ -27,6 +27,20 @@ export function chromiumOnly(browserName: string, why: string): void {
   test.skip(browserName !== 'chromium', `Chromium only: ${why}`);
 }
 
+/**
+ * Makes `client` in the page: the `openai` SDK (loaded by `openApp`) pointed at the app's
+ * `v1/openai`, as a user's code would make it.
+ */
+export async function makeClient(page: Page, apiKey = 'sk-local'): Promise<void> {
+  await page.evaluate((apiKey) => {
+    globalThis.client = new OpenAI({
+      baseURL: new URL('v1/openai', location.href).href,
+      apiKey,
+      dangerouslyAllowBrowser: true,
+    });
+  }, apiKey);
+}
+
 /** `GET /v1/hearth/status` from a page of the app. */
 export function hostStatus(page: Page) {
   return page.evaluate(async () => {

@@ -11,7 +11,7 @@ import { expect, test, type Page } from '@playwright/test';
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { THINKING_PIECES, TOOL_CALL_PIECES } from '../../scripts/fixture-gguf.mjs';
 import { THINKING_FIXTURE_ID, TOOLS_FIXTURE_ID } from './fixture-model';
-import { KEY, openApp } from './helpers';
+import { KEY, makeClient, openApp } from './helpers';
 import { ModelServer } from './model-server';
 
 const server = new ModelServer();
@@ -97,13 +97,7 @@ test.describe('tool calls and reasoning of GGUF models through llama.cpp', () =>
     const context = await browser.newContext({ baseURL: testInfo.project.use.baseURL });
     page = await context.newPage();
     await openApp(page);
-    await page.evaluate(() => {
-      globalThis.client = new OpenAI({
-        baseURL: new URL('v1/openai', location.href).href,
-        apiKey: 'sk-local',
-        dangerouslyAllowBrowser: true,
-      });
-    });
+    await makeClient(page);
     for (const model of [TOOLS_FIXTURE_ID, THINKING_FIXTURE_ID]) {
       const phase = await page.evaluate(
         async ({ model, KEY }) => {

@@ -9,7 +9,7 @@
 import { expect, test, type Page } from '@playwright/test';
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { FIXTURE_PIECES, FIXTURE_SENTENCE } from '../../scripts/fixture-gguf.mjs';
-import { KEY, openApp } from './helpers';
+import { KEY, makeClient, openApp } from './helpers';
 import { ModelServer } from './model-server';
 
 const MODEL = 'e2e/fixture-GGUF:F32';
@@ -90,13 +90,7 @@ test.describe('a GGUF model through llama.cpp', () => {
     const context = await browser.newContext({ baseURL: testInfo.project.use.baseURL });
     page = await context.newPage();
     await openApp(page);
-    await page.evaluate(() => {
-      globalThis.client = new OpenAI({
-        baseURL: new URL('v1/openai', location.href).href,
-        apiKey: 'sk-local',
-        dangerouslyAllowBrowser: true,
-      });
-    });
+    await makeClient(page);
     const download = await post(page, `v1/hearth/models/${MODEL}/download`, { stream: false });
     expect(download.body).toMatchObject({ model: MODEL, phase: 'done' });
   });
