@@ -219,7 +219,14 @@ for (const suffix of ['v1/openai', 'v1']) {
         const held = [client.chat.completions.create(body('a b c d e f g h i j', 200), opts)];
         for (let i = 0; i < 32; i += 1)
           held.push(client.chat.completions.create(body(`q${i}`, 0), opts));
-        await new Promise((r) => setTimeout(r, 300));
+        // Until all 32 wait (a fixed pause was too short for Firefox under load).
+        for (let waiting = 0; waiting < 32;) {
+          await new Promise((r) => setTimeout(r, 50));
+          const status = await fetch('v1/hearth/status', {
+            headers: { authorization: 'Bearer sk-local' },
+          });
+          waiting = ((await status.json()) as { queue: { waiting: number } }).queue.waiting;
+        }
         const refused = await client.chat.completions
           .create(body('one too many', 0), { maxRetries: 0 })
           .then(
