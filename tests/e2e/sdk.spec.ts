@@ -215,17 +215,29 @@ for (const suffix of ['v1/openai', 'v1']) {
           }) as Parameters<typeof client.chat.completions.create>[0] & { stream?: false };
         const abort = new AbortController();
         const opts = { signal: abort.signal, maxRetries: 0 };
-        // One running (slow), 32 waiting behind it: the queue is full.
-        const held = [client.chat.completions.create(body('a b c d e f g h i j', 200), opts)];
+        // One running (slow: a minute unless aborted), 32 waiting behind it: the queue is full.
+        const slow = Array.from({ length: 60 }, (_, i) => `w${i}`).join(' ');
+        const held = [client.chat.completions.create(body(slow, 1000), opts)];
         for (let i = 0; i < 32; i += 1)
           held.push(client.chat.completions.create(body(`q${i}`, 0), opts));
-        // Until all 32 wait (a fixed pause was too short for Firefox under load).
-        for (let waiting = 0; waiting < 32;) {
+        // Until all 32 wait: Firefox under load can take seconds to hand them all to the
+        // service worker, so neither a fixed pause nor a short head request will do.
+        let waiting = 0;
+        for (const deadline = Date.now() + 30_000; waiting < 32 && Date.now() < deadline;) {
           await new Promise((r) => setTimeout(r, 50));
           const status = await fetch('v1/hearth/status', {
             headers: { authorization: 'Bearer sk-local' },
           });
           waiting = ((await status.json()) as { queue: { waiting: number } }).queue.waiting;
+        }
+        if (waiting < 32) {
+          abort.abort();
+          return {
+            name: `only ${waiting} waiting after 30 s`,
+            status: 0,
+            code: '',
+            retryAfter: null,
+          };
         }
         const refused = await client.chat.completions
           .create(body('one too many', 0), { maxRetries: 0 })
