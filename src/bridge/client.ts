@@ -4,6 +4,14 @@
  * goes to the engine worker through the host port, so every request streams on its own port
  * and can be cancelled alone. When the host dies (`hostLost`), its requests fail at once with
  * `HostLostError`, which the endpoint may answer by running them on the next host.
+ *
+ * What a chat reply may hold here is bounded. The engine worker sends at most a window of it
+ * ahead of the reader, which grants credit back as it reads; with none left, the engine waits.
+ * So that one reader cannot hold the engine for ever, a request whose reader takes nothing for
+ * `readerWaitMs` while the engine waits on it ends with `reader_too_slow`: what it held is
+ * dropped, its generation is stopped, and the next request runs. Finished replies wait for their
+ * readers, up to `totalBytes` across every request; beyond that, the one whose reader has gone
+ * longest without reading ends the same way.
  */
 import {
   HostLostError,
@@ -18,6 +26,8 @@ import type { HostStatus } from '../openai/status';
 import type { ChatRequest } from '../openai/types';
 import { Channel } from './channel';
 import {
+  eventBytes,
+  REPLY_WINDOW_BYTES,
   replyToEvent,
   type HostPortMessage,
   type ReplyMessage,
@@ -26,6 +36,21 @@ import {
 
 /** Resolves to the current host port, or throws 503 `engine_unavailable`. */
 export type HostPortSource = () => Promise<MessagePort>;
+
+/** Limits on what replies may hold in the service worker. */
+export interface FlowOptions {
+  /** Bytes of a reply the engine may send ahead of its reader (`eventBytes`). */
+  windowBytes?: number;
+  /** Longest a reader may take nothing while the engine waits on it. */
+  readerWaitMs?: number;
+  /** Most bytes of replies held for their readers, across every request. */
+  totalBytes?: number;
+}
+
+/** How long the engine waits on a reader that takes nothing (DESIGN §1: half the stall limit). */
+export const READER_WAIT_MS = 30_000;
+/** What replies may hold across every request: 64 windows. */
+export const TOTAL_REPLY_BYTES = 64 * REPLY_WINDOW_BYTES;
 
 const STATUS_TIMEOUT_MS = 3000;
 /** How long a management request (cancel, delete, unload, inspect) may take. */
@@ -54,6 +79,30 @@ function send(port: MessagePort, message: RequestMessage): void {
   port.postMessage(message);
 }
 
+function tooSlow(seconds: number): OpenAIError {
+  return new OpenAIError(
+    'reader_too_slow',
+    `The reader took nothing of this reply for ${seconds} s while the engine waited on it; the request was stopped.`,
+  );
+}
+
+function crowdedOut(): OpenAIError {
+  return new OpenAIError(
+    'reader_too_slow',
+    'The service worker holds as much unread reply as it may, and this reader had gone longest without reading; the request was stopped.',
+  );
+}
+
+/** One chat reply's flow: what it holds unread, and the credit the engine worker has. */
+interface Flow {
+  /** Bytes held for the reader. */
+  unread: number;
+  /** When the reader last took something. */
+  lastTake: number;
+  /** Ends the request with `reader_too_slow`, dropping what it holds. */
+  stop: (error: OpenAIError) => void;
+}
+
 /** A `ChatBackend` that runs requests in the engine worker behind the host port. */
 export class PortBackend implements ModelBackend {
   readonly #hostPort: HostPortSource;
@@ -61,9 +110,23 @@ export class PortBackend implements ModelBackend {
   readonly #running = new Map<MessagePort, Set<(error: OpenAIError) => void>>();
   /** Ports of hosts known to be gone, in case one is handed out just as its host dies. */
   readonly #lost = new WeakSet<MessagePort>();
+  readonly #window: number;
+  readonly #readerWaitMs: number;
+  readonly #totalBytes: number;
+  /** Chat replies holding something for their readers. */
+  readonly #flows = new Set<Flow>();
+  #buffered = 0;
 
-  constructor(hostPort: HostPortSource) {
+  constructor(hostPort: HostPortSource, flow: FlowOptions = {}) {
     this.#hostPort = hostPort;
+    this.#window = flow.windowBytes ?? REPLY_WINDOW_BYTES;
+    this.#readerWaitMs = flow.readerWaitMs ?? READER_WAIT_MS;
+    this.#totalBytes = flow.totalBytes ?? TOTAL_REPLY_BYTES;
+  }
+
+  /** Bytes of chat replies (`eventBytes`) held for their readers, across every request. */
+  get bufferedBytes(): number {
+    return this.#buffered;
   }
 
   /** Requests that have not ended, on every host. */
@@ -86,8 +149,9 @@ export class PortBackend implements ModelBackend {
       type: 'chat/start',
       requestId: options.requestId ?? '',
       request,
+      window: this.#window,
     };
-    return this.#request(start, options, chatReply);
+    return this.#request(start, options, chatReply, true);
   }
 
   /** Puts `model` on the host's GPU; the channel ends when it is loaded. */
@@ -157,16 +221,60 @@ export class PortBackend implements ModelBackend {
     first: RequestMessage,
     options: ChatOptions,
     read: (message: ReplyMessage) => { item?: T; end?: boolean },
+    flowControlled = false,
   ): Channel<T> {
     const { signal } = options;
-    const items = new Channel<T>();
+    let port: MessagePort | undefined;
+    let ended = false;
+    // Flow control (chat replies): what the reader took since the last grant, and whether the
+    // engine worker has spent its credit and waits.
+    const flow: Flow = { unread: 0, lastTake: Date.now(), stop: (error) => stop(error) };
+    let received = 0;
+    let granted = this.#window;
+    let owed = 0;
+    let readerTimer: ReturnType<typeof setTimeout> | undefined;
+    const held = (bytes: number) => {
+      flow.unread += bytes;
+      this.#buffered += bytes;
+      if (flow.unread > 0) this.#flows.add(flow);
+      else this.#flows.delete(flow);
+    };
+    /** While the engine waits on this reader, it has `readerWaitMs` to take something. */
+    const watchReader = () => {
+      clearTimeout(readerTimer);
+      readerTimer = undefined;
+      if (ended || received < granted) return;
+      const ms = this.#readerWaitMs;
+      readerTimer = setTimeout(() => stop(tooSlow(Math.round(ms / 1000))), ms);
+    };
+    const watch = flowControlled
+      ? {
+          onTake: (item: T) => {
+            const bytes = eventBytes(item as ChatEvent);
+            held(-bytes);
+            flow.lastTake = Date.now();
+            owed += bytes;
+            if (port && !ended && owed >= this.#window / 4) {
+              send(port, { type: 'chat/credit', bytes: owed });
+              granted += owed;
+              owed = 0;
+            }
+            watchReader();
+          },
+          onDrop: (dropped: readonly T[]) => {
+            for (const item of dropped) held(-eventBytes(item as ChatEvent));
+          },
+        }
+      : {};
+    const items = new Channel<T>(undefined, watch);
     if (signal.aborted) {
       items.fail(cancelled());
       return items;
     }
-    let port: MessagePort | undefined;
     let untrack = () => {};
     const finish = () => {
+      ended = true;
+      clearTimeout(readerTimer);
       signal.removeEventListener('abort', onAbort);
       untrack();
       port?.close();
@@ -177,7 +285,15 @@ export class PortBackend implements ModelBackend {
     };
     const onAbort = () => {
       if (port) send(port, { type: 'chat/cancel' });
-      fail(cancelled());
+      finish();
+      // Nobody reads a cancelled reply: what it held goes now.
+      items.discard(cancelled());
+    };
+    /** Ends the request for its reader's sake: the engine stops, what it held is dropped. */
+    const stop = (error: OpenAIError) => {
+      if (port && !ended) send(port, { type: 'chat/cancel' });
+      finish();
+      items.discard(error);
     };
     signal.addEventListener('abort', onAbort);
     this.#hostPort().then(
@@ -197,16 +313,34 @@ export class PortBackend implements ModelBackend {
             return;
           }
           const { item, end } = read(message);
-          if (item !== undefined) items.push(item);
-          if (end) {
-            finish();
-            items.close();
+          if (end) finish();
+          if (item !== undefined) {
+            if (flowControlled) {
+              const bytes = eventBytes(item as ChatEvent);
+              received += bytes;
+              held(bytes);
+            }
+            items.push(item);
+            if (flowControlled) {
+              watchReader();
+              if (this.#buffered > this.#totalBytes) this.#crowdOut();
+            }
           }
+          if (end) items.close();
         };
       },
       (err: unknown) => fail(OpenAIError.from(err)),
     );
     return items;
+  }
+
+  /** Too much is held for readers: ends the request whose reader has gone longest without reading. */
+  #crowdOut(): void {
+    let stalest: Flow | undefined;
+    for (const flow of this.#flows) {
+      if (!stalest || flow.lastTake < stalest.lastTake) stalest = flow;
+    }
+    stalest?.stop(crowdedOut());
   }
 
   #track(host: MessagePort, fail: (error: OpenAIError) => void): () => void {

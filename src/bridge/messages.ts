@@ -22,7 +22,58 @@ import type { HostStatus } from '../openai/status';
 import type { ChatRequest, FinishReason, ToolCall } from '../openai/types';
 
 /** Bumped whenever any message below changes shape. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
+
+/** Most tokens in one `chat/tokens` message; bounds the size of a batch from a very fast engine. */
+export const MAX_TOKEN_BATCH = 256;
+
+/**
+ * Bytes of a reply the engine worker may send ahead of what the service worker's reader has
+ * taken (its credit, which `chat/start` carries and `chat/credit` tops up). 256 KiB: the relay's
+ * window too; minutes of a real model's output, and enough that a reader keeping up with the
+ * echo engine at full speed never waits for a grant.
+ */
+export const REPLY_WINDOW_BYTES = 256 * 1024;
+
+/** What a token costs in memory besides its text (its string and array slot, roughly). */
+const TOKEN_OVERHEAD_BYTES = 32;
+
+function textBytes(text: string): number {
+  return TOKEN_OVERHEAD_BYTES + 2 * text.length;
+}
+
+/**
+ * The bytes a chat event is counted as against its request's window: about what it holds in
+ * memory (UTF-16 text and a fixed cost per token), computed alike on both sides of the port.
+ */
+export function eventBytes(event: ChatEvent): number {
+  switch (event.type) {
+    case 'tokens': {
+      let bytes = 0;
+      for (const token of event.tokens) {
+        if (typeof token === 'string') {
+          bytes += textBytes(token);
+          continue;
+        }
+        bytes += textBytes(token.text);
+        for (const logprob of token.logprobs ?? []) {
+          for (const one of [logprob, ...logprob.top_logprobs])
+            bytes += textBytes(one.token) + 8 * (one.bytes?.length ?? 0);
+        }
+      }
+      return bytes;
+    }
+    case 'tool_calls':
+      return textBytes(JSON.stringify(event.calls));
+    case 'choices':
+      return textBytes(JSON.stringify(event.choices));
+    case 'state':
+    case 'end':
+      return TOKEN_OVERHEAD_BYTES;
+    default:
+      return unreachable(event);
+  }
+}
 
 /**
  * The Web Lock an engine worker holds for its whole life. The service worker asks for it too: it
@@ -87,8 +138,11 @@ export type HostPortMessage = { type: 'request/open'; port: MessagePort; first: 
 
 /** On a request port, service worker → engine worker. */
 export type RequestMessage =
-  | { type: 'chat/start'; requestId: string; request: ChatRequest }
+  /** `window`: the bytes of reply (`eventBytes`) the worker may send before it needs credit. */
+  | { type: 'chat/start'; requestId: string; request: ChatRequest; window: number }
   | { type: 'chat/cancel' }
+  /** The reader took `bytes` of the reply: the worker may send that much more. */
+  | { type: 'chat/credit'; bytes: number }
   /** Put a model on the GPU; answered by `model/loaded` or `chat/error`. */
   | { type: 'model/load'; requestId: string; model: string }
   /** Start or join a download; answered by `model/progress` until it ends, then the port closes. */

@@ -3,7 +3,9 @@
  * The engine worker's side of the bridge: it serves every request port the service worker opens
  * on a host port, runs the request on a `ChatBackend` (the queue), and pushes the reply back as
  * it is produced. Tokens are batched per turn of the event loop: a fast engine costs a few
- * messages, not one per token, and the first token leaves at once.
+ * messages, not one per token, and the first token leaves at once. A reply goes no further than
+ * its window ahead of the service worker's reader: with no credit left, the server stops reading
+ * the queue's channel (and so the engine pauses) until the service worker grants more.
  */
 import type {
   ChatBackend,
@@ -17,14 +19,14 @@ import { OpenAIError } from '../openai/errors';
 import type { HostStatus } from '../openai/status';
 import type { ChatRequest } from '../openai/types';
 import {
+  eventBytes,
+  MAX_TOKEN_BATCH,
+  replyToEvent,
   unreachable,
   type HostPortMessage,
   type ReplyMessage,
   type RequestMessage,
 } from './messages';
-
-/** Most tokens in one message; bounds the size of a batch from a very fast engine. */
-const MAX_BATCH = 256;
 /**
  * How long to wait for the service worker to say whether a request's page is still there. No
  * answer means the service worker is gone, and with it the fetch: the request is dropped.
@@ -54,7 +56,7 @@ class TokenBatcher {
 
   add(tokens: readonly Token[]): void {
     for (const token of tokens) this.#tokens.push(token);
-    if (!this.#sentAny || this.#tokens.length >= MAX_BATCH) {
+    if (!this.#sentAny || this.#tokens.length >= MAX_TOKEN_BATCH) {
       this.flush();
     } else if (!this.#scheduled) {
       this.#scheduled = true;
@@ -71,6 +73,48 @@ class TokenBatcher {
     const tokens = this.#tokens;
     this.#tokens = [];
     this.#post({ type: 'chat/tokens', tokens });
+  }
+}
+
+/** What a reply may still send before its reader catches up (`chat/start`'s window, topped up). */
+class Credit {
+  #bytes: number;
+  #waiter: (() => void) | undefined;
+
+  constructor(bytes: number) {
+    this.#bytes = bytes;
+  }
+
+  get exhausted(): boolean {
+    return this.#bytes <= 0;
+  }
+
+  spend(bytes: number): void {
+    this.#bytes -= bytes;
+  }
+
+  grant(bytes: number): void {
+    this.#bytes += bytes;
+    if (!this.exhausted) this.#wake();
+  }
+
+  /** Resolves when there is credit again, or at once when `signal` aborts. */
+  wait(signal: AbortSignal): Promise<void> {
+    if (!this.exhausted || signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      this.#waiter = done;
+      signal.addEventListener('abort', done);
+    });
+  }
+
+  #wake(): void {
+    const waiter = this.#waiter;
+    this.#waiter = undefined;
+    waiter?.();
   }
 }
 
@@ -126,13 +170,23 @@ export class HostServer {
         };
         post({ type: 'chat/ask-alive' });
       });
+    let credit: Credit | undefined;
     const handle = (message: RequestMessage) => {
       switch (message.type) {
         case 'chat/start': {
           const options = { signal: abort.signal, requestId: message.requestId, alive };
-          void this.#run(message.request, options, post).finally(() => port.close());
+          const window = (credit = new Credit(message.window));
+          const send = (reply: ReplyMessage) => {
+            const event = replyToEvent(reply);
+            if (event) window.spend(eventBytes(event));
+            post(reply);
+          };
+          void this.#run(message.request, options, send, window).finally(() => port.close());
           return;
         }
+        case 'chat/credit':
+          credit?.grant(message.bytes);
+          return;
         case 'model/load': {
           const options = { signal: abort.signal, requestId: message.requestId };
           void this.#load(message.model, options, post).finally(() => port.close());
@@ -243,6 +297,7 @@ export class HostServer {
     request: ChatRequest,
     options: ChatOptions,
     post: (message: ReplyMessage) => void,
+    credit: Credit,
   ): Promise<void> {
     this.#count(1);
     const batcher = new TokenBatcher(post);
@@ -282,6 +337,8 @@ export class HostServer {
           default:
             unreachable(event);
         }
+        // Its reader is a whole window behind: read no further (the engine pauses behind this).
+        if (credit.exhausted) await credit.wait(options.signal);
       }
     } catch (err) {
       batcher.flush();

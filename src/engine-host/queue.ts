@@ -3,14 +3,18 @@
  * The FIFO queue in front of the engines: one generation at a time, at most `maxWaiting`
  * requests behind it (then 429). A request leaves the queue the moment its signal aborts; a
  * running one stops its engine. A request that had to wait asks, when it reaches the front,
- * whether its page is still there, and is dropped if not. The queue never waits for a reader:
- * replies are buffered in each request's channel, so a slow client cannot hold the engine.
+ * whether its page is still there, and is dropped if not. A generation runs at most
+ * `MAX_AHEAD` events ahead of whoever reads its channel: the bridge stops reading when the
+ * service worker's reader is a whole window behind (src/bridge), and so the engine pauses with it;
+ * the service worker ends a request whose reader takes nothing for too long, and the queue moves
+ * on.
  *
  * Some work must run alone on the engines, because WebLLM's `reload()` and `unload()` take no
  * lock (notes §8): a preload, an unload, a deletion. It runs after the request running and before
  * those waiting, and nothing starts until it is done.
  */
 import { Channel } from '../bridge/channel';
+import { MAX_TOKEN_BATCH } from '../bridge/messages';
 import {
   clientGone,
   type LoadingBackend,
@@ -24,6 +28,11 @@ import type { Engine } from './engine';
 
 /** Requests allowed to wait behind the running one (DESIGN §3). */
 export const MAX_WAITING = 32;
+/**
+ * Events (one token each) a generation may run ahead of its reader before the engine waits; the
+ * bridge batches at most `MAX_TOKEN_BATCH` tokens a message, so it always has a batch to send.
+ */
+export const MAX_AHEAD = 2 * MAX_TOKEN_BATCH;
 /** Seconds a client told `queue_full` should wait. */
 const QUEUE_FULL_RETRY_AFTER_S = 5;
 
@@ -322,6 +331,7 @@ export class EngineQueue implements LoadingBackend {
       }
       // A plain token travels as a string: the common case stays cheap.
       events.push({ type: 'tokens', tokens: [tokenOf(output)] });
+      if (events.size >= MAX_AHEAD) await events.whenBelow(MAX_AHEAD / 2);
     }
     events.close();
   }

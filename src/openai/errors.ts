@@ -32,6 +32,9 @@ const CODES = {
   storage_full: [507, 'server_error'],
   // Only ever sent in-band, as the last event of a stream that produced no token for too long.
   engine_stalled: [500, 'server_error'],
+  // Only ever sent in-band: the stream's reader took nothing for too long while the engine waited
+  // on it, or while the service worker's buffers were full and it had gone longest without reading.
+  reader_too_slow: [408, 'invalid_request_error'],
   engine_unavailable: [503, 'unavailable_error'],
   webgpu_unavailable: [503, 'unavailable_error'],
   engine_busy: [503, 'unavailable_error'],

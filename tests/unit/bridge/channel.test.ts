@@ -68,4 +68,65 @@ describe('Channel', () => {
     }
     expect(expected).toBe(100_000);
   });
+
+  it('tells its watcher of every item taken, handed over or read from the buffer', async () => {
+    const taken: number[] = [];
+    const channel = new Channel<number>(undefined, { onTake: (n) => taken.push(n) });
+    const waiting = channel.next();
+    channel.push(1); // to the reader already waiting
+    channel.push(2);
+    channel.push(3);
+    expect(taken).toEqual([1]);
+    expect(await waiting).toEqual({ done: false, value: 1 });
+    await channel.next();
+    expect(taken).toEqual([1, 2]);
+  });
+
+  it('tells its watcher what it throws away, on return and on discard', async () => {
+    const dropped: number[][] = [];
+    const returned = new Channel<number>(undefined, {
+      onDrop: (items) => dropped.push([...items]),
+    });
+    returned.push(1);
+    returned.push(2);
+    await returned.next();
+    await returned.return();
+    const discarded = new Channel<number>(undefined, {
+      onDrop: (items) => dropped.push([...items]),
+    });
+    discarded.push(3);
+    discarded.discard(new Error('too slow'));
+    expect(dropped).toEqual([[2], [3]]);
+    await expect(discarded.next()).rejects.toThrow('too slow');
+  });
+
+  it('discards what a finished channel still holds, ending it with the error instead', async () => {
+    const channel = new Channel<number>();
+    channel.push(1);
+    channel.close();
+    channel.discard(new Error('crowded out'));
+    await expect(channel.next()).rejects.toThrow('crowded out');
+    const read = new Channel<number>();
+    read.close();
+    read.discard(new Error('late'));
+    expect(await read.next()).toEqual({ done: true, value: undefined });
+  });
+
+  it('lets a producer wait until the reader has made room, or the channel ends', async () => {
+    const channel = new Channel<number>();
+    for (let i = 0; i < 4; i += 1) channel.push(i);
+    let room = false;
+    const wait = channel.whenBelow(3).then(() => (room = true));
+    await channel.next();
+    await Promise.resolve();
+    expect(room).toBe(false); // 3 left
+    await channel.next();
+    await wait;
+    expect(room).toBe(true);
+    const ending = new Channel<number>();
+    ending.push(1);
+    const ended = ending.whenBelow(1);
+    ending.close();
+    await ended;
+  });
 });

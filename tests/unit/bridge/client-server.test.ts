@@ -127,7 +127,8 @@ describe('the bridge with the echo engine', () => {
       ((await next.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message
         .content,
     ).toBe('next');
-    // The stalled reply was buffered whole; reading it now gets every token.
+    // The stalled reply fits its window (5,000 short tokens), so it was buffered whole; reading
+    // it now gets every token. (A longer one pauses the engine: flow.test.ts.)
     let text = '';
     const decoder = new TextDecoder();
     for (;;) {

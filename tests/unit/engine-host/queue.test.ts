@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Engine, EngineOutput } from '../../../src/engine-host/engine';
-import { EngineQueue } from '../../../src/engine-host/queue';
+import { EchoEngine } from '../../../src/engine-host/echo-engine';
+import { EngineQueue, MAX_AHEAD } from '../../../src/engine-host/queue';
 import type { ChatEvent } from '../../../src/openai/backend';
+import { ECHO_MODEL } from '../../../src/openai/models';
 import { OpenAIError } from '../../../src/openai/errors';
 import type { ChatRequest } from '../../../src/openai/types';
 import { eventually, sleep } from '../helpers';
@@ -151,7 +153,23 @@ describe('EngineQueue', () => {
     expect((await b).at(-1)?.type).toBe('end');
   });
 
-  it('never waits for a reader: the next request runs while a reply sits unread', async () => {
+  it('runs a generation at most MAX_AHEAD events ahead of its reader, and on as it reads', async () => {
+    const engine = new EchoEngine();
+    const queue = new EngineQueue([engine]);
+    const words = Array.from({ length: 5 * MAX_AHEAD }, (_, i) => `w${i}`).join(' ');
+    const events = queue.chat(
+      { ...req(words), model: ECHO_MODEL.id },
+      { signal: new AbortController().signal },
+    );
+    await sleep(50);
+    // queued and running, then the tokens up to the limit: the engine waits there.
+    expect(events.size).toBe(MAX_AHEAD);
+    const read = await collect(events);
+    expect(read.filter((e) => e.type === 'tokens')).toHaveLength(5 * MAX_AHEAD);
+    expect(read.at(-1)?.type).toBe('end');
+  });
+
+  it('never waits for a reader of a short reply: the next request runs while it sits unread', async () => {
     const engine = new GateEngine();
     const queue = new EngineQueue([engine]);
     const unread = queue.chat(req('a'), { signal: signal() });
