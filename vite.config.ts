@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 import { VitePWA } from 'vite-plugin-pwa';
@@ -15,6 +15,19 @@ const { version } = JSON.parse(
 /** The self-hosted model catalogue, merged into the catalogue at build time. */
 const SELF_HOSTED =
   process.env.HEARTH_MODELS_FILE ?? fileURLToPath(new URL('./public/models.json', import.meta.url));
+
+/**
+ * The app's own image files (under public/, as paths under the base): the only images a reply
+ * may load (src/ui/outbound.ts). Self-hosted models and llama.cpp's build are not images.
+ */
+function appImages(): string[] {
+  const root = fileURLToPath(new URL('./public/', import.meta.url));
+  return readdirSync(root, { recursive: true, encoding: 'utf8' })
+    .map((path) => path.split('\\').join('/'))
+    .filter((path) => /\.(png|svg|ico|jpe?g|gif|webp|avif)$/i.test(path))
+    .filter((path) => !/^(models|wllama-compat)\//.test(path))
+    .sort();
+}
 
 /** `HEARTH_BASE` as Vite wants it: `/` or `/sub/path/`. */
 function basePath(raw = '/'): string {
@@ -33,6 +46,7 @@ export default defineConfig(({ command }) => {
   process.env.VITE_HEARTH_BUILD = build;
   // The bench build's hooks (src/engine-host/bench-hook.ts); '' elsewhere, so that they are left out.
   process.env.VITE_HEARTH_BENCH = process.env.HEARTH_BENCH === '1' ? '1' : '';
+  process.env.VITE_HEARTH_APP_IMAGES = JSON.stringify(appImages());
   return {
     base: basePath(process.env.HEARTH_BASE),
     server: { host: '127.0.0.1', port: 5173, strictPort: true },

@@ -5,4 +5,6 @@ interface ImportMetaEnv {
   readonly VITE_HEARTH_GGUF_PART_BYTES?: string;
   /** '1' in `npm run bench`'s build (HEARTH_BENCH=1), which has the bench's hooks; else ''. */
   readonly VITE_HEARTH_BENCH: string;
+  /** The app's image files, a JSON list of paths under the base (`["icons/icon-192.png"]`). */
+  readonly VITE_HEARTH_APP_IMAGES?: string;
 }

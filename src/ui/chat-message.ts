@@ -1,12 +1,14 @@
 /**
  * @module
  * `<chat-message>`: one message. A user's is plain text, with Edit and Copy; a reply is rendered
- * Markdown (inert, see markdown.ts), its reasoning folded away, its error shown where it
- * happened, and after it the tokens, speed and estimated cost.
+ * Markdown (inert, see markdown.ts; its links open only once the user confirms their address in
+ * `<link-confirm>`), its reasoning folded away, its error shown where it happened, and after it
+ * the tokens, speed and estimated cost.
  */
 import { css, html, LitElement, nothing } from 'lit';
 import { unsafeHTML } from 'lit/directives/unsafe-html.js';
 import type { Message } from './conversation';
+import './link-confirm';
 import { renderMarkdown } from './markdown';
 import { shared } from './styles';
 
@@ -83,6 +85,15 @@ export class ChatMessage extends LitElement {
       .md img {
         max-width: 100%;
       }
+      .md a[data-href] {
+        color: var(--accent);
+        text-decoration: underline;
+        cursor: pointer;
+      }
+      .md .destination {
+        color: var(--fg-soft);
+        font-size: 0.9em;
+      }
       details {
         color: var(--fg-soft);
         margin-bottom: 0.5em;
@@ -158,9 +169,19 @@ export class ChatMessage extends LitElement {
     setTimeout(() => (this.copied = false), 1500);
   }
 
-  /** Copies a code block (the buttons are part of the rendered Markdown). */
+  /**
+   * Copies a code block, or asks before a link opens (the buttons and links are part of the
+   * rendered Markdown).
+   */
   #onMarkdownClick(event: Event): void {
-    const button = (event.target as HTMLElement).closest('button.copy-code');
+    const target = event.target as HTMLElement;
+    const link = target.closest<HTMLElement>('a[data-href]');
+    if (link) {
+      event.preventDefault();
+      void this.renderRoot.querySelector('link-confirm')?.ask(link.dataset.href!);
+      return;
+    }
+    const button = target.closest('button.copy-code');
     const code = button?.parentElement?.querySelector('pre')?.textContent;
     if (button && code !== undefined && code !== null) {
       void navigator.clipboard.writeText(code).then(() => {
@@ -168,6 +189,12 @@ export class ChatMessage extends LitElement {
         setTimeout(() => (button.textContent = 'Copy code'), 1500);
       });
     }
+  }
+
+  /** Enter on a link asks, as a click does (links without `href` get no Enter of their own). */
+  #onMarkdownKey(event: KeyboardEvent): void {
+    const link = (event.target as HTMLElement).closest<HTMLElement>('a[data-href]');
+    if (link && event.key === 'Enter') this.#onMarkdownClick(event);
   }
 
   #saveEdit(): void {
@@ -226,7 +253,12 @@ export class ChatMessage extends LitElement {
   #renderReply() {
     const m = this.message;
     const stats = m.stats;
-    return html`<article aria-label="Reply" aria-busy=${this.streaming ? 'true' : 'false'}>
+    return html`<article
+        aria-label="Reply"
+        aria-busy=${this.streaming ? 'true' : 'false'}
+        @click=${(e: Event) => this.#onMarkdownClick(e)}
+        @keydown=${(e: KeyboardEvent) => this.#onMarkdownKey(e)}
+      >
         ${
           m.reasoning
             ? html`<details>
@@ -235,10 +267,7 @@ export class ChatMessage extends LitElement {
               </details>`
             : nothing
         }
-        <div
-          class="md ${this.streaming ? 'cursor' : ''}"
-          @click=${(e: Event) => this.#onMarkdownClick(e)}
-        >
+        <div class="md ${this.streaming ? 'cursor' : ''}">
           ${unsafeHTML(this.#markdown(m.content))}
         </div>
         ${
@@ -249,6 +278,7 @@ export class ChatMessage extends LitElement {
             : nothing
         }
         ${m.stopped ? html`<p class="muted">Stopped.</p>` : nothing}
+        <link-confirm></link-confirm>
         ${
           m.finish_reason === 'length'
             ? html`<p class="muted">Cut off at the maximum length.</p>`

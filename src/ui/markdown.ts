@@ -1,13 +1,17 @@
 /**
  * @module
  * A model's Markdown as inert HTML. Raw HTML in it shows as the text it is (as chat apps show
- * it); marked renders the rest; DOMPurify removes what could still act (`javascript:` links,
- * styles, forms); images that would load from another host become plain text — so nothing a
- * model writes can run, or send a conversation anywhere. (The page's Content Security Policy
- * holds the same line a third time.) Code blocks get a copy button.
+ * it); marked renders the rest; DOMPurify keeps only the elements and attributes marked makes;
+ * then no link and no image may reach anything by itself (outbound.ts): a link has no `href`,
+ * shows its full destination and opens only after the user confirms it (chat-message.ts), and
+ * an image that is not one of the app's own files, named exactly, becomes the text of its
+ * address — so nothing a model writes can run, or send a conversation anywhere. (The page's
+ * Content Security Policy holds the line for other hosts a third time.) Code blocks get a copy
+ * button.
  */
 import DOMPurify from 'dompurify';
 import { Marked } from 'marked';
+import { describeSource, linkDestination, ownImage, textIsDestination } from './outbound';
 
 const ESCAPES: Record<string, string> = {
   '&': '&amp;',
@@ -25,32 +29,75 @@ const marked = new Marked({
   renderer: { html: ({ text }) => escapeHtml(text) },
 });
 
-/** Tags a reply has no use for and that could act: forms, frames, embedded documents, styles. */
-const FORBID_TAGS = [
-  'style',
-  'form',
-  'input',
-  'button',
-  'textarea',
-  'select',
-  'iframe',
-  'frame',
-  'object',
-  'embed',
-  'svg',
-  'math',
-  'link',
-  'meta',
-  'base',
+/**
+ * What marked makes, and all a reply keeps: no forms, frames, media, styles or task-list
+ * checkboxes; on links and images only their address, text and title.
+ */
+const ALLOWED_TAGS = [
+  'a',
+  'blockquote',
+  'br',
+  'code',
+  'del',
+  'em',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'hr',
+  'img',
+  'li',
+  'ol',
+  'p',
+  'pre',
+  'strong',
+  'table',
+  'tbody',
+  'td',
+  'th',
+  'thead',
+  'tr',
+  'ul',
 ];
+const ALLOWED_ATTR = ['href', 'src', 'alt', 'title', 'align', 'start', 'class'];
 
-/** Whether an image source stays on this device: this origin, `data:` or `blob:`. */
-function isLocalSource(src: string): boolean {
-  try {
-    const url = new URL(src, location.href);
-    return url.protocol === 'data:' || url.protocol === 'blob:' || url.origin === location.origin;
-  } catch {
-    return false;
+/** The app's own image files (vite.config.ts), the only images a reply may show. */
+const APP_IMAGES: readonly string[] = JSON.parse(
+  import.meta.env.VITE_HEARTH_APP_IMAGES || '[]',
+) as string[];
+
+/** An image that is not one of the app's files: the text of its address, fetched never. */
+function inertImage(img: HTMLImageElement): void {
+  const alt = img.getAttribute('alt') || 'image';
+  img.replaceWith(`[${alt}: ${describeSource(img.getAttribute('src') ?? '')}]`);
+}
+
+/**
+ * A link that cannot navigate by itself: no `href` (so neither a click, a middle click nor "open
+ * in new tab" goes anywhere), its destination in `data-href` for the confirmation, and shown
+ * after its text unless the text is exactly that. Other schemes become their text.
+ */
+function guardLink(link: HTMLAnchorElement): void {
+  const url = linkDestination(link.getAttribute('href'), location.href);
+  if (url === null) {
+    const text = document.createElement('span');
+    text.className = 'inert-link';
+    text.append(...link.childNodes);
+    link.replaceWith(text);
+    return;
+  }
+  link.removeAttribute('href');
+  link.dataset.href = url.href;
+  link.title = url.href;
+  link.setAttribute('role', 'link');
+  link.tabIndex = 0;
+  if (!textIsDestination(link.textContent ?? '', url)) {
+    const shown = document.createElement('span');
+    shown.className = 'destination';
+    shown.textContent = ` (${url.href})`;
+    link.after(shown);
   }
 }
 
@@ -84,22 +131,18 @@ export function renderMarkdown(markdown: string): string {
     return plainText(markdown);
   }
   const fragment = DOMPurify.sanitize(html, {
-    FORBID_TAGS,
-    FORBID_ATTR: ['style', 'srcset', 'formaction', 'ping'],
+    ALLOWED_TAGS,
+    ALLOWED_ATTR,
+    ALLOW_DATA_ATTR: false,
     RETURN_DOM_FRAGMENT: true,
   });
+  const base = new URL(import.meta.env.BASE_URL, location.href).href;
   for (const img of fragment.querySelectorAll('img')) {
-    const src = img.getAttribute('src') ?? '';
-    if (isLocalSource(src)) continue;
-    // An image on another host would tell that host someone read this: show where it points.
-    const alt = img.getAttribute('alt') || 'image';
-    img.replaceWith(document.createTextNode(`[${alt}: ${src}]`));
+    const own = ownImage(img.getAttribute('src'), location.href, base, APP_IMAGES);
+    if (own === null) inertImage(img);
+    else img.src = own.href;
   }
-  for (const link of fragment.querySelectorAll('a')) {
-    link.setAttribute('target', '_blank');
-    link.setAttribute('rel', 'noopener noreferrer nofollow');
-    link.setAttribute('referrerpolicy', 'no-referrer');
-  }
+  for (const link of fragment.querySelectorAll('a')) guardLink(link);
   for (const pre of fragment.querySelectorAll('pre')) {
     const wrapper = document.createElement('div');
     wrapper.className = 'code';

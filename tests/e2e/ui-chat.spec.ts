@@ -3,7 +3,7 @@
  * and against hostile model output. The echo engine answers (it repeats the last message), but
  * for one chat with the fixture GGUF through llama.cpp.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test, type BrowserContext } from '@playwright/test';
 import {
   composer,
   cspViolations,
@@ -212,22 +212,153 @@ test('the chat works from the keyboard alone', async ({ page }) => {
   await expect(page.getByRole('log', { name: 'Messages' })).toBeVisible();
 });
 
-test('hostile model output renders inert: nothing runs and no request leaves the origin', async ({
+/** A host that collects what leaks to it: every request to it is answered with a page. */
+const ELSEWHERE = 'https://elsewhere.example';
+
+/** Answers `ELSEWHERE` for the whole context (new tabs too) and records what reaches it. */
+async function watchElsewhere(context: BrowserContext): Promise<string[]> {
+  const reached: string[] = [];
+  context.on('request', (request) => {
+    if (request.url().startsWith(ELSEWHERE)) reached.push(request.url());
+  });
+  await context.route(`${ELSEWHERE}/**`, (route) =>
+    route.fulfill({ contentType: 'text/html', body: '<title>Elsewhere</title>' }),
+  );
+  return reached;
+}
+
+/** Records the requests of the context whose address contains `secret`. */
+function watchSecrets(context: BrowserContext): string[] {
+  const seen: string[] = [];
+  context.on('request', (request) => {
+    if (request.url().includes('secret')) seen.push(request.url());
+  });
+  return seen;
+}
+
+test('a link in a reply shows where it goes, and opens only after a confirmation that shows it in full', async ({
   page,
+  context,
+}) => {
+  const reached = await watchElsewhere(context);
+  await openChat(page);
+  const destination = `${ELSEWHERE}/page?d=my%20secret%20conversation`;
+  await send(page, `Read [the docs](${destination}).`);
+  const reply = replies(page).last();
+  const link = reply.getByRole('link', { name: 'the docs' });
+  // The destination is shown beside the text, and the element cannot navigate by itself (no
+  // href: neither a middle click nor "open in new tab" bypasses the confirmation).
+  await expect(reply).toContainText(destination);
+  await expect(reply.locator('a[href]')).toHaveCount(0);
+  await link.click();
+  const dialog = page.getByRole('dialog', { name: 'Open this link?' });
+  await expect(dialog).toBeVisible();
+  await expect(dialog).toContainText(destination);
+  await expect(dialog.getByRole('button', { name: 'Cancel' })).toBeFocused();
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await expect(dialog).toBeHidden();
+  // From the keyboard: Enter on the link asks, Esc cancels.
+  await link.focus();
+  await page.keyboard.press('Enter');
+  await expect(dialog).toBeVisible();
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
+  await page.waitForTimeout(300);
+  expect(context.pages()).toHaveLength(1);
+  expect(reached).toEqual([]);
+  // Open opens exactly that address, in a new tab, with no referrer and no opener.
+  await link.click();
+  const opened = context.waitForEvent('page');
+  await dialog.getByRole('button', { name: 'Open' }).click();
+  const tab = await opened;
+  await tab.waitForLoadState();
+  expect(tab.url()).toBe(destination);
+  expect(reached).toEqual([destination]);
+  expect(await tab.evaluate(() => [window.opener === null, document.referrer])).toEqual([true, '']);
+  await expect(dialog).toBeHidden();
+});
+
+test("a reply shows images only from the app's own files: any other shows as text and is never fetched", async ({
+  page,
+  context,
+}) => {
+  const secrets = watchSecrets(context);
+  await openChat(page);
+  const dot =
+    'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
+  await send(
+    page,
+    [
+      '![icon](icons/icon-192.png)',
+      '![query](icons/icon-192.png?d=secret)',
+      '![rooted](/icons/icon-512.png?secret)',
+      '![fragment](icons/icon-192.png#?d=secret)',
+      '![path](secret/conversation.png)',
+      '![api](v1/openai/models?secret)',
+      `![dot](${dot})`,
+    ].join('\n\n'),
+  );
+  const reply = replies(page).last();
+  await expect(reply.locator('img')).toHaveCount(1);
+  await expect(reply.getByRole('img', { name: 'icon' })).toHaveJSProperty('complete', true);
+  expect(await reply.locator('img').evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(
+    192,
+  );
+  for (const text of [
+    '[query: icons/icon-192.png?d=secret]',
+    '[rooted: /icons/icon-512.png?secret]',
+    '[fragment: icons/icon-192.png#?d=secret]',
+    '[path: secret/conversation.png]',
+    '[api: v1/openai/models?secret]',
+    '[dot: data:image/png;base64,… 92 characters]',
+  ]) {
+    await expect(reply).toContainText(text);
+  }
+  await page.waitForTimeout(500);
+  expect(secrets).toEqual([]);
+  // The watch sees such an image when one does load (the page's own, here), in either browser.
+  const probe = await page.evaluate(() => {
+    const img = new Image();
+    img.src = 'icons/icon-192.png?probe-secret';
+    return img.src;
+  });
+  await expect.poll(() => secrets).toEqual([probe]);
+});
+
+test('hostile model output and a hostile imported file render inert: nothing runs, nothing is fetched, no link opens unasked', async ({
+  page,
+  context,
 }) => {
   const foreign = await watchLeaks(page);
+  const reached = await watchElsewhere(context);
+  const secrets = watchSecrets(context);
   await openChat(page);
   const hostile = [
+    // Raw HTML, which marked hands over as HTML (shown as text).
     '<img src=x onerror="window.pwned = 1">',
     '<script>window.pwned = 2</script>',
-    '[click me](javascript:window.pwned=3)',
     '<a href="javascript:window.pwned=4">raw link</a>',
     '<iframe src="https://evil.example/"></iframe>',
     '<div style="background:url(https://evil.example/bg.png)">styled</div>',
-    '![tracker](https://evil.example/pixel.png)',
     '<img src="https://evil.example/raw.png">',
     '<form action="https://evil.example/"><button>Send</button></form>',
     '<svg><script>window.pwned = 5</script></svg>',
+    // Inline HTML in a paragraph.
+    'inline <img src="icons/icon-192.png?d=secret-inline"> and <a href="https://elsewhere.example/?d=secret-a">a</a> end',
+    // Markdown links and images.
+    '[click me](javascript:window.pwned=3)',
+    '[case](JaVaScRiPt:window.pwned=6) [entity](javascript&#58;window.pwned=7) [spaced]( javascript:window.pwned=8 )',
+    '[page](data:text/html,<script>window.pwned=9</script>) [mail](mailto:a@elsewhere.example?body=secret-mail)',
+    `[data link](${ELSEWHERE}/link?d=secret-1)`,
+    `autolink <${ELSEWHERE}/auto?d=secret-2> and bare ${ELSEWHERE}/bare?d=secret-3 and www.elsewhere.example/www?d=secret-4`,
+    '[reference][1] and ![reference image][2]',
+    `[https://bank.example/](${ELSEWHERE}/phish?d=secret-5)`,
+    '![tracker](https://evil.example/pixel.png)',
+    '![same origin](?d=secret-6) ![titled](icons/icon-192.png?secret-7 "title")',
+    `[![icon in a link](icons/icon-192.png)](${ELSEWHERE}/wrapped?d=secret-8)`,
+    '',
+    `[1]: ${ELSEWHERE}/ref?d=secret-9 "a title"`,
+    '[2]: icons/icon-192.png?d=secret-10',
   ].join('\n\n');
   await send(page, hostile);
   const reply = replies(page).last();
@@ -235,22 +366,106 @@ test('hostile model output renders inert: nothing runs and no request leaves the
   // Raw HTML shows as the text it is.
   await expect(reply).toContainText('<img src=x onerror="window.pwned = 1">');
   await expect(reply).toContainText('<script>window.pwned = 2</script>');
+  await expect(reply).toContainText('<a href="https://elsewhere.example/?d=secret-a">a</a>');
   await expect(reply.locator('script, iframe, form, svg, style, [style], [onerror]')).toHaveCount(
     0,
   );
-  await expect(reply.locator('img[src*="evil.example"]')).toHaveCount(0);
-  await expect(reply.locator('a[href^="javascript"]')).toHaveCount(0);
-  // Links that survive open elsewhere, without a referrer.
-  for (const link of await reply.locator('a').all()) {
-    await expect(link).toHaveAttribute('rel', 'noopener noreferrer nofollow');
+  // Nothing in the reply can navigate or fetch by itself.
+  await expect(
+    reply.locator('a[href], [src]:not(img), img:not([src$="icons/icon-192.png"])'),
+  ).toHaveCount(0);
+  // Only the icon in a link is an image; the rest are their addresses as text.
+  await expect(reply.locator('img')).toHaveCount(1);
+  await expect(reply).toContainText('[same origin: ?d=secret-6]');
+  await expect(reply).toContainText('[reference image: icons/icon-192.png?d=secret-10]');
+  // http(s) links are links, each with its full destination shown; other schemes are text.
+  await expect(reply.getByRole('link')).toHaveCount(7);
+  for (const name of [
+    'data link',
+    `${ELSEWHERE}/auto?d=secret-2`,
+    `${ELSEWHERE}/bare?d=secret-3`,
+    'www.elsewhere.example/www?d=secret-4',
+    'reference',
+    'https://bank.example/',
+    'icon in a link',
+  ]) {
+    await expect(reply.getByRole('link', { name, exact: true })).toHaveCount(1);
   }
-  await reply.getByText('click me').click();
-  await page.waitForTimeout(300);
-  expect(await page.evaluate(() => (window as { pwned?: number }).pwned)).toBeUndefined();
-  expect(foreign).toEqual([]);
-  expect(await cspViolations(page)).toEqual([]);
+  for (const shown of [
+    `${ELSEWHERE}/link?d=secret-1`,
+    'http://www.elsewhere.example/www?d=secret-4',
+    `${ELSEWHERE}/ref?d=secret-9`,
+    `${ELSEWHERE}/phish?d=secret-5`,
+    `${ELSEWHERE}/wrapped?d=secret-8`,
+  ]) {
+    await expect(reply).toContainText(shown);
+  }
+  for (const inert of ['click me', 'case', 'entity', 'spaced', 'page', 'mail']) {
+    await expect(reply.getByRole('link', { name: inert })).toHaveCount(0);
+    await reply.getByText(inert, { exact: true }).click();
+  }
+  // A link whose text is an address asks with its real destination.
+  await reply.getByRole('link', { name: 'https://bank.example/' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Open this link?' });
+  await expect(dialog).toContainText(`${ELSEWHERE}/phish?d=secret-5`);
+  await expect(dialog).not.toContainText('bank.example');
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await expect(dialog).toBeHidden();
   // The user's own message shows as the text it was.
   await expect(userMessages(page).last()).toContainText('<script>window.pwned = 2</script>');
+
+  // The same, and Markdown nested thousands deep, from an imported file (reasoning included).
+  const file = {
+    format: 'hearth.conversations',
+    version: 1,
+    exported: new Date().toISOString(),
+    conversations: [
+      {
+        title: 'hostile file',
+        created: Date.now(),
+        updated: Date.now(),
+        model: 'hearth/echo',
+        settings: { temperature: 0.7, max_tokens: null },
+        messages: [
+          { role: 'user', content: 'hi' },
+          {
+            role: 'assistant',
+            content: `${hostile}\n\n${'> '.repeat(3_000)}deep end`,
+            reasoning_content: `[thought link](${ELSEWHERE}/thought?d=secret-11) ![thought image](icons/icon-192.png?d=secret-12)`,
+          },
+        ],
+      },
+    ],
+  };
+  await page.getByLabel('Import').setInputFiles({
+    name: 'hostile.json',
+    mimeType: 'application/json',
+    buffer: Buffer.from(JSON.stringify(file)),
+  });
+  await page
+    .getByRole('list', { name: 'Conversations' })
+    .getByRole('button', { name: 'hostile file', exact: true })
+    .click();
+  const imported = replies(page).last();
+  await expect(imported).toContainText('deep end');
+  await expect(imported).toContainText('[tracker: https://evil.example/pixel.png]');
+  await imported.getByText('Reasoning').click();
+  await expect(imported).toContainText('[thought image: icons/icon-192.png?d=secret-12]');
+  await expect(
+    imported.locator('a[href], [src]:not(img), img:not([src$="icons/icon-192.png"])'),
+  ).toHaveCount(0);
+  await imported.getByRole('link', { name: 'thought link' }).click();
+  await expect(dialog).toContainText(`${ELSEWHERE}/thought?d=secret-11`);
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
+
+  await page.waitForTimeout(300);
+  expect(await page.evaluate(() => (window as { pwned?: number }).pwned)).toBeUndefined();
+  expect(context.pages()).toHaveLength(1);
+  expect(reached).toEqual([]);
+  expect(secrets).toEqual([]);
+  expect(foreign).toEqual([]);
+  expect(await cspViolations(page)).toEqual([]);
 });
 
 test('Markdown nested thousands deep renders as text instead of a blank reply, and after a reload too', async ({
