@@ -47,7 +47,7 @@ export interface FlowOptions {
   totalBytes?: number;
 }
 
-/** How long the engine waits on a reader that takes nothing (DESIGN §1: half the stall limit). */
+/** How long the engine waits on a reader that takes nothing: half what it may itself be silent. */
 export const READER_WAIT_MS = 30_000;
 /** What replies may hold across every request: 64 windows. */
 export const TOTAL_REPLY_BYTES = 64 * REPLY_WINDOW_BYTES;
