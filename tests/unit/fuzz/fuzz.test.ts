@@ -1,0 +1,128 @@
+/**
+ * The fuzz suite against src/openai in Node: the API the service worker runs, over the port
+ * bridge, the queue and the echo engine (helpers.ts `echoStack`), with models that are known but
+ * not downloaded or that this device cannot run. Every case is checked against the oracle
+ * (tests/fuzz/oracle.ts); a failure names the seed and the case, and `FUZZ_SEED` reproduces it.
+ */
+import { afterAll, expect, it } from 'vitest';
+import {
+  bodyBytes,
+  CANNOT_RUN,
+  fuzzSeed,
+  generate,
+  NOT_DOWNLOADED,
+  type FuzzCase,
+} from '../../fuzz/generate';
+import { failureMessage, faultOf, Tally, writeReport, type Answer } from '../../fuzz/oracle';
+import { OpenAIError } from '../../../src/openai/errors';
+import { ECHO_MODEL, type ModelDirectory } from '../../../src/openai/models';
+import { echoStack, URL_BASE } from '../helpers';
+
+/** The browser run sends 10,000; here a few seconds' worth (`FUZZ_COUNT` for more). */
+const COUNT = Number(process.env.FUZZ_COUNT ?? 3_000);
+const CONCURRENCY = 16;
+const TIMEOUT_MS = 10_000;
+
+/** The echo model, one known but not downloaded, one this device cannot run (as the SW's are). */
+const models: ModelDirectory = {
+  list: async () => [ECHO_MODEL],
+  find: async (id) =>
+    id === ECHO_MODEL.id
+      ? ECHO_MODEL
+      : id === NOT_DOWNLOADED || id === CANNOT_RUN
+        ? { ...ECHO_MODEL, id, owned_by: 'mlc-ai' }
+        : undefined,
+  ensureReady: async (model) => {
+    if (model.id === CANNOT_RUN) {
+      throw new OpenAIError('webgpu_unavailable', `${model.id} cannot run here.`, {
+        shouldRetry: false,
+      });
+    }
+    if (model.id === NOT_DOWNLOADED) {
+      throw new OpenAIError('model_not_downloaded', `${model.id} is not here.`, { param: 'model' });
+    }
+  },
+};
+
+const stack = echoStack({ models });
+afterAll(() => stack.close());
+
+async function send(c: FuzzCase): Promise<Answer> {
+  const started = performance.now();
+  const request = new Request(`${URL_BASE}/${c.path}`, {
+    method: c.method,
+    headers: c.headers,
+    ...(c.body && { body: bodyBytes(c.body) as BodyInit }),
+  });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<Answer>((resolve) => {
+    timer = setTimeout(
+      () =>
+        resolve({
+          status: 0,
+          contentType: null,
+          requestId: null,
+          text: '',
+          ms: TIMEOUT_MS,
+          failure: `no answer in ${TIMEOUT_MS} ms`,
+          timedOut: true,
+        }),
+      TIMEOUT_MS,
+    );
+  });
+  const answer = (async (): Promise<Answer> => {
+    try {
+      const response = await stack.api.fetch(request);
+      const text = await response.text();
+      return {
+        status: response.status,
+        contentType: response.headers.get('content-type'),
+        requestId: response.headers.get('x-request-id'),
+        text,
+        ms: performance.now() - started,
+      };
+    } catch (err) {
+      return {
+        status: 0,
+        contentType: null,
+        requestId: null,
+        text: '',
+        ms: performance.now() - started,
+        failure: `threw ${String(err)}`,
+      };
+    }
+  })();
+  const result = await Promise.race([answer, timeout]);
+  clearTimeout(timer);
+  return result;
+}
+
+it(`answers ${COUNT} generated requests as the contract says: status, code, param, and the echo reply exactly`, async () => {
+  const seed = fuzzSeed();
+  console.log(`fuzz (Node): seed ${seed}, ${COUNT} requests`);
+  const started = performance.now();
+  const cases = generate(seed, COUNT);
+  const tally = new Tally();
+  let next = 0;
+  const lane = async () => {
+    while (next < cases.length) {
+      const c = cases[next++]!;
+      const answer = await send(c);
+      tally.add(c, answer, faultOf(c, answer));
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, lane));
+  // And after all of it, a plain request still works and nothing is left open.
+  const after = await send({ ...cases.find((c) => c.kind === 'valid')!, index: -1 });
+  expect(after.status).toBe(200);
+  const table = tally.table(
+    'fuzz, Node (src/openai over the bridge and the echo engine)',
+    seed,
+    (performance.now() - started) / 1000,
+  );
+  console.log(table);
+  writeReport('Node', table);
+  expect(tally.failures, failureMessage(tally, seed, 'npx vitest run tests/unit/fuzz')).toEqual([]);
+  expect(tally.hangs).toBe(0);
+  expect(stack.server.openPorts).toBe(0);
+}, 300_000);
