@@ -178,7 +178,7 @@ export class ChatMessage extends LitElement {
     const link = target.closest<HTMLElement>('a[data-href]');
     if (link) {
       event.preventDefault();
-      void this.renderRoot.querySelector('link-confirm')?.ask(link.dataset.href!);
+      void this.renderRoot.querySelector('link-confirm')?.ask(link.dataset.href!, link);
       return;
     }
     const button = target.closest('button.copy-code');

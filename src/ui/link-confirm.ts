@@ -4,7 +4,7 @@
  * address may carry the conversation (`https://elsewhere.example/?d=…`), so the dialog shows the
  * exact address that will open, host first, and nothing of the text. Open opens it in a new tab
  * with neither referrer nor opener; Cancel (focused first), Esc or closing the dialog opens
- * nothing.
+ * nothing, and the focus goes back to the link.
  */
 import { css, html, LitElement, nothing } from 'lit';
 import { shared } from './styles';
@@ -46,15 +46,18 @@ export class LinkConfirm extends LitElement {
 
   /** The address asked about, or null while nothing is. */
   declare private url: URL | null;
+  /** The link asked about, focused again when the dialog closes. */
+  #from: HTMLElement | null = null;
 
   constructor() {
     super();
     this.url = null;
   }
 
-  /** Shows the dialog for `href` (an absolute http(s) address). */
-  async ask(href: string): Promise<void> {
+  /** Shows the dialog for `href` (an absolute http(s) address), asked from the link `from`. */
+  async ask(href: string, from: HTMLElement | null = null): Promise<void> {
     this.url = new URL(href);
+    this.#from = from;
     await this.updateComplete;
     const dialog = this.renderRoot.querySelector('dialog');
     if (dialog && !dialog.open) dialog.showModal();
@@ -64,15 +67,20 @@ export class LinkConfirm extends LitElement {
   #close(open: boolean): void {
     const url = this.url;
     this.renderRoot.querySelector('dialog')?.close();
-    this.url = null;
     // A new tab that cannot reach this one, and is not told where it was opened from.
     if (open && url) window.open(url.href, '_blank', 'noopener,noreferrer');
+  }
+
+  #closed(): void {
+    this.url = null;
+    this.#from?.focus();
+    this.#from = null;
   }
 
   protected override render() {
     const url = this.url;
     if (url === null) return nothing;
-    return html`<dialog aria-labelledby="link-title" @close=${() => (this.url = null)}>
+    return html`<dialog aria-labelledby="link-title" @close=${() => this.#closed()}>
       <h2 id="link-title">Open this link?</h2>
       <p>
         It opens <strong>${url.host}</strong> in a new tab, at this address (everything in it is

@@ -263,6 +263,7 @@ test('a link in a reply shows where it goes, and opens only after a confirmation
   await expect(dialog).toBeVisible();
   await page.keyboard.press('Escape');
   await expect(dialog).toBeHidden();
+  await expect(link).toBeFocused();
   await page.waitForTimeout(300);
   expect(context.pages()).toHaveLength(1);
   expect(reached).toEqual([]);
