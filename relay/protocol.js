@@ -31,6 +31,30 @@ export function isApiPath(pathname) {
   return API_PATH.test(pathname);
 }
 
+/** The API's only route whose answer depends on a body: chat completions (DESIGN §3). */
+const BODY_ROUTE = /^\/v1\/(?:openai\/)?chat\/completions$/;
+
+/**
+ * Whether the API reads the body of a request with `method` to `pathname`: only a POST to chat
+ * completions. The relay reads and forwards no other body; the API answers any other request
+ * (its GETs, and the 404 or 405 of a path or method it does not have) without reading one.
+ * @param {string} method
+ * @param {string} pathname
+ */
+export function takesBody(method, pathname) {
+  return method === 'POST' && BODY_ROUTE.test(pathname);
+}
+
+/**
+ * The bearer key in an `Authorization` header, as the API reads it (src/openai/router.ts), or
+ * null when there is none (missing, not `Bearer`, or empty).
+ * @param {string | undefined} header
+ */
+export function bearerKey(header) {
+  const key = /^Bearer[ \t]+(.*)$/i.exec(header ?? '')?.[1]?.trim();
+  return key ? key : null;
+}
+
 /** The host names that mean this machine. */
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
 

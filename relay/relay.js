@@ -7,19 +7,23 @@
  *
  * What it does decide is who may talk to it: requests addressed to this machine by name only
  * (`Host` — DNS rebinding), the API's paths only, and one tab, of the app's origin, that proved it
- * holds the pairing code printed in this terminal.
+ * holds the pairing code printed in this terminal. And what it takes on: it refuses a body before
+ * reading it where the API's first checks would (no key, not JSON, declared over the limit), and
+ * bounds connections, requests in flight, bodies held and the time a request may take to arrive.
  */
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { createServer } from 'node:http';
+import { createServer, STATUS_CODES, validateHeaderName, validateHeaderValue } from 'node:http';
 import { WebSocketServer } from 'ws';
 import { loadConfig } from './config.js';
 import {
+  bearerKey,
   hostName,
   isApiPath,
   isLoopbackHost,
   isLoopbackPeer,
   PROTOCOL_VERSION,
   RELAY_PATH,
+  takesBody,
   WINDOW_BYTES,
 } from './protocol.js';
 
@@ -29,8 +33,18 @@ import {
 /** @typedef {import('node:http').ServerResponse} ServerResponse */
 /** @typedef {import('ws').WebSocket} WebSocket */
 
-/** The largest body the API takes (DESIGN §3); the service worker answers 413 beyond it. */
+/** The largest body the API takes (DESIGN §3): the relay answers 413 beyond it, as the API would. */
 const BODY_LIMIT = 4 * 1024 * 1024;
+/**
+ * How long a connection whose request was answered before its body arrived may go on sending it
+ * (read and dropped) before it is closed: closing at once, on bytes not read yet, would reset the
+ * connection, and the caller could lose the answer.
+ */
+const LINGER_MS = 1000;
+/** The longest failure message of the tab's passed on to a caller. */
+const MESSAGE_LIMIT = 1000;
+/** What a caller is told when the tab failed a request without a message that is text. */
+const NO_REASON = 'The tab could not answer the request, and did not say why.';
 /** The request headers a tab replays; the browser sets the rest itself. */
 const FORWARDED_REQUEST_HEADERS = ['authorization', 'content-type', 'accept'];
 /** Response headers that describe the tab's connection, not the response: Node sets its own. */
@@ -57,15 +71,40 @@ const TAB_GONE =
  * @property {string} configFile Where the relay's key is kept.
  * @property {(line: string) => void} [log] Where the relay says what happens.
  * @property {number} [heartbeatMs] How often to check that the tab is still there.
+ * @property {number} [maxConnections] HTTP connections open at once (128): past it a new one
+ *   closes the oldest idle connection (keep-alive, or headers still arriving), or is closed itself
+ *   when every open one carries a request.
+ * @property {number} [maxRequests] Requests in flight at once (64): more are 429 `queue_full`.
+ * @property {number} [maxBodyBytes] Request bodies held at once, being read or waiting to reach
+ *   the tab (32 MiB): a body that does not fit is 429 `queue_full`.
+ * @property {number} [headersTimeoutMs] Time for a request's headers to arrive (10 s), then 408.
+ * @property {number} [requestTimeoutMs] Time for a whole request to arrive (60 s), then 408;
+ *   the response may take as long as it takes.
+ * @property {number} [keepAliveTimeoutMs] How long an idle kept-alive connection stays open (5 s).
+ * @property {number} [reconnectGraceMs] How long a tab that went away may come back with its
+ *   session, as a reload does (10 s); after that the pairing has ended.
  */
+
+/**
+ * The limits, with their defaults.
+ * @typedef {Required<Pick<RelayOptions, 'maxConnections' | 'maxRequests' | 'maxBodyBytes' | 'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs' | 'reconnectGraceMs'>>} Limits
+ */
+/** @type {Limits} */
+export const DEFAULT_LIMITS = {
+  maxConnections: 128,
+  maxRequests: 64,
+  maxBodyBytes: 32 * 1024 * 1024,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 5_000,
+  reconnectGraceMs: 10_000,
+};
 
 /**
  * @typedef {object} Pending A forwarded request waiting for, or streaming, its response.
  * @property {ServerResponse} res
  * @property {boolean} sse The response is an event stream (a failure ends it with an event).
- * @property {number} owed Bytes written to the client but not yet credited to the tab.
- * @property {boolean} draining Credit waits for the client to take what is buffered.
- * @property {boolean} closeAfter The client's body was cut at the limit: close the connection.
+ * @property {number} owed Bytes handed to the caller's connection, not yet credited to the tab.
  */
 
 /**
@@ -93,12 +132,63 @@ function requestId() {
  * @param {Record<string, string>} [headers]
  */
 function fail(res, status, code, type, message, headers = {}) {
-  res.writeHead(status, {
+  const body = errorBody(code, type, message);
+  // The reason phrase named: one set by a `writeHead` that then threw must not stay ("503 OK").
+  res.writeHead(status, STATUS_CODES[status], {
     'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(body)),
     'x-request-id': requestId(),
     ...headers,
   });
-  res.end(errorBody(code, type, message));
+  res.end(body);
+}
+
+/**
+ * The API's first checks of a body's request, made before a byte of the body is read, in the
+ * API's order (DESIGN §3) and with its answers: a key (401), JSON (415), the declared size (413).
+ * Whether the tab accepts the key is the tab's to say; that there is one, the relay checks.
+ * @param {import('node:http').IncomingHttpHeaders} headers
+ * @param {number} declared The `Content-Length`, 0 when there is none.
+ * @returns {[number, string, string, string] | null} The refusal (status, code, type, message).
+ */
+function refusalUnread(headers, declared) {
+  if (bearerKey(headers.authorization) === null) {
+    return [
+      401,
+      'invalid_api_key',
+      'authentication_error',
+      'You did not provide an API key: send it as `Authorization: Bearer <key>`.',
+    ];
+  }
+  const type = headers['content-type'] ?? '';
+  if (type.split(';', 1)[0]?.trim().toLowerCase() !== 'application/json') {
+    const got = type === '' ? 'no content type' : `'${type.slice(0, 100)}'`;
+    return [
+      415,
+      'unsupported_media_type',
+      'invalid_request_error',
+      `The request body must be sent as 'application/json' (got ${got}).`,
+    ];
+  }
+  if (declared > BODY_LIMIT) return TOO_LARGE;
+  return null;
+}
+
+/** 413, as the API answers a body over its limit. @type {[number, string, string, string]} */
+const TOO_LARGE = [
+  413,
+  'request_too_large',
+  'invalid_request_error',
+  `The request body is larger than the limit of ${BODY_LIMIT} bytes.`,
+];
+
+/**
+ * `text` cut to `limit` characters, with `…` where it was cut.
+ * @param {string} text
+ * @param {number} limit
+ */
+function cut(text, limit) {
+  return text.length > limit ? `${text.slice(0, limit)}…` : text;
 }
 
 /**
@@ -208,7 +298,7 @@ export class Relay {
   #extraHost;
   /** Whether it listens on every interface (0.0.0.0, ::): then only this machine may call. */
   #anyAddress = false;
-  /** Refused connections, logged at a bounded rate: anyone on the machine can try thousands. */
+  /** Refusals and a tab's faults, logged at a bounded rate: anyone on the machine can cause thousands. */
   #refusals = new RateLimitedLog((line) => this.#log(line));
   /** The code the next pairing must show; a new one once it is used. */
   #code = token();
@@ -228,14 +318,28 @@ export class Relay {
   #origin = '';
   /** Sockets that answered the last ping. @type {WeakSet<WebSocket>} */
   #alive = new WeakSet();
+  /** @type {Limits} */
+  #limits;
+  /**
+   * Every HTTP connection, least recently busy first, and whether a request is under way on it.
+   * @type {Map<import('node:net').Socket, { busy: boolean }>}
+   */
+  #connections = new Map();
+  /** Requests accepted and not answered in full yet. */
+  #inFlight = 0;
+  /** Bytes of request bodies read and not handed to the tab's socket yet. */
+  #bodyBytes = 0;
+  /** Ends the session of a tab that went away and did not come back. @type {NodeJS.Timeout | undefined} */
+  #graceTimer;
 
   /**
    * @param {import('node:http').Server} server
    * @param {string} key
-   * @param {Required<Omit<RelayOptions, 'configFile'>>} options
+   * @param {Required<Omit<RelayOptions, 'configFile' | keyof Limits>> & { limits: Limits }} options
    */
   constructor(server, key, options) {
     this.#server = server;
+    this.#limits = options.limits;
     this.#key = key;
     this.#appUrl = new URL(options.app);
     this.#appOrigin = this.#appUrl.origin;
@@ -248,8 +352,15 @@ export class Relay {
       listening === null || isLoopbackHost(listening) || isAnyAddress(options.host)
         ? null
         : listening;
+    server.on('connection', (socket) => this.#onConnection(socket));
     server.on('request', (req, res) => this.#onRequest(req, res));
-    server.on('upgrade', (req, socket, head) => this.#onUpgrade(req, socket, head));
+    // `Expect: 100-continue` (curl's, for bodies over 1 MiB): a refusal goes out before the body.
+    server.on('checkContinue', (req, res) => this.#onRequest(req, res, true));
+    server.on('upgrade', (req, socket, head) => {
+      // The tab's socket, or a refused attempt: never one of the connections shed for others.
+      this.#connections.delete(/** @type {import('node:net').Socket} */ (socket));
+      this.#onUpgrade(req, socket, head);
+    });
     this.#heartbeat = setInterval(() => this.#checkTab(), options.heartbeatMs);
     this.#heartbeat.unref();
   }
@@ -315,6 +426,7 @@ export class Relay {
   /** Stops listening; requests in flight end, the tab is told by its socket closing. */
   async close() {
     clearInterval(this.#heartbeat);
+    clearTimeout(this.#graceTimer);
     this.#refusals.close();
     for (const client of this.#wss.clients) client.terminate();
     this.#wss.close();
@@ -343,12 +455,63 @@ export class Relay {
   }
 
   /**
+   * Keeps the connections within the limit: a new one past it closes the least recently busy
+   * connection that carries no request (idle between requests, or its headers still arriving: a
+   * slow or stalled caller), so that a caller that sends its request is answered. When every open
+   * connection carries a request, the new one is closed.
+   * @param {import('node:net').Socket} socket
+   */
+  #onConnection(socket) {
+    if (this.#connections.size >= this.#limits.maxConnections) {
+      const idle = [...this.#connections].find(([, state]) => !state.busy)?.[0];
+      if (idle === undefined) {
+        this.#refusals.note(
+          `Refused a connection: ${this.#limits.maxConnections} are open, each with a request under way.`,
+        );
+        socket.destroy();
+        return;
+      }
+      this.#refusals.note(
+        `Closed an idle connection: ${this.#limits.maxConnections} were open, and another caller came.`,
+      );
+      this.#connections.delete(idle);
+      idle.destroy();
+    }
+    this.#connections.set(socket, { busy: false });
+    socket.once('close', () => this.#connections.delete(socket));
+  }
+
+  /**
+   * Marks the connection busy while `res` is under way, and least recently busy after.
    * @param {IncomingMessage} req
    * @param {ServerResponse} res
    */
-  #onRequest(req, res) {
+  #track(req, res) {
+    const socket = req.socket;
+    if (!this.#connections.has(socket)) return;
+    this.#connections.delete(socket);
+    this.#connections.set(socket, { busy: true });
+    res.once('close', () => {
+      if (!this.#connections.has(socket)) return;
+      this.#connections.delete(socket);
+      this.#connections.set(socket, { busy: false });
+    });
+  }
+
+  /**
+   * @param {IncomingMessage} req
+   * @param {ServerResponse} res
+   * @param {boolean} [expectsContinue] The caller waits for `100 Continue` before its body.
+   */
+  #onRequest(req, res, expectsContinue = false) {
+    this.#track(req, res);
+    /** Answers with an error before the body (if any) is read, and closes the connection. */
+    const refuse = (/** @type {Parameters<typeof fail>} */ ...args) => {
+      this.#closeUnread(req, res);
+      fail(...args);
+    };
     if (!this.#peerAllowed(req.socket.remoteAddress)) {
-      fail(
+      refuse(
         res,
         403,
         'forbidden_peer',
@@ -358,7 +521,7 @@ export class Relay {
       return;
     }
     if (!this.#hostAllowed(req.headers.host)) {
-      fail(
+      refuse(
         res,
         403,
         'forbidden_host',
@@ -369,7 +532,7 @@ export class Relay {
     }
     const url = new URL(req.url ?? '/', 'http://relay');
     if (!isApiPath(url.pathname)) {
-      fail(
+      refuse(
         res,
         404,
         'unknown_url',
@@ -378,9 +541,15 @@ export class Relay {
       );
       return;
     }
+    const withBody = takesBody(req.method ?? 'GET', url.pathname);
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (withBody) {
+      const refusal = refusalUnread(req.headers, declared);
+      if (refusal) return refuse(res, ...refusal);
+    }
     const tab = this.#tab;
     if (tab === null) {
-      fail(
+      refuse(
         res,
         503,
         'engine_unavailable',
@@ -390,75 +559,160 @@ export class Relay {
       );
       return;
     }
-    this.#readBody(req).then(
-      ({ body, cut }) => {
-        if (res.destroyed) return;
+    if (this.#inFlight >= this.#limits.maxRequests) {
+      this.#closeUnread(req, res);
+      this.#busy(res, `The relay has ${this.#limits.maxRequests} requests in flight, its limit.`);
+      return;
+    }
+    if (withBody && declared > this.#bodyRoom(tab)) {
+      this.#closeUnread(req, res);
+      this.#busy(res, 'The relay holds as many request bodies as it may at once.');
+      return;
+    }
+    this.#inFlight += 1;
+    res.once('close', () => (this.#inFlight -= 1));
+    if (!withBody) {
+      // The API answers this request without reading a body: none is read, none forwarded.
+      this.#closeUnread(req, res);
+      this.#forward(tab, req, res, url, null);
+      return;
+    }
+    if (expectsContinue) res.writeContinue();
+    this.#readBody(req, res, tab).then(
+      (body) => {
+        if (body === undefined || res.destroyed || res.headersSent) return;
         // The tab may have gone while the body arrived.
         if (this.#tab !== tab) {
           fail(res, 503, 'engine_unavailable', 'unavailable_error', TAB_GONE);
           return;
         }
-        const id = this.#nextId++;
-        /** @type {Record<string, string>} */
-        const headers = {};
-        for (const name of FORWARDED_REQUEST_HEADERS) {
-          const value = req.headers[name];
-          if (typeof value === 'string') headers[name] = value;
-        }
-        this.#pending.set(id, {
-          res,
-          sse: false,
-          owed: 0,
-          draining: false,
-          closeAfter: cut,
-        });
-        res.on('close', () => {
-          // Gone before its response was complete: the tab stops the request, and the engine.
-          if (this.#pending.delete(id)) this.#send(tab, { type: 'cancel', id });
-        });
-        this.#send(tab, {
-          type: 'request',
-          id,
-          method: req.method ?? 'GET',
-          path: url.pathname + url.search,
-          headers,
-          body: body === null ? null : body.toString('base64'),
-        });
+        this.#forward(tab, req, res, url, body);
       },
       () => res.destroy(),
     );
   }
 
   /**
-   * Reads the body, but never more than one byte over the API's limit: a body cut there still
-   * gets the service worker's own 413.
+   * Where a request has a body that will not be read (answered without it), its connection
+   * closes after the answer (`connection: close`: the caller must not send another request on
+   * it), and gently: Node would close it at once, and a socket closed on bytes the caller still
+   * sends is reset, which can lose the answer. It is half-closed instead, what still comes is
+   * dropped, and it closes when the caller closes its end, or after {@link LINGER_MS}.
    * @param {IncomingMessage} req
-   * @returns {Promise<{ body: Buffer | null, cut: boolean }>}
+   * @param {ServerResponse} res
    */
-  #readBody(req) {
+  #closeUnread(req, res) {
+    const hasBody =
+      req.headers['transfer-encoding'] !== undefined ||
+      Number(req.headers['content-length'] ?? 0) > 0;
+    if (!hasBody || req.complete) return;
+    res.setHeader('connection', 'close');
+    const socket = req.socket;
+    // What Node calls on a `connection: close` response's socket once the response is sent.
+    socket.destroySoon = () => {
+      socket.end();
+      const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+      socket.once('close', () => clearTimeout(timer));
+    };
+  }
+
+  /**
+   * 429 `queue_full`, as the API's own queue answers (SDKs and gateways retry it after
+   * `retry-after`).
+   * @param {ServerResponse} res
+   * @param {string} why
+   */
+  #busy(res, why) {
+    this.#refusals.note(`Refused a request: ${why}`);
+    fail(res, 429, 'queue_full', 'rate_limit_error', `${why} Retry in a moment.`, {
+      'retry-after': '1',
+    });
+  }
+
+  /**
+   * Bytes of body the relay may still take: its limit, less the bodies it reads and those waiting
+   * on the tab's socket.
+   * @param {WebSocket} tab
+   */
+  #bodyRoom(tab) {
+    return this.#limits.maxBodyBytes - this.#bodyBytes - tab.bufferedAmount;
+  }
+
+  /**
+   * Hands a request to the tab.
+   * @param {WebSocket} tab
+   * @param {IncomingMessage} req
+   * @param {ServerResponse} res
+   * @param {URL} url
+   * @param {Buffer | null} body
+   */
+  #forward(tab, req, res, url, body) {
+    const id = this.#nextId++;
+    /** @type {Record<string, string>} */
+    const headers = {};
+    for (const name of FORWARDED_REQUEST_HEADERS) {
+      const value = req.headers[name];
+      if (typeof value === 'string') headers[name] = value;
+    }
+    this.#pending.set(id, { res, sse: false, owed: 0 });
+    res.on('close', () => {
+      // Gone before its response was complete: the tab stops the request, and the engine.
+      if (this.#pending.delete(id)) this.#send(tab, { type: 'cancel', id });
+    });
+    this.#send(tab, {
+      type: 'request',
+      id,
+      method: req.method ?? 'GET',
+      path: url.pathname + url.search,
+      headers,
+      body: body === null ? null : body.toString('base64'),
+    });
+  }
+
+  /**
+   * Reads the body as it arrives, counted against the relay's bodies at once: past the API's
+   * limit it is 413, past what the relay may hold 429, either without reading further. Resolves
+   * with the body (null when the request has none), or undefined when it answered itself.
+   * @param {IncomingMessage} req
+   * @param {ServerResponse} res
+   * @param {WebSocket} tab
+   * @returns {Promise<Buffer | null | undefined>}
+   */
+  #readBody(req, res, tab) {
     return new Promise((resolve, reject) => {
       /** @type {Buffer[]} */
       const parts = [];
       let size = 0;
-      const done = (/** @type {boolean} */ cut) => {
+      const done = () => {
         req.off('data', onData);
         req.off('end', onEnd);
-        const body = Buffer.concat(parts);
-        resolve({ body: size === 0 && !req.headers['content-length'] ? null : body, cut });
+        req.off('error', onError);
+        this.#bodyBytes -= size;
       };
       const onData = (/** @type {Buffer} */ chunk) => {
-        const room = BODY_LIMIT + 1 - size;
-        parts.push(chunk.subarray(0, room));
-        size += Math.min(chunk.length, room);
-        if (size > BODY_LIMIT) {
-          req.pause();
-          done(true);
+        size += chunk.length;
+        this.#bodyBytes += chunk.length;
+        if (size > BODY_LIMIT || this.#bodyRoom(tab) < 0) {
+          done();
+          this.#closeUnread(req, res);
+          if (size > BODY_LIMIT) fail(res, ...TOO_LARGE);
+          else this.#busy(res, 'The relay holds as many request bodies as it may at once.');
+          resolve(undefined);
+          return;
         }
+        parts.push(chunk);
       };
-      const onEnd = () => done(false);
+      const onEnd = () => {
+        done();
+        resolve(size === 0 && !req.headers['content-length'] ? null : Buffer.concat(parts));
+      };
+      const onError = (/** @type {Error} */ error) => {
+        done();
+        reject(error);
+      };
       req.on('data', onData);
       req.on('end', onEnd);
-      req.on('error', reject);
+      req.on('error', onError);
     });
   }
 
@@ -494,6 +748,7 @@ export class Relay {
       return refuse(409, 'a tab is paired already; end that pairing in the app first');
     }
     this.#wss.handleUpgrade(req, socket, head, (ws) => {
+      clearTimeout(this.#graceTimer);
       if (byCode) {
         // One-time: the link that was printed no longer pairs anything.
         this.#code = token();
@@ -532,7 +787,11 @@ export class Relay {
         const pending = 'id' in message ? this.#pending.get(message.id) : undefined;
         if (pending) {
           this.#pending.delete(/** @type {{ id: number }} */ (message).id);
-          this.#failPending(pending, 'The tab sent a response the relay could not forward.');
+          this.#failPending(
+            pending,
+            'The paired tab sent a response the relay cannot forward.',
+            502,
+          );
         }
       }
     });
@@ -571,43 +830,71 @@ export class Relay {
     const pending = this.#pending.get(message.id);
     if (!pending) return;
     const { res } = pending;
+    const { id } = message;
     switch (message.type) {
       case 'head': {
+        const { status } = message;
+        if (!Number.isInteger(status) || status < 200 || status > 599) {
+          this.#pending.delete(id);
+          this.#failPending(
+            pending,
+            `The paired tab answered with status ${cut(String(JSON.stringify(status)), 20)}, which is no final HTTP status (200–599); the relay cannot forward it.`,
+            502,
+          );
+          return;
+        }
         /** @type {Record<string, string>} */
         const headers = {};
-        for (const [name, value] of Object.entries(message.headers)) {
-          if (!HOP_BY_HOP.has(name.toLowerCase())) headers[name] = value;
+        const given =
+          typeof message.headers === 'object' && message.headers !== null ? message.headers : {};
+        for (const [name, value] of Object.entries(given)) {
+          if (HOP_BY_HOP.has(name.toLowerCase())) continue;
+          try {
+            if (typeof value !== 'string') throw new TypeError('not text');
+            validateHeaderName(name);
+            validateHeaderValue(name, value);
+          } catch {
+            this.#pending.delete(id);
+            this.#failPending(
+              pending,
+              `The paired tab sent a header the relay cannot forward ('${cut(name, 40)}').`,
+              502,
+            );
+            return;
+          }
+          headers[name] = value;
         }
-        if (pending.closeAfter) headers.connection = 'close';
-        res.writeHead(message.status, headers);
+        res.writeHead(status, STATUS_CODES[status] ?? '', headers);
         pending.sse = (headers['content-type'] ?? '').startsWith('text/event-stream');
         res.flushHeaders();
         return;
       }
       case 'chunk': {
+        if (typeof message.data !== 'string') throw new TypeError('a chunk without data');
         const bytes = Buffer.from(message.data, 'base64');
-        pending.owed += bytes.length;
-        // Credit goes back in batches, not per chunk (a chunk is often one token): the tab
-        // blocks only with a whole window unanswered, and this returns it before then.
-        if (res.write(bytes)) {
-          if (pending.owed >= CREDIT_BATCH) this.#credit(message.id, pending);
-        } else if (!pending.draining) {
-          pending.draining = true;
-          res.once('drain', () => {
-            pending.draining = false;
-            this.#credit(message.id, pending);
-          });
-        }
+        // Credit for bytes once they have left for the caller's connection, not while they wait
+        // in the relay: the tab is never more than its window ahead of what the caller's
+        // connection took. In batches, not per chunk (a chunk is often one token): the tab
+        // blocks only with a whole window unanswered, and a batch is a quarter of one.
+        res.write(bytes, () => {
+          if (this.#pending.get(id) !== pending) return;
+          pending.owed += bytes.length;
+          if (pending.owed >= CREDIT_BATCH) this.#credit(id, pending);
+        });
         return;
       }
       case 'end':
-        this.#pending.delete(message.id);
+        this.#pending.delete(id);
         res.end();
-        if (pending.closeAfter) res.once('finish', () => res.socket?.destroy());
         return;
       case 'failed':
-        this.#pending.delete(message.id);
-        this.#failPending(pending, message.message);
+        this.#pending.delete(id);
+        this.#failPending(
+          pending,
+          typeof message.message === 'string' && message.message !== ''
+            ? cut(message.message, MESSAGE_LIMIT)
+            : NO_REASON,
+        );
         return;
     }
   }
@@ -624,16 +911,24 @@ export class Relay {
 
   /**
    * Ends a response the tab cannot finish: an error status when none went out yet, an error
-   * event in a stream (DESIGN §3), and a cut connection for a JSON body begun.
+   * event in a stream (DESIGN §3), and a cut connection for a JSON body begun. 503
+   * `engine_unavailable` when the tab failed or went; 502 `upstream_error` when what it sent
+   * cannot be forwarded.
    * @param {Pending} pending
    * @param {string} message
+   * @param {503 | 502} [status]
    */
-  #failPending({ res, sse }, message) {
+  #failPending({ res, sse }, message, status = 503) {
+    if (status === 502) this.#refusals.note(message);
     if (res.destroyed) return;
+    const [code, type] =
+      status === 502
+        ? ['upstream_error', 'server_error']
+        : ['engine_unavailable', 'unavailable_error'];
     if (!res.headersSent) {
-      fail(res, 503, 'engine_unavailable', 'unavailable_error', message);
+      fail(res, status, code, type, message);
     } else if (sse) {
-      res.end(`data: ${errorBody('engine_unavailable', 'unavailable_error', message)}\n\n`);
+      res.end(`data: ${errorBody(code, type, message)}\n\n`);
     } else {
       res.destroy();
     }
@@ -646,11 +941,25 @@ export class Relay {
     this.#tab = null;
     for (const pending of this.#pending.values()) this.#failPending(pending, TAB_GONE);
     this.#pending.clear();
+    if (this.#session === null) {
+      this.#log(`The tab ended the pairing. To pair a tab again, open:\n  ${this.pairingLink}`);
+      return;
+    }
+    // A reload comes back within moments, with its session; a closed tab never does, and its
+    // pairing ends with the grace window (a tab restored later asks again).
+    const grace = this.#limits.reconnectGraceMs;
     this.#log(
-      this.#session === null
-        ? `The tab ended the pairing. To pair a tab again, open:\n  ${this.pairingLink}`
-        : `The paired tab went away. It reconnects by itself when it is reloaded; to pair another tab, open:\n  ${this.pairingLink}`,
+      `The paired tab went away. If it was reloaded it reconnects within ${grace / 1000} s; to pair another tab, open:\n  ${this.pairingLink}`,
     );
+    clearTimeout(this.#graceTimer);
+    this.#graceTimer = setTimeout(() => {
+      if (this.#tab !== null || this.#joining !== null) return;
+      this.#session = null;
+      this.#log(
+        `The paired tab did not come back within ${grace / 1000} s: the pairing ended. To pair a tab again, open:\n  ${this.pairingLink}`,
+      );
+    }, grace);
+    this.#graceTimer.unref();
   }
 
   /** Drops a tab that stopped answering pings (a machine asleep, a crashed renderer). */
@@ -680,15 +989,30 @@ export class Relay {
  */
 export async function startRelay(options) {
   const { key } = await loadConfig(options.configFile);
-  // Node's defaults suit: 5 minutes to receive a request (a caller that uploads for ever is cut),
-  // and no limit on a response, which may take minutes to its first token (DESIGN §3).
-  const server = createServer();
+  /** @type {Limits} */
+  const limits = { ...DEFAULT_LIMITS };
+  for (const name of /** @type {(keyof Limits)[]} */ (Object.keys(limits))) {
+    const value = options[name];
+    if (value !== undefined) limits[name] = value;
+  }
+  // Time limits on what a caller sends (a slow or stalled one is 408 and closed), none on a
+  // response, which may take minutes to its first token (DESIGN §3). Node checks the first two
+  // every `connectionsCheckingInterval`, 30 s by default: far too coarse for a 10 s limit.
+  const requestTimeout = limits.requestTimeoutMs;
+  const headersTimeout = Math.min(limits.headersTimeoutMs, requestTimeout);
+  const server = createServer({
+    headersTimeout,
+    requestTimeout,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    connectionsCheckingInterval: Math.max(10, Math.min(1000, headersTimeout / 4)),
+  });
   const relay = new Relay(server, key, {
     port: options.port ?? 8788,
     host: options.host ?? '127.0.0.1',
     app: options.app ?? 'http://127.0.0.1:4173/',
     log: options.log ?? ((line) => console.log(line)),
     heartbeatMs: options.heartbeatMs ?? 15_000,
+    limits,
   });
   await new Promise((resolve, reject) => {
     server.once('error', reject);

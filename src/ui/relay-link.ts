@@ -222,7 +222,10 @@ export class RelayLink extends EventTarget {
     }
   }
 
-  /** Sends the body as it comes, never more than the relay's credit allows. */
+  /**
+   * Sends the body as it comes, never more than the relay's credit allows: a read larger than the
+   * credit left goes out in part, and the rest waits for credit.
+   */
   async #pump(id: number, body: ReadableStream<Uint8Array>, replaying: Replaying): Promise<void> {
     const reader = body.getReader();
     const { signal } = replaying.controller;
@@ -231,6 +234,8 @@ export class RelayLink extends EventTarget {
       replaying.wake?.();
     };
     signal.addEventListener('abort', stop, { once: true });
+    /** Bytes read and not sent yet. */
+    let unsent: Uint8Array | null = null;
     try {
       for (;;) {
         while (replaying.credit <= 0 && !signal.aborted) {
@@ -238,10 +243,16 @@ export class RelayLink extends EventTarget {
           replaying.wake = null;
         }
         if (signal.aborted) throw signal.reason;
-        const { done, value } = await reader.read();
-        if (done) return;
-        replaying.credit -= value.byteLength;
-        this.#send({ type: 'chunk', id, data: toBase64(value) });
+        if (unsent === null) {
+          const { done, value } = await reader.read();
+          if (done) return;
+          if (value.byteLength === 0) continue;
+          unsent = value;
+        }
+        const part: Uint8Array = unsent.subarray(0, replaying.credit);
+        unsent = part.byteLength < unsent.byteLength ? unsent.subarray(part.byteLength) : null;
+        replaying.credit -= part.byteLength;
+        this.#send({ type: 'chunk', id, data: toBase64(part) });
       }
     } finally {
       signal.removeEventListener('abort', stop);

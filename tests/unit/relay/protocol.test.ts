@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
+  bearerKey,
   isApiPath,
   isLoopbackHost,
   isLoopbackPeer,
   isLoopbackRelayUrl,
+  takesBody,
 } from '../../../relay/protocol.js';
 
 describe('the relay’s rules', () => {
@@ -67,5 +69,31 @@ describe('the relay’s rules', () => {
     ['not a url', false],
   ])('lets a pairing link name the relay %s: %s', (url, expected) => {
     expect(isLoopbackRelayUrl(url)).toBe(expected);
+  });
+});
+
+describe('what the relay reads of a request', () => {
+  it.each([
+    ['POST', '/v1/openai/chat/completions', true],
+    ['POST', '/v1/chat/completions', true],
+    ['GET', '/v1/chat/completions', false],
+    ['PUT', '/v1/openai/chat/completions', false],
+    ['POST', '/v1/openai/models', false],
+    ['POST', '/v1/openai/nowhere', false],
+    ['POST', '/v1/openai/chat/completions/x', false],
+  ])('reads the body of %s %s: %s', (method, path, expected) => {
+    expect(takesBody(method, path)).toBe(expected);
+  });
+
+  it.each([
+    ['Bearer sk-1', 'sk-1'],
+    ['bearer \t sk-1 ', 'sk-1'],
+    ['Bearer ', null],
+    ['Bearer', null],
+    ['Basic abc', null],
+    ['sk-1', null],
+    [undefined, null],
+  ])('reads the key of Authorization %j as %j, as the API does', (header, expected) => {
+    expect(bearerKey(header)).toBe(expected);
   });
 });

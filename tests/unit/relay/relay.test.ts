@@ -3,15 +3,22 @@
  * in the browser's place, and the API's own router with the echo engine in the service worker's.
  * The browser, with the real service worker, is tests/e2e/relay.spec.ts.
  */
-import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket as NodeWebSocket } from 'ws';
 import { loadConfig } from '../../../relay/config.js';
 import { RELAY_PATH, WINDOW_BYTES } from '../../../relay/protocol.js';
-import { printable, RateLimitedLog, startRelay, type Relay } from '../../../relay/relay.js';
+import {
+  printable,
+  RateLimitedLog,
+  startRelay,
+  type Relay,
+  type RelayOptions,
+} from '../../../relay/relay.js';
 import { RelayLink, type Replay } from '../../../src/ui/relay-link';
 import { echoBody, echoStack, eventually, sleep } from '../helpers';
 
@@ -23,7 +30,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function relay(heartbeatMs?: number): Promise<{ relay: Relay; log: string[] }> {
+async function relay(
+  options: Partial<RelayOptions> = {},
+): Promise<{ relay: Relay; log: string[] }> {
   const dir = await mkdtemp(join(tmpdir(), 'hearth-relay-'));
   const log: string[] = [];
   const started = await startRelay({
@@ -31,7 +40,7 @@ async function relay(heartbeatMs?: number): Promise<{ relay: Relay; log: string[
     app: APP,
     configFile: join(dir, 'relay.json'),
     log: (line) => log.push(line),
-    ...(heartbeatMs !== undefined && { heartbeatMs }),
+    ...options,
   });
   cleanups.push(() => started.close());
   return { relay: started, log };
@@ -111,6 +120,58 @@ function send(
 
 const chat = (content: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify(echoBody(content, extra));
+
+/** A request as the relay hands it to its tab. */
+interface Forwarded {
+  id: number;
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: string | null;
+}
+
+/**
+ * A tab of the test's own making: it says it is ready, records each request it is handed, and
+ * answers only as `onRequest` (or the test, through `tell`) makes it.
+ */
+async function fakeTab(
+  r: Relay,
+  onRequest: (request: Forwarded, tell: (message: object) => void) => void = () => undefined,
+) {
+  const tab = new NodeWebSocket(`${r.wsUrl}?code=${codeOf(r)}`, { origin: new URL(APP).origin });
+  cleanups.push(() => tab.terminate());
+  const tell = (message: object) => tab.send(JSON.stringify(message));
+  const requests: Forwarded[] = [];
+  tab.on('message', (data) => {
+    const message = JSON.parse(String(data));
+    if (message.type === 'hello') tell({ type: 'ready', version: 1 });
+    if (message.type !== 'request') return;
+    requests.push(message);
+    onRequest(message, tell);
+  });
+  await eventually(() => r.paired);
+  return { tab, requests, tell };
+}
+
+/** A plain TCP connection to the relay, for requests no HTTP client would send (half-sent ones). */
+function rawConnection(r: Relay) {
+  const socket = connect(Number(new URL(r.origin).port), '127.0.0.1');
+  let text = '';
+  let closed = false;
+  socket.on('data', (part: Buffer) => (text += part.toString('latin1')));
+  socket.on('error', () => undefined);
+  socket.on('close', () => (closed = true));
+  cleanups.push(() => socket.destroy());
+  return { socket, received: () => text, closed: () => closed };
+}
+
+/** The status and the JSON body of a raw HTTP/1.1 answer (the relay's errors have a length). */
+function rawAnswer(text: string): { status: number; reason: string; body: unknown } {
+  const [, status = '0', reason = ''] = /^HTTP\/1\.1 (\d{3}) ([^\r]*)/.exec(text) ?? [];
+  const split = text.indexOf('\r\n\r\n');
+  const body = split === -1 ? '' : text.slice(split + 4);
+  return { status: Number(status), reason, body: body === '' ? null : JSON.parse(body) };
+}
 
 describe('the relay forwards to the paired tab', () => {
   it('answers a chat completion as the tab’s own API does', async () => {
@@ -352,6 +413,284 @@ describe('the relay refuses', () => {
   });
 });
 
+describe('the relay refuses before it reads a body', () => {
+  const FOUR_MIB = 4 * 1024 * 1024;
+
+  /** Sends a POST's head and the first bytes of its body, never the rest; resolves on the answer. */
+  async function headOnly(r: Relay, headers: string[]) {
+    const c = rawConnection(r);
+    c.socket.write(
+      ['POST /v1/chat/completions HTTP/1.1', 'Host: 127.0.0.1', ...headers, '', ''].join('\r\n') +
+        'a'.repeat(1000),
+    );
+    // The body is never sent whole: an answer at all is an answer given before reading it.
+    await eventually(c.closed, 3000);
+    return rawAnswer(c.received());
+  }
+
+  it('a keyless cross-site form post: 401 invalid_api_key, its body never forwarded to the tab', async () => {
+    const { relay: r } = await relay();
+    const { requests } = await fakeTab(r);
+    const answer = await headOnly(r, [
+      'Origin: http://evil.example',
+      'Content-Type: text/plain',
+      `Content-Length: ${FOUR_MIB}`,
+    ]);
+    expect(answer.status).toBe(401);
+    expect(answer.body).toEqual({
+      error: {
+        message: 'You did not provide an API key: send it as `Authorization: Bearer <key>`.',
+        type: 'authentication_error',
+        param: null,
+        code: 'invalid_api_key',
+      },
+    });
+    expect(requests).toHaveLength(0);
+  });
+
+  it.each([
+    ['no key, not JSON, over the limit', ['Content-Type: text/plain'], 5, 401, 'invalid_api_key'],
+    [
+      'an empty key, not JSON, over the limit',
+      ['Authorization: Bearer ', 'Content-Type: text/plain'],
+      5,
+      401,
+      'invalid_api_key',
+    ],
+    [
+      'a key, not JSON, over the limit',
+      ['Authorization: Bearer k', 'Content-Type: application/x-www-form-urlencoded'],
+      5,
+      415,
+      'unsupported_media_type',
+    ],
+    ['a key, no content type', ['Authorization: Bearer k'], 1, 415, 'unsupported_media_type'],
+    [
+      'a key, JSON, over the limit',
+      ['Authorization: Bearer k', 'Content-Type: application/json; charset=utf-8'],
+      5,
+      413,
+      'request_too_large',
+    ],
+  ])(
+    'refuses %s in the API’s order of checks (DESIGN §3), with the API’s own error',
+    async (_what, headers, mib, status, code) => {
+      const { relay: r } = await relay();
+      const { requests } = await fakeTab(r);
+      const length = mib * 1024 * 1024;
+      const answer = await headOnly(r, [...headers, `Content-Length: ${length}`]);
+      expect(answer.status).toBe(status);
+      // What the API itself answers to the same request, the body sent whole.
+      const stack = echoStack();
+      cleanups.push(() => stack.close());
+      const direct = await stack.api.fetch(
+        new Request(`${API_BASE}chat/completions`, {
+          method: 'POST',
+          headers: Object.fromEntries(
+            [...headers, `Content-Length: ${length}`].map((h) => h.split(/: ?/, 2)),
+          ),
+          // Bytes, not text: a string body would bring a content type of its own.
+          body: new Uint8Array(length).fill(97),
+        }),
+      );
+      expect(direct.status).toBe(status);
+      expect(answer.body).toEqual(await direct.json());
+      expect((answer.body as { error: { code: string } }).error.code).toBe(code);
+      expect(requests).toHaveLength(0);
+    },
+  );
+
+  it('answers a refused `Expect: 100-continue` request without asking for its body, and asks for an accepted one’s', async () => {
+    const { relay: r } = await relay();
+    await pair(r);
+    const head = (key: string, length: number) =>
+      [
+        'POST /v1/chat/completions HTTP/1.1',
+        'Host: 127.0.0.1',
+        ...(key ? [`Authorization: Bearer ${key}`] : []),
+        'Content-Type: application/json',
+        `Content-Length: ${length}`,
+        'Expect: 100-continue',
+        '',
+        '',
+      ].join('\r\n');
+    const refused = rawConnection(r);
+    refused.socket.write(head('', 2 * 1024 * 1024));
+    await eventually(refused.closed, 3000);
+    expect(refused.received()).not.toContain('100 Continue');
+    expect(rawAnswer(refused.received()).status).toBe(401);
+    const body = chat('after continue');
+    const accepted = rawConnection(r);
+    accepted.socket.write(head('k', Buffer.byteLength(body)));
+    await eventually(() => accepted.received().startsWith('HTTP/1.1 100 Continue\r\n\r\n'));
+    accepted.socket.write(body);
+    await eventually(() => accepted.received().includes('after continue'));
+    expect(accepted.received()).toMatch(/\r\n\r\nHTTP\/1\.1 200 OK/);
+  });
+
+  it('forwards a request whose answer needs no body (a GET, a wrong method, an unknown path) without its body', async () => {
+    const { relay: r } = await relay();
+    const stack = echoStack();
+    cleanups.push(() => stack.close());
+    const bodies: unknown[] = [];
+    await pair(r, (url, init) => {
+      bodies.push(init.body);
+      return stack.api.fetch(new Request(url, init));
+    });
+    for (const [method, path, status] of [
+      ['POST', '/v1/openai/models', 405],
+      ['POST', '/v1/openai/nowhere', 404],
+      ['GET', '/v1/openai/models', 401],
+    ] as const) {
+      // No key: the API's route checks come before its key check, so 405 and 404 still.
+      const answer = await send(r, path, {
+        method,
+        // Node sends a GET's body unframed unless told its length.
+        headers: { authorization: '', 'content-type': 'text/plain', 'content-length': '100000' },
+        body: 'a'.repeat(100_000),
+      });
+      expect(answer.status, `${method} ${path}`).toBe(status);
+      expect(answer.headers.connection, `${method} ${path}`).toBe('close');
+    }
+    expect(bodies).toEqual([undefined, undefined, undefined]);
+  });
+
+  it('cuts a body without Content-Length off at 4 MiB as it arrives: 413, and the tab never sees it', async () => {
+    const { relay: r } = await relay();
+    const { requests } = await fakeTab(r);
+    const c = rawConnection(r);
+    c.socket.write(
+      [
+        'POST /v1/chat/completions HTTP/1.1',
+        'Host: 127.0.0.1',
+        'Authorization: Bearer k',
+        'Content-Type: application/json',
+        'Transfer-Encoding: chunked',
+        '',
+        '',
+      ].join('\r\n'),
+    );
+    const piece = 'a'.repeat(64 * 1024);
+    // 4 MiB and 64 KiB, and the body never ends: an answer is the cut.
+    for (let i = 0; i < 65; i += 1) c.socket.write(`${piece.length.toString(16)}\r\n${piece}\r\n`);
+    await eventually(c.closed, 5000);
+    const answer = rawAnswer(c.received());
+    expect(answer.status).toBe(413);
+    expect((answer.body as { error: { code: string } }).error.code).toBe('request_too_large');
+    expect(requests).toHaveLength(0);
+  });
+
+  it('answers 429 queue_full with retry-after past its cap of requests in flight, and takes them again after', async () => {
+    const { relay: r } = await relay({ maxRequests: 3 });
+    const { requests, tell } = await fakeTab(r);
+    const held = [1, 2, 3].map(() => send(r, '/v1/openai/models'));
+    await eventually(() => requests.length === 3);
+    const over = await send(r, '/v1/openai/chat/completions', { body: chat('one too many') });
+    expect(over.status).toBe(429);
+    expect(over.headers['retry-after']).toBe('1');
+    expect(JSON.parse(over.body).error).toMatchObject({
+      type: 'rate_limit_error',
+      code: 'queue_full',
+      param: null,
+    });
+    expect(requests).toHaveLength(3);
+    for (const { id } of requests) {
+      tell({ type: 'head', id, status: 200, headers: {} });
+      tell({ type: 'end', id });
+    }
+    expect((await Promise.all(held)).map((a) => a.status)).toEqual([200, 200, 200]);
+    const again = send(r, '/v1/openai/models');
+    await eventually(() => requests.length === 4);
+    tell({ type: 'head', id: requests[3]!.id, status: 204, headers: {} });
+    tell({ type: 'end', id: requests[3]!.id });
+    expect((await again).status).toBe(204);
+  });
+
+  it('answers 429 to a body that does not fit in what it holds of bodies at once', async () => {
+    const { relay: r } = await relay({ maxBodyBytes: 1024 * 1024 });
+    const { requests } = await fakeTab(r);
+    // 800 KiB declared, 700 KiB of it sent: held while the rest is awaited.
+    const slow = rawConnection(r);
+    slow.socket.write(
+      [
+        'POST /v1/chat/completions HTTP/1.1',
+        'Host: 127.0.0.1',
+        'Authorization: Bearer k',
+        'Content-Type: application/json',
+        `Content-Length: ${800 * 1024}`,
+        '',
+        '',
+      ].join('\r\n') + 'a'.repeat(700 * 1024),
+    );
+    await sleep(200);
+    const second = await send(r, '/v1/openai/chat/completions', {
+      body: JSON.stringify({ ...echoBody('x'), pad: 'a'.repeat(400 * 1024) }),
+    });
+    expect(second.status).toBe(429);
+    expect(JSON.parse(second.body).error.code).toBe('queue_full');
+    expect(second.headers['retry-after']).toBe('1');
+    expect(requests).toHaveLength(0);
+  });
+});
+
+describe('the relay’s connections', () => {
+  it('answers a caller while 300 half-sent connections are open, closing the oldest idle ones past its cap', async () => {
+    const { relay: r } = await relay({ maxConnections: 50 });
+    await pair(r);
+    const idle = Array.from({ length: 300 }, () => {
+      const c = rawConnection(r);
+      c.socket.write('GET /v1/openai/models HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+      return c;
+    });
+    await eventually(() => idle.every((c) => c.closed() || c.socket.readyState === 'open'), 5000);
+    const answer = await send(r, '/v1/openai/models');
+    expect(answer.status).toBe(200);
+    // The relay kept no more than its cap: the oldest half-sent connections were closed.
+    await eventually(() => idle.filter((c) => !c.closed()).length < 50, 3000);
+  });
+
+  it('closes a half-sent request after the header timeout, with 408', async () => {
+    const { relay: r } = await relay({ headersTimeoutMs: 300 });
+    const c = rawConnection(r);
+    c.socket.write('GET /v1/openai/models HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    const started = Date.now();
+    await eventually(c.closed, 3000);
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(rawAnswer(c.received()).status).toBe(408);
+  });
+
+  it('closes a request whose body never ends after the request timeout', async () => {
+    const { relay: r } = await relay({ requestTimeoutMs: 400 });
+    await fakeTab(r);
+    const c = rawConnection(r);
+    c.socket.write(
+      [
+        'POST /v1/chat/completions HTTP/1.1',
+        'Host: 127.0.0.1',
+        'Authorization: Bearer k',
+        'Content-Type: application/json',
+        'Content-Length: 1000',
+        '',
+        '{"model":',
+      ].join('\r\n'),
+    );
+    await eventually(c.closed, 3000);
+    expect(rawAnswer(c.received()).status).toBe(408);
+  });
+
+  it('closes a kept-alive connection once it is idle for the keep-alive timeout', async () => {
+    const { relay: r } = await relay({ keepAliveTimeoutMs: 200 });
+    const c = rawConnection(r);
+    c.socket.write(
+      'GET /v1/openai/models HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer k\r\n\r\n',
+    );
+    await eventually(() => c.received().startsWith('HTTP/1.1 503'));
+    const answered = Date.now();
+    await eventually(c.closed, 3000);
+    expect(Date.now() - answered).toBeLessThan(1500);
+  });
+});
+
 describe('the relay’s log', () => {
   it('shows a caller’s control bytes escaped, never as they are', () => {
     expect(printable('origin \u009b31m evil\u0007 \u001b[2J')).toBe(
@@ -429,16 +768,147 @@ describe('the relay and a tab that misbehaves', () => {
     await eventually(() => r.paired);
     for (let i = 0; i < 2; i += 1) {
       const bad = await send(r, '/v1/openai/models');
-      expect(bad.status).toBe(503);
-      expect(JSON.parse(bad.body).error.message).toMatch(/could not forward/);
+      expect(bad.status).toBe(502);
+      expect(JSON.parse(bad.body).error.message).toMatch(/cannot forward/);
     }
     const good = await send(r, '/v1/openai/models');
     expect([good.status, good.body]).toEqual([200, 'fine']);
-    expect(log.join('\n')).toMatch(/could not be used/);
+    expect(log.join('\n')).toMatch(/cannot forward/);
     // Not a message at all: the tab is dropped, the relay stays up.
     tab.send('null');
     await eventually(() => !r.paired);
     expect((await send(r, '/v1/openai/models')).status).toBe(503);
+  });
+});
+
+describe('the relay and what a tab sends', () => {
+  /** A request through a tab that answers with `answer`, given up on after 2 s (a hang fails). */
+  async function answeredBy(answer: (id: number) => object[]) {
+    const { relay: r, log } = await relay();
+    await fakeTab(r, ({ id }, tell) => answer(id).forEach(tell));
+    const result = await new Promise<Answer & { reason: string }>((resolve, reject) => {
+      const req = httpRequest(`${r.baseUrl}/models`, { headers: { authorization: 'Bearer k' } });
+      req.setTimeout(2000, () => req.destroy(new Error('no answer within 2 s')));
+      req.on('response', (res) => {
+        let body = '';
+        res.on('data', (part: Buffer) => (body += part.toString()));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            reason: res.statusMessage ?? '',
+            headers: res.headers,
+            body,
+          }),
+        );
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    return { result, log, r };
+  }
+
+  it.each([100, 101, 103, 199, 42, 600, 1e3, 200.5, '200', null])(
+    'answers 502 Bad Gateway, saying why, when the tab sends status %s, which is no final HTTP status',
+    async (status) => {
+      const { result, r } = await answeredBy((id) => [
+        { type: 'head', id, status, headers: { 'content-type': 'text/plain' } },
+        { type: 'chunk', id, data: Buffer.from('body').toString('base64') },
+        { type: 'end', id },
+      ]);
+      expect([result.status, result.reason]).toEqual([502, 'Bad Gateway']);
+      expect(result.headers['content-type']).toBe('application/json');
+      const { error } = JSON.parse(result.body);
+      expect(error).toMatchObject({ type: 'server_error', code: 'upstream_error', param: null });
+      expect(error.message).toContain('200–599');
+      // The relay goes on.
+      expect((await send(r, '/v1/openai/models')).status).toBe(502);
+    },
+  );
+
+  it('answers 502 Bad Gateway, not “503 OK”, when a header the tab sends cannot be sent', async () => {
+    const { result } = await answeredBy((id) => [
+      { type: 'head', id, status: 200, headers: { 'x-a': 'a\r\nb' } },
+      { type: 'end', id },
+    ]);
+    expect([result.status, result.reason]).toEqual([502, 'Bad Gateway']);
+    const { error } = JSON.parse(result.body);
+    expect(error).toMatchObject({ type: 'server_error', code: 'upstream_error' });
+    expect(error.message).toMatch(/header/);
+  });
+
+  it.each([{ evil: true }, 42, null, ['a'], undefined])(
+    'answers 503 Service Unavailable with a message that is text when the tab’s failure message is %s',
+    async (message) => {
+      const { result } = await answeredBy((id) => [{ type: 'failed', id, message }]);
+      expect([result.status, result.reason]).toEqual([503, 'Service Unavailable']);
+      const { error } = JSON.parse(result.body);
+      expect(error).toEqual({
+        message: 'The tab could not answer the request, and did not say why.',
+        type: 'unavailable_error',
+        param: null,
+        code: 'engine_unavailable',
+      });
+    },
+  );
+
+  it('passes a failure message that is text on, at most 1,000 characters of it', async () => {
+    const { result } = await answeredBy((id) => [
+      { type: 'failed', id, message: `The tab could not replay the request: ${'x'.repeat(5000)}` },
+    ]);
+    expect(result.status).toBe(503);
+    const { message } = JSON.parse(result.body).error;
+    expect(message).toMatch(/^The tab could not replay the request: x+…$/);
+    expect(message.length).toBeLessThanOrEqual(1001);
+  });
+
+  it('ends a stream with an error event whose message is text, whatever the tab’s failure message', async () => {
+    const { result } = await answeredBy((id) => [
+      { type: 'head', id, status: 200, headers: { 'content-type': 'text/event-stream' } },
+      { type: 'chunk', id, data: Buffer.from('data: {}\n\n').toString('base64') },
+      { type: 'failed', id, message: { evil: true } },
+    ]);
+    const last = result.body.split('\n\n').filter(Boolean).at(-1) ?? '';
+    expect(JSON.parse(last.slice('data: '.length)).error.message).toBe(
+      'The tab could not answer the request, and did not say why.',
+    );
+  });
+});
+
+describe('the relay when the tab goes during a non-streamed reply', () => {
+  it('answers 503 engine_unavailable when the tab goes before the reply began', async () => {
+    const { relay: r } = await relay();
+    const { tab } = await fakeTab(r, () => tab.terminate());
+    const answer = await send(r, '/v1/openai/chat/completions', { body: chat('hi') });
+    expect(answer.status).toBe(503);
+    const { error } = JSON.parse(answer.body);
+    expect(error).toMatchObject({ code: 'engine_unavailable', type: 'unavailable_error' });
+    expect(error.message).toMatch(/went away/);
+  });
+
+  it('cuts the connection off when the tab goes with a JSON body begun: the caller sees no complete JSON', async () => {
+    const { relay: r } = await relay();
+    const { tab } = await fakeTab(r, ({ id }, tell) => {
+      tell({ type: 'head', id, status: 200, headers: { 'content-type': 'application/json' } });
+      tell({ type: 'chunk', id, data: Buffer.from('{"id":"chatcmpl-1","cho').toString('base64') });
+      setTimeout(() => tab.terminate(), 100);
+    });
+    const outcome = await new Promise<{ status: number; body: string; complete: boolean }>(
+      (resolve) => {
+        const req = httpRequest(`${r.baseUrl}/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+        });
+        req.on('response', (res) => {
+          let body = '';
+          res.on('data', (part: Buffer) => (body += part.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body, complete: true }));
+          res.on('error', () => resolve({ status: res.statusCode ?? 0, body, complete: false }));
+        });
+        req.on('error', () => resolve({ status: 0, body: '', complete: false }));
+        req.end(chat('hi'));
+      },
+    );
+    expect(outcome).toEqual({ status: 200, body: '{"id":"chatcmpl-1","cho', complete: false });
   });
 });
 
@@ -488,7 +958,7 @@ describe('the relay when things go away', () => {
   });
 
   it('drops a tab that stops answering its pings, as a machine asleep does', async () => {
-    const { relay: r, log } = await relay(50);
+    const { relay: r, log } = await relay({ heartbeatMs: 50 });
     const link = new RelayLink({
       url: r.wsUrl,
       credential: { code: codeOf(r) },
@@ -523,80 +993,302 @@ describe('the relay when things go away', () => {
     await eventually(() => refused.state === 'closed');
     expect(refused.closeReason).toMatch(/refused the pairing/);
   });
+
+  it('ends the pairing when the tab stays away past the grace window: its session pairs no more', async () => {
+    const { relay: r, log } = await relay({ reconnectGraceMs: 200 });
+    const first = await pair(r);
+    const session = first.link.hello?.session ?? '';
+    first.closeTab();
+    await eventually(() => !r.paired);
+    await eventually(() => /pairing ended/.test(log.at(-1) ?? ''), 2000);
+    expect(log.at(-1)).toMatch(/To pair a tab again, open:/);
+    const refused = new RelayLink({
+      url: r.wsUrl,
+      credential: { session },
+      apiBase: API_BASE,
+      onHello: async () => undefined,
+      WebSocket: socketOf(new URL(APP).origin),
+    });
+    cleanups.push(() => refused.state !== 'closed' && refused.end());
+    await eventually(() => refused.state === 'closed');
+    expect(refused.closeReason).toMatch(/refused the pairing/);
+    expect(r.paired).toBe(false);
+  });
+
+  it('lets a tab back in with its session within the grace window, as after a reload', async () => {
+    const { relay: r } = await relay({ reconnectGraceMs: 2000 });
+    const first = await pair(r);
+    const session = first.link.hello?.session ?? '';
+    first.closeTab();
+    await eventually(() => !r.paired);
+    await sleep(300);
+    await pair(r, undefined, { session });
+    expect(r.paired).toBe(true);
+  });
 });
 
-describe('flow control', () => {
-  it('holds the tab’s reading while the caller does not read, and loses nothing', async () => {
-    const { relay: r } = await relay();
-    const total = 24 * 1024 * 1024;
-    const piece = new Uint8Array(64 * 1024).fill(120);
-    let pulled = 0;
-    await pair(r, async () => {
+/**
+ * A relay of the test's own making, for the tab's end of the link: it lets the tab in, and once
+ * the tab is ready hands it to `onReady`; every message the tab sends after that is in `received`.
+ */
+async function fakeRelay(
+  onReady: (tell: (message: object) => void) => void,
+  replay: Replay,
+): Promise<{ received: { id: number; type: string; message?: string; data?: string }[] }> {
+  const { WebSocketServer } = await import('ws');
+  const server = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+  cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+  await new Promise((resolve) => server.once('listening', resolve));
+  const received: { id: number; type: string; message?: string; data?: string }[] = [];
+  server.on('connection', (ws) => {
+    const tell = (message: object) => ws.send(JSON.stringify(message));
+    ws.on('message', (data) => {
+      const message = JSON.parse(String(data));
+      if (message.type === 'ready') onReady(tell);
+      else received.push(message);
+    });
+    tell({ type: 'hello', version: 1, key: 'hk-x', base_url: 'http://127.0.0.1/v1', session: 's' });
+  });
+  const link = new RelayLink({
+    url: `ws://127.0.0.1:${(server.address() as { port: number }).port}/relay`,
+    credential: { code: 'c' },
+    apiBase: API_BASE,
+    onHello: async () => undefined,
+    WebSocket: socketOf(new URL(APP).origin),
+    replay,
+  });
+  cleanups.push(() => {
+    if (link.state !== 'closed') link.end();
+    for (const client of server.clients) client.terminate();
+  });
+  return { received };
+}
+
+describe('the tab’s end of the link', () => {
+  it('replays only the API’s paths, on its own API, whatever the relay asks', async () => {
+    const paths = [
+      '/v1/hearth/keys',
+      '/v1/hearth/settings',
+      '/v1/openai/../hearth/keys',
+      '/v1/openai/%2e%2e/hearth/keys',
+      '/index.html',
+      '/',
+      '/v2/models',
+      // Another origin named in the path: its path only, on this page's own API.
+      'http://evil.example/v1/models',
+      '//evil.example/v1/models',
+    ];
+    const refused = paths.slice(0, -2);
+    const replayed: string[] = [];
+    const { received } = await fakeRelay(
+      (tell) =>
+        paths.forEach((path, i) =>
+          tell({
+            type: 'request',
+            id: i + 1,
+            method: 'PATCH',
+            path,
+            headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+            body: Buffer.from('{"auth":"any"}').toString('base64'),
+          }),
+        ),
+      async (url) => {
+        replayed.push(url);
+        return new Response('replayed');
+      },
+    );
+    await eventually(
+      () => received.filter((m) => m.type === 'failed' || m.type === 'end').length === paths.length,
+    );
+    expect(replayed).toEqual([`${API_BASE}models`, `${API_BASE}models`]);
+    for (const [i, path] of refused.entries()) {
+      const answer = received.find((m) => m.id === i + 1);
+      expect(answer?.type, path).toBe('failed');
+      expect(answer?.message, path).toMatch(/is not an API path/);
+    }
+  });
+
+  it('sends at most 256 KiB of a response before the relay gives credit, whatever the size of its reads', async () => {
+    // Reads of 100,000 bytes: the window is no multiple of them.
+    const piece = new Uint8Array(100_000).fill(120);
+    let tellRelay: (message: object) => void = () => undefined;
+    const { received } = await fakeRelay(
+      (tell) => {
+        tellRelay = tell;
+        tell({
+          type: 'request',
+          id: 1,
+          method: 'GET',
+          path: '/v1/models',
+          headers: {},
+          body: null,
+        });
+      },
+      async () =>
+        new Response(
+          new ReadableStream<Uint8Array>(
+            { pull: (controller) => controller.enqueue(piece) },
+            { highWaterMark: 0 },
+          ),
+        ),
+    );
+    const sent = () =>
+      received
+        .filter((m) => m.type === 'chunk')
+        .reduce((sum, m) => sum + Buffer.from(m.data ?? '', 'base64').length, 0);
+    await eventually(() => sent() > 0);
+    await sleep(300);
+    expect(sent()).toBe(WINDOW_BYTES);
+    tellRelay({ type: 'credit', id: 1, bytes: 50_000 });
+    await sleep(300);
+    expect(sent()).toBe(WINDOW_BYTES + 50_000);
+  });
+});
+
+/**
+ * Bytes the kernel holds on the TCP connection from `localPort` to `remotePort` on 127.0.0.1, as
+ * this end's send and receive queues (Linux's /proc/net/tcp: tx_queue and rx_queue).
+ */
+async function kernelQueued(localPort: number, remotePort: number): Promise<number> {
+  const table = await readFile('/proc/net/tcp', 'utf8');
+  for (const line of table.split('\n').slice(1)) {
+    const [, local = '', remote = '', , queues = ''] = line.trim().split(/\s+/);
+    const port = (address: string) => parseInt(address.split(':')[1] ?? '', 16);
+    if (port(local) === localPort && port(remote) === remotePort) {
+      const [tx = 0, rx = 0] = queues.split(':').map((hex) => parseInt(hex, 16));
+      return tx + rx;
+    }
+  }
+  throw new Error(`no connection ${localPort} → ${remotePort} in /proc/net/tcp`);
+}
+
+/**
+ * A paired tab whose response to any request is `total` bytes (endless when `total` is Infinity),
+ * read only as the link pulls it; `sent` counts the body bytes the tab sent to the relay.
+ */
+async function pairStreaming(r: Relay, total: number) {
+  const counter = { pulled: 0, sent: 0, cancelled: false };
+  // Pieces of a size the window is no multiple of, as a service worker's stream reads.
+  const piece = new Uint8Array(100_000).fill(120);
+  const Counting = class extends NodeWebSocket {
+    constructor(url: string) {
+      super(url, { origin: new URL(APP).origin });
+    }
+    override send(data: unknown, ...rest: unknown[]) {
+      const message = JSON.parse(String(data));
+      if (message.type === 'chunk') counter.sent += Buffer.from(message.data, 'base64').length;
+      (super.send as (...args: unknown[]) => void)(data, ...rest);
+    }
+  } as unknown as typeof WebSocket;
+  const link = new RelayLink({
+    url: r.wsUrl,
+    credential: { code: codeOf(r) },
+    apiBase: API_BASE,
+    onHello: async () => undefined,
+    WebSocket: Counting,
+    replay: async () => {
       const body = new ReadableStream<Uint8Array>(
         {
           pull(controller) {
-            if (pulled >= total) return controller.close();
-            pulled += piece.byteLength;
+            if (counter.pulled >= total) return controller.close();
+            counter.pulled += piece.byteLength;
             controller.enqueue(piece);
           },
+          cancel: () => void (counter.cancelled = true),
         },
         { highWaterMark: 0 },
       );
       return new Response(body, { headers: { 'content-type': 'application/octet-stream' } });
-    });
-    let res: IncomingMessage | undefined;
-    const req = httpRequest(`${r.baseUrl}/models`, { headers: { authorization: 'Bearer k' } });
-    req.on('response', (response) => {
-      res = response;
-      response.pause();
-    });
-    req.end();
-    await eventually(() => res !== undefined);
-    await sleep(1000);
-    // The caller read nothing: what the tab read is its window and what the sockets buffer.
-    const held = pulled;
-    expect(held).toBeLessThan(total / 2);
-    expect(held).toBeGreaterThanOrEqual(WINDOW_BYTES);
-    let received = 0;
-    await new Promise<void>((resolve) => {
-      res!.on('data', (part: Buffer) => (received += part.length));
-      res!.on('end', () => resolve());
-      res!.resume();
-    });
-    expect(received).toBe(total);
-    // 24 MiB through a socket and back: seconds on a busy two-core machine, so not vitest's 5.
-  }, 30_000);
+    },
+  });
+  cleanups.push(() => link.state !== 'closed' && link.end());
+  await eventually(() => r.paired);
+  return counter;
+}
+
+/**
+ * Waits until the response to a caller that reads nothing stops moving, then says how far the tab
+ * got ahead of it: the body bytes the tab sent, less what the caller's connection holds (what the
+ * caller's process read off it and what the kernel queues on both ends of it).
+ */
+async function aheadOfCaller(r: Relay, res: IncomingMessage, counter: { sent: number }) {
+  const relayPort = Number(new URL(r.origin).port);
+  const callerPort = res.socket.localPort ?? 0;
+  let last = -1;
+  for (;;) {
+    await sleep(200);
+    const held =
+      res.socket.bytesRead +
+      (await kernelQueued(callerPort, relayPort)) +
+      (await kernelQueued(relayPort, callerPort));
+    const ahead = counter.sent - held;
+    if (ahead === last) {
+      return { ahead, held };
+    }
+    last = ahead;
+  }
+}
+
+describe('flow control', () => {
+  it.skipIf(process.platform !== 'linux')(
+    'lets the tab send at most 256 KiB beyond what a caller that reads nothing has taken, and loses nothing',
+    async () => {
+      const { relay: r } = await relay();
+      const total = 240 * 100_000;
+      const counter = await pairStreaming(r, total);
+      let res: IncomingMessage | undefined;
+      const req = httpRequest(`${r.baseUrl}/models`, { headers: { authorization: 'Bearer k' } });
+      req.on('response', (response) => {
+        res = response;
+        response.pause();
+      });
+      req.end();
+      await eventually(() => res !== undefined);
+      const { ahead, held } = await aheadOfCaller(r, res!, counter);
+      // A window's worth is sent ahead (the tab is not held back for less)…
+      expect(ahead).toBeGreaterThan(WINDOW_BYTES / 2);
+      // …and never more: the rest waits in the tab's stream, not in the relay or the tab.
+      expect(ahead).toBeLessThanOrEqual(WINDOW_BYTES);
+      expect(counter.sent).toBeLessThan(total);
+      expect(held).toBeGreaterThan(0);
+      let received = 0;
+      await new Promise<void>((resolve) => {
+        res!.on('data', (part: Buffer) => (received += part.length));
+        res!.on('end', () => resolve());
+        res!.resume();
+      });
+      expect(received).toBe(total);
+      // 24 MiB through a socket and back: seconds on a busy two-core machine, so not vitest's 5.
+    },
+    30_000,
+  );
 });
 
 describe('flow control, when the caller goes away', () => {
-  it('stops the tab’s reading while it waits for credit', async () => {
-    const { relay: r } = await relay();
-    let cancelled = false;
-    let pulled = 0;
-    await pair(r, async () => {
-      const body = new ReadableStream<Uint8Array>(
-        {
-          pull: (controller) => {
-            pulled += 64 * 1024;
-            controller.enqueue(new Uint8Array(64 * 1024));
-          },
-          cancel: () => void (cancelled = true),
-        },
-        { highWaterMark: 0 },
-      );
-      return new Response(body);
-    });
-    const req = httpRequest(`${r.baseUrl}/models`, { headers: { authorization: 'Bearer k' } });
-    req.on('response', (response) => {
-      response.pause();
-      setTimeout(() => req.destroy(), 300);
-    });
-    req.on('error', () => undefined);
-    req.end();
-    await eventually(() => cancelled, 3000);
-    // It was waiting: an endless body, read only as far as the window and the sockets allow.
-    expect(pulled).toBeLessThan(16 * 1024 * 1024);
-  });
+  it.skipIf(process.platform !== 'linux')(
+    'stops the tab’s reading of an endless response, held at the window, when its caller goes',
+    async () => {
+      const { relay: r } = await relay();
+      const counter = await pairStreaming(r, Infinity);
+      let res: IncomingMessage | undefined;
+      const req = httpRequest(`${r.baseUrl}/models`, { headers: { authorization: 'Bearer k' } });
+      req.on('response', (response) => {
+        res = response;
+        response.pause();
+      });
+      req.on('error', () => undefined);
+      req.end();
+      await eventually(() => res !== undefined);
+      const { ahead } = await aheadOfCaller(r, res!, counter);
+      expect(ahead).toBeLessThanOrEqual(WINDOW_BYTES);
+      const sent = counter.sent;
+      req.destroy();
+      await eventually(() => counter.cancelled, 3000);
+      // It was waiting for credit: nothing more went out once the caller stopped reading.
+      expect(counter.sent).toBe(sent);
+    },
+    15_000,
+  );
 
   it('gives credit back in batches, not for every chunk', async () => {
     const { relay: r } = await relay();
@@ -635,6 +1327,19 @@ describe('the relay’s key', () => {
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ key });
   });
+
+  it.skipIf(process.platform === 'win32')(
+    'is made readable by the user only when the file was copied in readable by others',
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'hearth-relay-'));
+      const file = join(dir, 'relay.json');
+      const key = `hk-${'a'.repeat(32)}`;
+      await writeFile(file, JSON.stringify({ key }));
+      await chmod(file, 0o644);
+      expect((await loadConfig(file)).key).toBe(key);
+      expect((await stat(file)).mode & 0o777).toBe(0o600);
+    },
+  );
 
   it('is never replaced silently when the file is damaged', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'hearth-relay-'));
