@@ -21,6 +21,8 @@ const GGUF_ID = 'bench/fixture-bench-GGUF:F32';
 const GGUF_PATH = 'models/bench/fixture-bench.gguf';
 const MODELS_FILE = `${OUT_DIR}.models.json`;
 const quick = process.argv.includes('--quick');
+/** Only the stream rows (the floor and the API, streamed): `npm run bench -- --stream`. */
+const streamOnly = process.argv.includes('--stream');
 /** Sizes of each measurement (a quick run is for checking the bench itself). */
 const N = quick
   ? {
@@ -198,21 +200,27 @@ async function main() {
     const results = {};
     const log = (what) => process.stderr.write(`bench: ${what}\n`);
 
-    log(`${N.requests} requests each, alternating the floor and the API`);
-    const ours = [];
-    const floors = [];
-    const blocks = 5;
-    for (let b = 0; b < blocks; b += 1) {
-      floors.push(
-        ...(await requestLatencies(floor, floorApi, N.requests / blocks, b === 0 ? N.warmup : 5)),
-      );
-      ours.push(
-        ...(await requestLatencies(bench, api, N.requests / blocks, b === 0 ? N.warmup : 5)),
-      );
+    if (!streamOnly) {
+      log(`${N.requests} requests each, alternating the floor and the API`);
+      const ours = [];
+      const floors = [];
+      const blocks = 5;
+      for (let b = 0; b < blocks; b += 1) {
+        floors.push(
+          ...(await requestLatencies(floor, floorApi, N.requests / blocks, b === 0 ? N.warmup : 5)),
+        );
+        ours.push(
+          ...(await requestLatencies(bench, api, N.requests / blocks, b === 0 ? N.warmup : 5)),
+        );
+      }
+      results.request_ms_p50 = round(median(ours), 3);
+      results.floor_ms_p50 = round(median(floors), 3);
+      results.request_ratio_vs_floor = round(results.request_ms_p50 / results.floor_ms_p50);
+    } else {
+      // Both warmed up, as the latency rows would have done.
+      await streamRate(floor, floorApi, 1000);
+      await streamRate(bench, api, 1000);
     }
-    results.request_ms_p50 = round(median(ours), 3);
-    results.floor_ms_p50 = round(median(floors), 3);
-    results.request_ratio_vs_floor = round(results.request_ms_p50 / results.floor_ms_p50);
 
     log(`a ${N.streamTokens}-token stream, ${N.streamRuns} times each`);
     const ourRates = [];
@@ -229,6 +237,7 @@ async function main() {
     results.stream_ratio_vs_floor = round(
       results.stream_chunks_per_s / results.floor_stream_chunks_per_s,
     );
+    if (streamOnly) return { results, chromium: browser.version() };
 
     log(
       `the openai SDK reading ${N.sdkTokens} tokens at echo_delay_ms 1, through the API and in the page`,
@@ -401,12 +410,14 @@ const TARGETS = [
 ];
 
 const { results, chromium: version } = await main();
-const rows = TARGETS.map(([key, what, check, target]) => {
-  const value = results[key];
-  const missing = value == null || Number.isNaN(value);
-  const verdict = !check ? '' : missing ? 'n/a' : check(value, results) ? 'met' : 'MISSED';
-  return { key, what, value, target, verdict };
-});
+const rows = TARGETS.filter(([key]) => !streamOnly || key in results).map(
+  ([key, what, check, target]) => {
+    const value = results[key];
+    const missing = value == null || Number.isNaN(value);
+    const verdict = !check ? '' : missing ? 'n/a' : check(value, results) ? 'met' : 'MISSED';
+    return { key, what, value, target, verdict };
+  },
+);
 const width = (k) => Math.max(...rows.map((r) => String(r[k]).length), k.length);
 const line = (r) =>
   ['key', 'value', 'target', 'verdict', 'what']
@@ -420,6 +431,7 @@ for (const row of rows) console.log(line(row));
 const report = {
   date: new Date().toISOString(),
   quick,
+  ...(streamOnly && { stream_only: true }),
   machine: {
     chromium: version,
     cpus: cpus().length,
@@ -429,8 +441,6 @@ const report = {
   ...results,
 };
 mkdirSync('bench/results', { recursive: true });
-writeFileSync(
-  `bench/results/${quick ? 'quick' : 'latest'}.json`,
-  `${JSON.stringify(report, null, 2)}\n`,
-);
-console.log(`\nwrote bench/results/${quick ? 'quick' : 'latest'}.json`);
+const file = `bench/results/${quick ? 'quick' : streamOnly ? 'stream' : 'latest'}.json`;
+writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+console.log(`\nwrote ${file}`);

@@ -5,7 +5,8 @@
  * so that what Hearth adds on top of the platform can be measured.
  */
 /// <reference lib="webworker" />
-export {};
+import { MAX_TOKEN_BATCH } from '../../src/bridge/messages';
+
 declare const self: ServiceWorkerGlobalScope;
 
 self.addEventListener('install', () => void self.skipWaiting());
@@ -45,22 +46,24 @@ async function answer(request: Request): Promise<Response> {
       headers: { 'content-type': 'application/json' },
     });
   }
-  // The same bytes the API sends, one event per enqueue, as fast as the reader takes them.
+  // The same bytes the API sends, in the same chunks, as fast as the reader takes them: the first
+  // token alone, then at most MAX_TOKEN_BATCH events a chunk (as the engine worker batches them,
+  // and the API writes one batch a pull), then the end.
+  const event = (i: number, token: string) => {
+    const delta =
+      i === 0
+        ? `{"role":"assistant","content":${JSON.stringify(token)}}`
+        : `{"content":${JSON.stringify(token)}}`;
+    return `data: ${head(created)}[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":null}]}\n\n`;
+  };
   let i = 0;
   const stream = new ReadableStream<Uint8Array>({
     pull(controller) {
-      const token = tokens[i];
-      if (token !== undefined) {
-        const delta =
-          i === 0
-            ? `{"role":"assistant","content":${JSON.stringify(token)}}`
-            : `{"content":${JSON.stringify(token)}}`;
-        i += 1;
-        controller.enqueue(
-          encoder.encode(
-            `data: ${head(created)}[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":null}]}\n\n`,
-          ),
-        );
+      if (i < tokens.length) {
+        const end = i === 0 ? 1 : Math.min(tokens.length, i + MAX_TOKEN_BATCH);
+        let chunk = '';
+        for (; i < end; i += 1) chunk += event(i, tokens[i] as string);
+        controller.enqueue(encoder.encode(chunk));
         return;
       }
       controller.enqueue(
