@@ -683,11 +683,14 @@ export class Relay {
       /** @type {Buffer[]} */
       const parts = [];
       let size = 0;
+      let counted = true;
       const done = () => {
         req.off('data', onData);
         req.off('end', onEnd);
         req.off('error', onError);
-        this.#bodyBytes -= size;
+        req.off('close', onClose);
+        if (counted) this.#bodyBytes -= size;
+        counted = false;
       };
       const onData = (/** @type {Buffer} */ chunk) => {
         size += chunk.length;
@@ -710,9 +713,12 @@ export class Relay {
         done();
         reject(error);
       };
+      // The caller went before its body was whole: what it sent is let go.
+      const onClose = () => onError(new Error('the caller went away'));
       req.on('data', onData);
       req.on('end', onEnd);
       req.on('error', onError);
+      req.on('close', onClose);
     });
   }
 

@@ -630,6 +630,15 @@ describe('the relay refuses before it reads a body', () => {
     expect(JSON.parse(second.body).error.code).toBe('queue_full');
     expect(second.headers['retry-after']).toBe('1');
     expect(requests).toHaveLength(0);
+    // The slow caller gives up: what it sent is let go, and the same body fits now.
+    slow.socket.destroy();
+    await sleep(100);
+    const third = send(r, '/v1/openai/chat/completions', {
+      body: JSON.stringify({ ...echoBody('x'), pad: 'a'.repeat(400 * 1024) }),
+    });
+    await eventually(() => requests.length === 1);
+    expect(requests[0]!.body).not.toBeNull();
+    void third.catch(() => undefined);
   });
 });
 
