@@ -658,6 +658,25 @@ describe('the relay’s connections', () => {
     await eventually(() => idle.filter((c) => !c.closed()).length < 50, 3000);
   });
 
+  it('closes a new connection past its cap only when every open one carries a request', async () => {
+    const { relay: r } = await relay({ maxConnections: 3 });
+    const { requests, tell } = await fakeTab(r);
+    // The tab's own socket is not counted: three callers, each waiting for its answer.
+    const held = [1, 2, 3].map(() =>
+      send(r, '/v1/openai/models', { headers: { connection: 'close' } }),
+    );
+    await eventually(() => requests.length === 3);
+    const fourth = rawConnection(r);
+    fourth.socket.write('GET /v1/openai/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    await eventually(fourth.closed);
+    expect(fourth.received()).toBe('');
+    for (const { id } of requests) {
+      tell({ type: 'head', id, status: 204, headers: {} });
+      tell({ type: 'end', id });
+    }
+    expect((await Promise.all(held)).map((a) => a.status)).toEqual([204, 204, 204]);
+  });
+
   it('closes a half-sent request after the header timeout, with 408', async () => {
     const { relay: r } = await relay({ headersTimeoutMs: 300 });
     const c = rawConnection(r);
