@@ -3,7 +3,9 @@
  * The pairing of this tab with a relay, as the app shows it: a pairing link asks first (only
  * relays on this machine), a yes registers the relay's key as an issued key (the service worker
  * stays the only judge of keys), and the tab serves the relay until the pairing ends or the tab
- * closes. A reload of the tab reconnects by itself with the session the relay gave it.
+ * closes. A reload of the tab reconnects by itself with the session the relay gave it; a tab
+ * brought back any other way (reopened, restored with the browser's session, a page opened anew
+ * in it) asks again, even with its sessionStorage restored: closing the tab ended the pairing.
  */
 import { isLoopbackRelayUrl } from '../../relay/protocol.js';
 import { apiBaseUrl, issueKey, setAuthMode } from './api-client';
@@ -28,6 +30,18 @@ async function whenControlled(): Promise<void> {
   await new Promise((resolve) =>
     container.addEventListener('controllerchange', resolve, { once: true }),
   );
+}
+
+/**
+ * Whether this page was loaded by a reload: PerformanceNavigationTiming's `type` (Chromium and
+ * Firefox), `performance.navigation` where that is missing. A reopened or restored tab loads as
+ * `back_forward` or `navigate`, never as `reload`.
+ */
+function loadedByReload(): boolean {
+  const [entry] = performance.getEntriesByType('navigation') as PerformanceNavigationTiming[];
+  if (entry) return entry.type === 'reload';
+  const legacy = (performance as { navigation?: { type: number } }).navigation;
+  return legacy?.type === 1;
 }
 
 /** The relay's host and port, as a key's name. */
@@ -101,7 +115,19 @@ export class RelayPairing extends EventTarget {
         relay: string;
         session: string;
       };
-      if (isLoopbackRelayUrl(savedRelay)) this.#connect(savedRelay, { session }, false);
+      if (!isLoopbackRelayUrl(savedRelay)) throw new Error('not a relay on this machine');
+      if (loadedByReload()) {
+        this.#connect(savedRelay, { session }, false);
+        return;
+      }
+      sessionStorage.removeItem(SESSION_STORAGE);
+      this.#set({
+        status: 'ended',
+        relay: savedRelay,
+        message:
+          'The pairing with the relay ended when this tab was closed or left. To share this tab again, open the link the relay prints now.',
+        error: false,
+      });
     } catch {
       sessionStorage.removeItem(SESSION_STORAGE);
     }

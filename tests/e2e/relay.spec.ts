@@ -343,6 +343,30 @@ test.describe('paired by its link', () => {
     expect(after.status).toBe(503);
   });
 
+  test('closing the tab ends the pairing: 503 at once, and the tab restored with its storage pairs again only if asked', async ({
+    page,
+    context,
+  }) => {
+    const saved = await page.evaluate(() => sessionStorage.getItem('hearth:relay'));
+    expect(saved).not.toBeNull();
+    await page.close();
+    const closed = Date.now();
+    await expect
+      .poll(async () => (await curl([...auth(relay.key), `${relay.baseUrl}/models`])).status)
+      .toBe(503);
+    expect(Date.now() - closed).toBeLessThan(3000);
+    const after = await curl([...auth(relay.key), `${relay.baseUrl}/models`]);
+    expect(JSON.parse(after.body).error.code).toBe('engine_unavailable');
+    // The same tab brought back with its sessionStorage (reopened, restored), not reloaded.
+    const restored = await context.newPage();
+    await restored.addInitScript((value) => sessionStorage.setItem('hearth:relay', value), saved!);
+    await restored.goto('./');
+    await expect(restored.getByText(/ended when this tab was closed/)).toBeVisible();
+    await expect(restored.getByText('Shared with the relay')).toHaveCount(0);
+    expect(relay.output().match(/Paired with a tab/g)).toHaveLength(1);
+    expect((await curl([...auth(relay.key), `${relay.baseUrl}/models`])).status).toBe(503);
+  });
+
   test('a reload keeps the pairing; stopping it in the app ends it', async ({ page }) => {
     await page.reload();
     await expect(page.getByText('Shared with the relay')).toBeVisible();
@@ -404,9 +428,11 @@ test('a page of another origin cannot open the relay’s socket, even with the c
   page,
   baseURL,
 }) => {
-  // The sub-path build is served on the next port: another origin.
+  // The sub-path build is served on the next port (the one after, where that is the model
+  // server's, as playwright.config.ts chooses): another origin.
   const other = new URL(baseURL ?? '');
-  other.port = String(Number(other.port) + 1);
+  const next = Number(other.port) + 1;
+  other.port = String(next === Number(process.env.E2E_MODEL_PORT ?? 4188) ? next + 1 : next);
   await page.goto(new URL('hearth/', other).href);
   const code = new URL(relay.link).searchParams.get('pair');
   const ws = `${relay.wsUrl}?code=${code}`;

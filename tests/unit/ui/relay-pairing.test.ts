@@ -34,8 +34,11 @@ class FakeSocket {
   }
 }
 
-/** The page's globals the pairing uses, in memory; `pagehide` fires when the test says. */
-function fakePage() {
+/**
+ * The page's globals the pairing uses, in memory; `pagehide` fires when the test says. `navigation`
+ * is how this page was loaded (PerformanceNavigationTiming's `type`).
+ */
+function fakePage(navigation = 'reload') {
   const storage = new Map<string, string>();
   const pageListeners: (() => void)[] = [];
   vi.stubGlobal('sessionStorage', {
@@ -50,6 +53,9 @@ function fakePage() {
   vi.stubGlobal('history', { state: null, replaceState: () => undefined });
   vi.stubGlobal('navigator', { serviceWorker: { controller: {} } });
   vi.stubGlobal('WebSocket', FakeSocket);
+  vi.stubGlobal('performance', {
+    getEntriesByType: (type: string) => (type === 'navigation' ? [{ type: navigation }] : []),
+  });
   return { storage, pagehide: () => pageListeners.forEach((listener) => listener()) };
 }
 
@@ -110,4 +116,31 @@ describe('the relay pairing across a reload', () => {
     expect(page.storage.has(SAVED)).toBe(false);
     expect(pairing.state).toMatchObject({ status: 'ended', error: true });
   });
+});
+
+describe('the relay pairing of a tab that was closed', () => {
+  afterEach(() => {
+    vi.unstubAllGlobals();
+    vi.resetModules();
+  });
+
+  it.each([
+    ['back_forward', 'a tab reopened or restored from history'],
+    ['navigate', 'a page opened anew in the tab'],
+  ])(
+    'does not reconnect a saved pairing when the page loaded by %s (%s): it forgets it and says so',
+    async (navigation) => {
+      FakeSocket.last = null;
+      const page = fakePage(navigation);
+      page.storage.set(SAVED, JSON.stringify({ relay: RELAY, session: 'session-1' }));
+      const { RelayPairing } = await import('../../../src/ui/relay-pairing');
+      const pairing = new RelayPairing();
+      pairing.start();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(FakeSocket.last).toBeNull();
+      expect(page.storage.has(SAVED)).toBe(false);
+      expect(pairing.state).toMatchObject({ status: 'ended', relay: RELAY, error: false });
+      expect((pairing.state as { message: string }).message).toMatch(/open the link/);
+    },
+  );
 });
