@@ -3,6 +3,8 @@
  * in Node) and the browser one (the real service worker).
  */
 import fc from 'fast-check';
+import { faultOf, echoExpectation, type Reply } from './fuzz/oracle';
+import type { FuzzCase } from './fuzz/generate';
 
 /** A request as the fuzzers send it. */
 export interface AbusiveRequest {
@@ -11,6 +13,11 @@ export interface AbusiveRequest {
   headers: Record<string, string>;
   /** The body's bytes, or null for none. */
   body: number[] | null;
+  /**
+   * For a valid request sent as a well-behaved client sends it: the echo reply it must get,
+   * exactly (tests/fuzz/oracle.ts), hostile text and all.
+   */
+  reply?: Reply;
 }
 
 const encoder = new TextEncoder();
@@ -113,19 +120,33 @@ const chatBody = fc.record(
   { requiredKeys: [] },
 );
 
-/** A valid request with hostile text: it must reach the engine and come back whole. */
+/**
+ * A valid request with hostile text where the echo engine returns it (the last user message and
+ * the system messages, which it echoes in brackets): it must reach the engine and come back whole.
+ */
 const validBody = fc.record(
   {
     model: fc.constant('hearth/echo'),
     messages: fc
-      .array(
-        fc.record({
-          role: fc.constantFrom('user', 'assistant', 'system', 'developer'),
-          content: nastyString,
-        }),
-        { maxLength: 4 },
+      .tuple(
+        fc.array(
+          fc.record({
+            role: fc.constantFrom('user', 'assistant', 'system', 'developer'),
+            content: nastyString,
+          }),
+          { maxLength: 4 },
+        ),
+        nastyString,
+        fc.option(
+          fc.record({ role: fc.constantFrom('system', 'developer'), content: nastyString }),
+          { nil: undefined },
+        ),
       )
-      .map((history) => [...history, { role: 'user', content: 'last' }]),
+      .map(([history, last, after]) => [
+        ...history,
+        { role: 'user', content: last },
+        ...(after ? [after] : []),
+      ]),
     stream: fc.boolean(),
     max_tokens: fc.integer({ min: 1, max: 5 }),
     stop: fc.array(
@@ -137,23 +158,43 @@ const validBody = fc.record(
   { requiredKeys: ['model', 'messages'] },
 );
 
-const bodyBytes: fc.Arbitrary<number[] | null> = fc.oneof(
-  { weight: 6, arbitrary: chatBody.map((b) => [...encoder.encode(JSON.stringify(b))]) },
-  { weight: 4, arbitrary: validBody.map((b) => [...encoder.encode(JSON.stringify(b))]) },
+/** A body's bytes, and the reply it must get when it is a valid one. */
+interface Body {
+  bytes: number[] | null;
+  reply?: Reply;
+}
+const bytesOf = (value: unknown): number[] => [...encoder.encode(JSON.stringify(value))];
+
+const bodyBytes: fc.Arbitrary<Body> = fc.oneof(
+  { weight: 6, arbitrary: chatBody.map((b) => ({ bytes: bytesOf(b) })) },
+  {
+    weight: 4,
+    arbitrary: validBody.map((b) => ({
+      bytes: bytesOf(b),
+      reply: echoExpectation(b, 'hearth/echo'),
+    })),
+  },
   {
     weight: 1,
-    arbitrary: jsonish.map((v) => [...encoder.encode(JSON.stringify(v) ?? 'undefined')]),
+    arbitrary: jsonish.map((v) => ({
+      bytes: [...encoder.encode(JSON.stringify(v) ?? 'undefined')],
+    })),
   },
   // Truncated JSON, and raw bytes that are not UTF-8.
   {
     weight: 1,
     arbitrary: chatBody.chain((b) => {
       const text = JSON.stringify(b);
-      return fc.nat({ max: text.length }).map((cut) => [...encoder.encode(text.slice(0, cut))]);
+      return fc
+        .nat({ max: text.length })
+        .map((cut) => ({ bytes: [...encoder.encode(text.slice(0, cut))] }));
     }),
   },
-  { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }).map((bytes) => [...bytes]) },
-  { weight: 1, arbitrary: fc.constant(null) },
+  {
+    weight: 1,
+    arbitrary: fc.uint8Array({ maxLength: 64 }).map((bytes) => ({ bytes: [...bytes] })),
+  },
+  { weight: 1, arbitrary: fc.constant({ bytes: null }) },
 );
 
 const contentType = fc.option(
@@ -206,13 +247,21 @@ const anyEnvelope = fc.record({ target, contentType, authorization });
 export const abusiveRequest: fc.Arbitrary<AbusiveRequest> = fc
   .record({ envelope: fc.oneof(properEnvelope, anyEnvelope), body: bodyBytes })
   .map(({ envelope, body }) => ({ ...envelope, body }))
-  .map(({ target, body, contentType, authorization }) => {
+  .map(({ target, body, contentType, authorization }): AbusiveRequest => {
     const headers: Record<string, string> = {};
     if (contentType !== undefined) headers['content-type'] = contentType;
     if (authorization !== undefined) headers.authorization = authorization;
     // GET and HEAD cannot carry a body.
-    const hasBody = target.method !== 'GET' && body !== null;
-    return { ...target, headers, body: hasBody ? body : null };
+    const hasBody = target.method !== 'GET' && body.bytes !== null;
+    const request: AbusiveRequest = { ...target, headers, body: hasBody ? body.bytes : null };
+    // A valid body sent to the chat endpoint as a client should: the contract fixes the reply.
+    const proper =
+      target.method === 'POST' &&
+      /^v1\/(openai\/)?chat\/completions$/.test(target.path) &&
+      contentType?.split(';')[0]?.trim().toLowerCase() === 'application/json' &&
+      /^bearer[ \t]+\S/i.test(authorization ?? '');
+    if (proper && body.reply) request.reply = body.reply;
+    return request;
   });
 
 /** A fixed corpus for the browser test: the same every run. */
@@ -230,10 +279,15 @@ export interface Answer {
 
 /**
  * Why an answer is not acceptable, or null when it is: an OpenAI-shaped 4xx, or a 200 with a
- * complete reply (a completion, a whole stream ending in `[DONE]`, or a model listing).
+ * complete reply (a completion, a whole stream ending in `[DONE]`, or a model listing); and for a
+ * request whose `reply` is known, that reply exactly.
  */
-export function faultIn(answer: Answer): string | null {
+export function faultIn(answer: Answer, reply?: Reply): string | null {
   if (!answer.requestId?.startsWith('req_')) return 'no x-request-id';
+  if (reply) {
+    const c = { expect: { status: 200, reply } } as FuzzCase;
+    return faultOf(c, { ...answer, ms: 0 });
+  }
   if (answer.status >= 500) return `status ${answer.status}: ${answer.text.slice(0, 300)}`;
   if (answer.status >= 400) {
     if (answer.contentType !== 'application/json') return `error as ${answer.contentType}`;

@@ -68,12 +68,15 @@ test('a generated corpus of bad requests gets OpenAI-shaped 4xx or whole replies
   const results = await sendAll(page, corpus);
   const faults = results.flatMap(({ answer, nextStatus }, i) => {
     const fault =
-      faultIn(answer) ?? (nextStatus === 200 ? null : `the next request got ${nextStatus}`);
+      faultIn(answer, corpus[i]!.reply) ??
+      (nextStatus === 200 ? null : `the next request got ${nextStatus}`);
     return fault ? [`${fault} — for ${JSON.stringify(corpus[i]).slice(0, 300)}`] : [];
   });
   expect(faults).toEqual([]);
   // The corpus reaches past validation, into the engine, not only into 400s.
   const statuses = new Set(results.map((r) => r.answer.status));
+  // And valid requests with hostile text were checked against their exact echo reply.
+  expect(corpus.filter((r) => r.reply).length).toBeGreaterThan(20);
   for (const status of [200, 400, 401, 415]) expect(statuses).toContain(status);
 });
 

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { abusiveRequest, faultIn, type AbusiveRequest } from '../../abuse-corpus';
+import { echoExpectation } from '../../fuzz/oracle';
 import { chatRequest, echoBody, echoStack, URL_BASE } from '../helpers';
 
 const stack = echoStack();
@@ -38,7 +39,7 @@ describe('the API under abuse', () => {
     await fc.assert(
       fc.asyncProperty(abusiveRequest, async (request) => {
         const got = await within(stack.api.fetch(toRequest(request)).then(answer), 5000);
-        expect(faultIn(got), JSON.stringify(request).slice(0, 500)).toBeNull();
+        expect(faultIn(got, request.reply), JSON.stringify(request).slice(0, 500)).toBeNull();
         const next = await within(stack.api.fetch(chatRequest(echoBody('still fine'))), 5000);
         expect(next.status).toBe(200);
         await next.text();
@@ -68,6 +69,26 @@ describe('the abuse checker', () => {
     ],
   ])('rejects %s', (_what, answer) => {
     expect(faultIn(answer)).not.toBeNull();
+  });
+
+  it('rejects a reply that does not give the hostile text back whole, and takes one that does', () => {
+    const hostile = 'a\u2028</script>\ud800 "b"';
+    const reply = echoExpectation(
+      { model: 'hearth/echo', messages: [{ role: 'user', content: hostile }] },
+      'hearth/echo',
+    );
+    const completion = (content: string) =>
+      JSON.stringify({
+        id: 'chatcmpl-1',
+        object: 'chat.completion',
+        created: 1,
+        model: 'hearth/echo',
+        choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 3, completion_tokens: 3, total_tokens: 6, estimated_cost: 0 },
+      });
+    expect(faultIn({ ...ok, text: completion('a\u2028</script>\ufffd "b"') }, reply)).toBeNull();
+    expect(faultIn({ ...ok, text: completion('last') }, reply)).toMatch(/content/);
+    expect(faultIn({ ...ok, text: completion('a </script>\ufffd "b"') }, reply)).toMatch(/content/);
   });
 });
 
