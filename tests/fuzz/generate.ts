@@ -203,7 +203,7 @@ type Message = Record<string, Json>;
 
 function content(rng: Rng, words = 6): Json {
   if (rng.chance(0.7)) return text(rng, words);
-  return Array.from({ length: rng.int(1, 3) }, () => ({ type: 'text', text: text(rng, 3) }));
+  return Array.from({ length: rng.int(0, 3) }, () => ({ type: 'text', text: text(rng, 3) }));
 }
 
 function historyMessage(rng: Rng): Message {
@@ -646,6 +646,20 @@ function mutations(): Mutation[] {
   add((rng) =>
     withMessage(
       rng,
+      'assistant:no-tool-calls',
+      { role: 'assistant', content: null, tool_calls: [] },
+      (i) =>
+        eitherOf(
+          'an assistant message with null content and no tool_calls: a missing field or a wrong value',
+          `messages[${i}].content`,
+          'missing_field',
+          'invalid_value',
+        ),
+    ),
+  );
+  add((rng) =>
+    withMessage(
+      rng,
       'assistant:tool_calls-wrong-type',
       { role: 'assistant', content: 'x', tool_calls: 'f' },
       (i) => bad('invalid_type', `messages[${i}].tool_calls`),
@@ -738,8 +752,14 @@ function mutations(): Mutation[] {
     expect: bad('invalid_value', 'messages'),
   }));
   add((rng) => {
-    // A tool result last, without tools: refused by the schema's rule.
+    // A tool result last, without tools and with no call before it: refused by the schema.
     const { body } = validRequest(rng);
+    for (const m of body.messages as Message[]) {
+      if (m.tool_calls !== undefined) {
+        delete m.tool_calls;
+        m.content = 'x';
+      }
+    }
     (body.messages as Message[]).push({ role: 'tool', content: 'r', tool_call_id: 'c' });
     return { kind: 'last:tool-without-tools', body, expect: bad('invalid_value', 'messages') };
   });

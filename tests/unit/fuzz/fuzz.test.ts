@@ -16,7 +16,7 @@ import {
 import { failureMessage, faultOf, Tally, writeReport, type Answer } from '../../fuzz/oracle';
 import { OpenAIError } from '../../../src/openai/errors';
 import { ECHO_MODEL, type ModelDirectory } from '../../../src/openai/models';
-import { echoStack, URL_BASE } from '../helpers';
+import { chatRequest, echoStack, URL_BASE } from '../helpers';
 
 /** The browser run sends 10,000; here a few seconds' worth (`FUZZ_COUNT` for more). */
 const COUNT = Number(process.env.FUZZ_COUNT ?? 3_000);
@@ -47,7 +47,7 @@ const models: ModelDirectory = {
 const stack = echoStack({ models });
 afterAll(() => stack.close());
 
-async function send(c: FuzzCase): Promise<Answer> {
+async function send(c: FuzzCase, api = stack.api): Promise<Answer> {
   const started = performance.now();
   const request = new Request(`${URL_BASE}/${c.path}`, {
     method: c.method,
@@ -72,7 +72,7 @@ async function send(c: FuzzCase): Promise<Answer> {
   });
   const answer = (async (): Promise<Answer> => {
     try {
-      const response = await stack.api.fetch(request);
+      const response = await api.fetch(request);
       const text = await response.text();
       return {
         status: response.status,
@@ -126,3 +126,45 @@ it(`answers ${COUNT} generated requests as the contract says: status, code, para
   expect(tally.hangs).toBe(0);
   expect(stack.server.openPorts).toBe(0);
 }, 300_000);
+
+it('puts the queue after every check but the engine’s own: a valid request is 429 while the queue is full, a faulty one still gets its own answer', async () => {
+  const seed = fuzzSeed();
+  console.log(`fuzz (Node, queue full): seed ${seed}`);
+  const busy = echoStack({ models, maxWaiting: 0 });
+  // One request runs for a minute: with no room to wait, the next valid one is refused.
+  const words = Array.from({ length: 1200 }, (_, i) => `w${i}`).join(' ');
+  const running = await busy.api.fetch(
+    chatRequest({
+      model: 'hearth/echo',
+      messages: [{ role: 'user', content: words }],
+      stream: true,
+      echo_delay_ms: 50,
+    }),
+  );
+  expect(busy.queue.counts).toEqual({ running: 1, waiting: 0 });
+  const cases = generate(seed, 800)
+    // The echo engine's own rules (its context, the last message) come after the queue.
+    .filter((c) => !/^(context:|last:tool-after-call)/.test(c.kind))
+    .map((c): FuzzCase =>
+      'reply' in c.expect
+        ? { ...c, expect: { status: 429, errors: [{ code: 'queue_full', param: null }] } }
+        : c,
+    );
+  const tally = new Tally();
+  const started = performance.now();
+  for (const c of cases) {
+    const answer = await send(c, busy.api);
+    tally.add(c, answer, faultOf(c, answer));
+  }
+  await running.body?.cancel();
+  busy.close();
+  const table = tally.table(
+    'fuzz, Node, queue full (valid requests: 429)',
+    seed,
+    (performance.now() - started) / 1000,
+  );
+  console.log(table);
+  writeReport('Node, queue full', table);
+  expect(tally.codes.get('queue_full')).toBeGreaterThan(100);
+  expect(tally.failures, failureMessage(tally, seed, 'npx vitest run tests/unit/fuzz')).toEqual([]);
+}, 120_000);
