@@ -13,6 +13,8 @@ import { downloadFixture, FIXTURE_ID, FIXTURE_SENTENCE, SENTENCE_TOKENS } from '
 import { chromiumOnly, KEY, openApp } from './helpers';
 import { ModelServer } from './model-server';
 
+/** One seed for every test of the run: `FUZZ_SEED`, or a random one (printed). */
+const SEED = fuzzSeed();
 const COUNT = Number(process.env.FUZZ_COUNT ?? 10_000);
 const BATCH = 500;
 /** Requests in flight: under the 32 the queue holds, so that none is answered 429. */
@@ -108,7 +110,7 @@ test(`${COUNT} generated requests through the service worker get what the contra
 }) => {
   chromiumOnly(browserName, 'the same service worker code is fuzzed once, in Chromium');
   test.setTimeout(300_000);
-  const seed = fuzzSeed();
+  const seed = SEED;
   console.log(`fuzz (browser): seed ${seed}, ${COUNT} requests`);
   await openApp(page);
   // A model this GPU cannot run is 503 only once the engine worker has measured the GPU.
@@ -139,7 +141,7 @@ test.describe('the fixture model through llama.cpp', () => {
   }) => {
     chromiumOnly(browserName, 'the same service worker code is fuzzed once, in Chromium');
     test.setTimeout(180_000);
-    const seed = fuzzSeed();
+    const seed = SEED;
     await openApp(page);
     await downloadFixture(page);
     const cases = fixtureCases(seed, 16, {

@@ -1620,6 +1620,9 @@ export const MUTATION_COUNT = MUTATIONS.length;
  * mutations at random. Case `i` depends only on the seed and `i`.
  */
 export function generate(seed: number, count: number): FuzzCase[] {
+  // `FUZZ_CASE=<index>`: that case alone, as it was in the run with the same seed.
+  const only = process.env.FUZZ_CASE;
+  if (only !== undefined && only !== '') return [generateOne(seed, Number(only))];
   return Array.from({ length: count }, (_, index) => generateOne(seed, index));
 }
 

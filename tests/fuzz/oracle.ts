@@ -434,11 +434,15 @@ export function writeReport(section: string, text: string): void {
 
 /** The message of a failed run: how many, the first few, and how to reproduce them. */
 export function failureMessage(tally: Tally, seed: number, command: string): string {
+  const first = tally.failures[0];
+  const one = first
+    ? `; the first alone: FUZZ_SEED=${seed} FUZZ_CASE=${first.index} ${command}`
+    : '';
   const shown = tally.failures
     .slice(0, 15)
     .map((f) => `#${f.index} ${f.kind}: ${f.fault}\n    ${f.request}`);
   return [
-    `${tally.failures.length} of ${tally.requests} fuzz cases failed (seed ${seed}); reproduce: FUZZ_SEED=${seed} ${command}`,
+    `${tally.failures.length} of ${tally.requests} fuzz cases failed (seed ${seed}); reproduce: FUZZ_SEED=${seed} ${command}${one}`,
     ...shown,
   ].join('\n');
 }
