@@ -127,6 +127,7 @@ test(`${COUNT} generated requests through the service worker get what the contra
   writeReport('browser', table);
   expect(tally.failures, failureMessage(tally, seed, COMMAND)).toEqual([]);
   expect(tally.hangs).toBe(0);
+  expect(tally.repeatedRequestIds).toBe(0);
   expect(tally.unexpectedServerErrors).toBe(0);
 });
 

@@ -1312,6 +1312,24 @@ function mutations(): Mutation[] {
       expect: { status: 200, listing: 'model' },
     }));
   }
+  // A query string changes nothing.
+  add((rng) => {
+    const { body, reply } = validRequest(rng);
+    return {
+      kind: 'route:query-string',
+      path: rng.pick([`${CHAT}?stream=true`, 'v1/chat/completions?x=1&model=acme%2Fnope']),
+      body,
+      expect: { status: 200, reply },
+    };
+  });
+  add(() => ({
+    kind: 'models:list',
+    method: 'GET',
+    path: 'v1/openai/models?limit=1',
+    headers: { authorization: 'Bearer k' },
+    body: null,
+    expect: { status: 200, listing: 'list' },
+  }));
   add((rng) => ({
     kind: 'models:unknown',
     method: 'GET',

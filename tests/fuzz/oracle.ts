@@ -145,6 +145,10 @@ export interface Answer {
 
 const show = (value: unknown) => JSON.stringify(value)?.slice(0, 300);
 
+/** `created`: unix seconds, of about now (a day either way). */
+const createdNow = (created: unknown) =>
+  Number.isInteger(created) && Math.abs((created as number) - Date.now() / 1000) < 86_400;
+
 function parse(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -181,13 +185,28 @@ export function faultOf(c: FuzzCase, answer: Answer): string | null {
     return null;
   }
   if ('listing' in expect) {
-    const body = parse(answer.text) as { object?: string; id?: string; data?: { id: string }[] };
-    if (expect.listing === 'list') {
-      if (body?.object !== 'list' || !body.data?.some((m) => m.id === 'hearth/echo')) {
-        return `not a list with hearth/echo: ${answer.text.slice(0, 300)}`;
-      }
-    } else if (body?.object !== 'model' || body.id !== 'hearth/echo') {
-      return `not the model hearth/echo: ${answer.text.slice(0, 300)}`;
+    const body = parse(answer.text) as { object?: string; data?: Record<string, unknown>[] };
+    const echo =
+      expect.listing === 'list'
+        ? body?.object === 'list'
+          ? body.data?.find((m) => m.id === 'hearth/echo')
+          : undefined
+        : (body as Record<string, unknown>);
+    // The echo engine is always listed: an organisation's model with its context window.
+    const want = {
+      id: 'hearth/echo',
+      object: 'model',
+      owned_by: 'hearth',
+      context_window: 1_048_576,
+    };
+    const got = echo && {
+      id: echo.id,
+      object: echo.object,
+      owned_by: echo.owned_by,
+      context_window: echo.context_window,
+    };
+    if (show(got) !== show(want) || typeof echo?.created !== 'number') {
+      return `not ${expect.listing === 'list' ? 'a list with ' : ''}hearth/echo: ${answer.text.slice(0, 300)}`;
     }
     return null;
   }
@@ -223,7 +242,7 @@ function completionFault(reply: Reply, answer: Answer): string | null {
   if (body?.object !== 'chat.completion' || !body.id?.startsWith('chatcmpl-')) {
     return `not a completion: ${answer.text.slice(0, 300)}`;
   }
-  if (typeof body.created !== 'number') return 'no created';
+  if (!createdNow(body.created)) return `created ${body.created} is not now in unix seconds`;
   if (body.model !== reply.model) return `model ${body.model}, expected ${reply.model}`;
   const choice = body.choices?.[0];
   if (body.choices?.length !== 1 || choice?.index !== 0) return `choices ${show(body.choices)}`;
@@ -268,6 +287,7 @@ function streamFault(reply: Reply, answer: Answer): string | null {
   const chunks = data.slice(0, -1).map((d) => parse(d) as Chunk);
   const first = chunks[0];
   if (!first?.id?.startsWith('chatcmpl-')) return `first event ${data[0]?.slice(0, 200)}`;
+  if (!createdNow(first.created)) return `created ${first.created} is not now in unix seconds`;
   for (const chunk of chunks) {
     if (chunk?.error) return `error event ${show(chunk)}`;
     if (
@@ -334,6 +354,9 @@ export class Tally {
   readonly kinds = new Set<string>();
   readonly ambiguities = new Map<string, number>();
   hangs = 0;
+  /** Answers whose `x-request-id` an earlier answer had. */
+  repeatedRequestIds = 0;
+  readonly #requestIds = new Set<string>();
   serverErrors = 0;
   unexpectedServerErrors = 0;
   valid = 0;
@@ -351,6 +374,10 @@ export class Tally {
     this.kinds.add(c.kind);
     this.slowestMs = Math.max(this.slowestMs, answer.ms);
     if (answer.timedOut) this.hangs += 1;
+    if (answer.requestId) {
+      if (this.#requestIds.has(answer.requestId)) this.repeatedRequestIds += 1;
+      this.#requestIds.add(answer.requestId);
+    }
     const status = answer.failure !== undefined ? 'no answer' : String(answer.status);
     this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);
     if (answer.status >= 500) {
@@ -404,6 +431,7 @@ export class Tally {
       `  mutation kinds               ${this.kinds.size}`,
       `  valid (reply checked)        ${this.valid} (${this.streamed} streamed)`,
       `  hangs (no answer in time)    ${this.hangs}`,
+      `  repeated x-request-id        ${this.repeatedRequestIds}`,
       `  5xx                          ${this.serverErrors} (unexpected: ${this.unexpectedServerErrors})`,
       `  failures                     ${this.failures.length}`,
       `  seconds                      ${seconds.toFixed(1)} (slowest request ${Math.round(this.slowestMs)} ms)`,

@@ -81,7 +81,7 @@ describe('the abuse checker', () => {
       JSON.stringify({
         id: 'chatcmpl-1',
         object: 'chat.completion',
-        created: 1,
+        created: Math.floor(Date.now() / 1000),
         model: 'hearth/echo',
         choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
         usage: { prompt_tokens: 3, completion_tokens: 3, total_tokens: 6, estimated_cost: 0 },
