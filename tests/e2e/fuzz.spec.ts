@@ -61,6 +61,8 @@ function sendFromPage(page: Page, cases: FuzzCase[]): Promise<Answer[]> {
               status: response.status,
               contentType: response.headers.get('content-type'),
               requestId: response.headers.get('x-request-id'),
+              retryAfter: response.headers.get('retry-after'),
+              shouldRetry: response.headers.get('x-should-retry'),
               text,
               ms: performance.now() - started,
             };

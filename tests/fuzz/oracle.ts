@@ -138,6 +138,9 @@ export interface Answer {
   text: string;
   /** Milliseconds to the whole answer. */
   ms: number;
+  /** `retry-after` and `x-should-retry`, where there are. */
+  retryAfter?: string | null;
+  shouldRetry?: string | null;
   /** The fetch failed, or gave no whole answer in time (`timedOut`). */
   failure?: string;
   timedOut?: boolean;
@@ -182,6 +185,13 @@ export function faultOf(c: FuzzCase, answer: Answer): string | null {
       return `error ${String(error.code)} with status ${answer.status} and type ${String(error.type)}, the table says ${status} ${type}`;
     }
     if (typeof error.message !== 'string' || error.message === '') return 'error without a message';
+    // DESIGN §3: `retry-after` when waiting helps, `x-should-retry: false` when it cannot.
+    if (error.code === 'queue_full' && !/^\d+$/.test(answer.retryAfter ?? '')) {
+      return `queue_full without retry-after (${answer.retryAfter})`;
+    }
+    if (error.code === 'webgpu_unavailable' && answer.shouldRetry !== 'false') {
+      return `webgpu_unavailable with x-should-retry ${answer.shouldRetry}, not false`;
+    }
     return null;
   }
   if ('listing' in expect) {

@@ -80,6 +80,8 @@ async function send(c: FuzzCase, api = stack.api): Promise<Answer> {
         status: response.status,
         contentType: response.headers.get('content-type'),
         requestId: response.headers.get('x-request-id'),
+        retryAfter: response.headers.get('retry-after'),
+        shouldRetry: response.headers.get('x-should-retry'),
         text,
         ms: performance.now() - started,
       };
