@@ -2,7 +2,7 @@
  * The fuzz suite through the real service worker (Chromium): 10,000 generated requests, sent from
  * the page in batches with 24 in flight, each checked against the oracle (tests/fuzz/oracle.ts):
  * status, error code and param, and for valid requests the echo engine's reply and usage exactly,
- * streamed or not. Then a sample of valid requests of the fixture GGUF through llama.cpp, its
+ * streamed or not. Then 20 valid requests of the fixture GGUF through llama.cpp, its
  * sentence exactly. A failure names the seed and the case; `FUZZ_SEED` reproduces it.
  */
 import { expect, test, type Page } from '@playwright/test';
@@ -147,7 +147,7 @@ test.describe('the fixture model through llama.cpp', () => {
     const seed = SEED;
     await openApp(page);
     await downloadFixture(page);
-    const cases = fixtureCases(seed, 16, {
+    const cases = fixtureCases(seed, 20, {
       id: FIXTURE_ID,
       sentence: FIXTURE_SENTENCE,
       pieces: FIXTURE_PIECES,
