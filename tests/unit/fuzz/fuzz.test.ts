@@ -132,6 +132,7 @@ it(`answers ${COUNT} generated requests as the contract says: status, code, para
   expect(tally.failures, failureMessage(tally, seed, 'npx vitest run tests/unit/fuzz')).toEqual([]);
   expect(tally.hangs).toBe(0);
   expect(tally.repeatedRequestIds).toBe(0);
+  expect(tally.unexpectedServerErrors).toBe(0);
   expect(stack.server.openPorts).toBe(0);
 }, 300_000);
 
