@@ -1259,6 +1259,8 @@ function mutations(): Mutation[] {
     'v1/openai/chat%2Fcompletions',
     'v1/hearth/nope',
     'v1/openai/responses',
+    'v1/',
+    'v1/hearth',
   ]) {
     add((rng) => ({
       kind: 'route:unknown',
@@ -1310,6 +1312,29 @@ function mutations(): Mutation[] {
       headers: { authorization: 'Bearer k' },
       body: null,
       expect: { status: 200, listing: 'model' },
+    }));
+  }
+  // Hearth's own endpoints: the same route, method and key checks.
+  for (const path of ['v1/hearth/status', 'v1/hearth/catalog']) {
+    add((rng) => ({
+      kind: 'hearth:no-key',
+      method: 'GET',
+      path,
+      headers: rng.pick<Record<string, string>>([
+        {},
+        { authorization: 'Bearer ' },
+        { authorization: 'Basic a2V5' },
+      ]),
+      body: null,
+      expect: err(401, 'invalid_api_key'),
+    }));
+    add((rng) => ({
+      kind: 'hearth:wrong-method',
+      method: rng.pick(['POST', 'PUT', 'DELETE']),
+      path,
+      headers: rng.pick([KEYED, {}]),
+      body: { parts: ['{}'] },
+      expect: err(405, 'method_not_allowed'),
     }));
   }
   // A query string changes nothing.
