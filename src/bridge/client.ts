@@ -49,8 +49,8 @@ export interface FlowOptions {
 
 /** How long the engine waits on a reader that takes nothing: half what it may itself be silent. */
 export const READER_WAIT_MS = 30_000;
-/** What replies may hold across every request: 64 windows. */
-export const TOTAL_REPLY_BYTES = 64 * REPLY_WINDOW_BYTES;
+/** What replies may hold across every request: 16 windows. */
+export const TOTAL_REPLY_BYTES = 16 * REPLY_WINDOW_BYTES;
 
 const STATUS_TIMEOUT_MS = 3000;
 /** How long a management request (cancel, delete, unload, inspect) may take. */

@@ -82,7 +82,7 @@ async function lastEvent(body: ReadableStream<Uint8Array>): Promise<unknown> {
 describe('flow control between the engine and the service worker', () => {
   it('holds a reply to its window ahead of a reader that stopped, and pauses the engine', async () => {
     stack = flowStack({ readerWaitMs: 60_000 });
-    const total = 100_000;
+    const total = 200_000;
     const response = await stack.api.fetch(chatRequest(echoBody(words(total), { stream: true })));
     const reader = response.body!.getReader();
     await reader.read(); // one read, then nothing
@@ -108,7 +108,7 @@ describe('flow control between the engine and the service worker', () => {
 
   it('ends with reader_too_slow a reply whose reader took nothing while the engine waited; the next request runs', async () => {
     stack = flowStack({ readerWaitMs: 300 });
-    const total = 100_000;
+    const total = 200_000;
     const stalled = await stack.api.fetch(chatRequest(echoBody(words(total), { stream: true })));
     const reader = stalled.body!.getReader();
     await reader.read();
