@@ -49,6 +49,8 @@ export interface FlowOptions {
 
 /** How long the engine waits on a reader that takes nothing: half what it may itself be silent. */
 export const READER_WAIT_MS = 30_000;
+/** How much longer than a reader the engine worker waits for credit before it gives up. */
+const CREDIT_WAIT_MARGIN_MS = 10_000;
 /** What replies may hold across every request: 16 windows. */
 export const TOTAL_REPLY_BYTES = 16 * REPLY_WINDOW_BYTES;
 
@@ -150,6 +152,8 @@ export class PortBackend implements ModelBackend {
       requestId: options.requestId ?? '',
       request,
       window: this.#window,
+      // The service worker ends a stopped reader's request itself; this is for when it is gone.
+      creditWaitMs: this.#readerWaitMs + CREDIT_WAIT_MARGIN_MS,
     };
     return this.#request(start, options, chatReply, true);
   }
@@ -254,7 +258,9 @@ export class PortBackend implements ModelBackend {
             held(-bytes);
             flow.lastTake = Date.now();
             owed += bytes;
-            if (port && !ended && owed >= this.#window / 4) {
+            // Credit goes back a quarter window at a time, and at every read while the engine
+            // waits: each is a sign of life to the engine worker, which gives up on silence.
+            if (port && !ended && (owed >= this.#window / 4 || received >= granted)) {
               send(port, { type: 'chat/credit', bytes: owed });
               granted += owed;
               owed = 0;

@@ -140,8 +140,17 @@ export type HostPortMessage = { type: 'request/open'; port: MessagePort; first: 
 
 /** On a request port, service worker → engine worker. */
 export type RequestMessage =
-  /** `window`: the bytes of reply (`eventBytes`) the worker may send before it needs credit. */
-  | { type: 'chat/start'; requestId: string; request: ChatRequest; window: number }
+  /**
+   * `window`: the bytes of reply (`eventBytes`) the worker may send before it needs credit;
+   * `creditWaitMs`: how long it waits for credit before it takes the service worker for gone.
+   */
+  | {
+      type: 'chat/start';
+      requestId: string;
+      request: ChatRequest;
+      window: number;
+      creditWaitMs: number;
+    }
   | { type: 'chat/cancel' }
   /** The reader took `bytes` of the reply: the worker may send that much more. */
   | { type: 'chat/credit'; bytes: number }

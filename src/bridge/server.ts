@@ -76,10 +76,13 @@ class TokenBatcher {
   }
 }
 
-/** What a reply may still send before its reader catches up (`chat/start`'s window, topped up). */
+/**
+ * What a reply may still send before its reader catches up (`chat/start`'s window, topped up by
+ * `chat/credit`).
+ */
 class Credit {
   #bytes: number;
-  #waiter: (() => void) | undefined;
+  #waiter: { wake: () => void; heard: () => void } | undefined;
 
   constructor(bytes: number) {
     this.#bytes = bytes;
@@ -95,27 +98,41 @@ class Credit {
 
   grant(bytes: number): void {
     this.#bytes += bytes;
-    if (!this.exhausted) this.#wake();
+    if (!this.exhausted) this.#waiter?.wake();
+    else this.#waiter?.heard();
   }
 
-  /** Resolves when there is credit again, or at once when `signal` aborts. */
-  wait(signal: AbortSignal): Promise<void> {
-    if (!this.exhausted || signal.aborted) return Promise.resolve();
+  /**
+   * Resolves to true when there is credit again (at once when `signal` aborts), or to false when
+   * the service worker has granted nothing for `ms`: it is gone, and with it the reader.
+   */
+  wait(signal: AbortSignal, ms: number): Promise<boolean> {
+    if (!this.exhausted || signal.aborted) return Promise.resolve(true);
     return new Promise((resolve) => {
-      const done = () => {
-        signal.removeEventListener('abort', done);
-        resolve();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const settle = (value: boolean) => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', wake);
+        this.#waiter = undefined;
+        resolve(value);
       };
-      this.#waiter = done;
-      signal.addEventListener('abort', done);
+      const wake = () => settle(true);
+      const heard = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => settle(false), ms);
+      };
+      this.#waiter = { wake, heard };
+      signal.addEventListener('abort', wake);
+      heard();
     });
   }
+}
 
-  #wake(): void {
-    const waiter = this.#waiter;
-    this.#waiter = undefined;
-    waiter?.();
-  }
+function readerGone(ms: number): OpenAIError {
+  return new OpenAIError(
+    'reader_too_slow',
+    `Nothing of this reply was taken for ${Math.round(ms / 1000)} s while the engine waited; the request was stopped.`,
+  );
 }
 
 /** What the server needs besides the backend. */
@@ -181,7 +198,8 @@ export class HostServer {
             if (event) window.spend(eventBytes(event));
             post(reply);
           };
-          void this.#run(message.request, options, send, window).finally(() => port.close());
+          const flow = { credit: window, waitMs: message.creditWaitMs, stop: () => abort.abort() };
+          void this.#run(message.request, options, send, flow).finally(() => port.close());
           return;
         }
         case 'chat/credit':
@@ -297,7 +315,7 @@ export class HostServer {
     request: ChatRequest,
     options: ChatOptions,
     post: (message: ReplyMessage) => void,
-    credit: Credit,
+    flow: { credit: Credit; waitMs: number; stop: () => void },
   ): Promise<void> {
     this.#count(1);
     const batcher = new TokenBatcher(post);
@@ -338,7 +356,14 @@ export class HostServer {
             unreachable(event);
         }
         // Its reader is a whole window behind: read no further (the engine pauses behind this).
-        if (credit.exhausted) await credit.wait(options.signal);
+        // A service worker that grants nothing for too long is gone (a port tells no one): the
+        // request stops, or it would hold the engine for ever.
+        if (flow.credit.exhausted && !(await flow.credit.wait(options.signal, flow.waitMs))) {
+          batcher.flush();
+          post({ type: 'chat/error', error: readerGone(flow.waitMs).serialize() });
+          flow.stop();
+          break;
+        }
       }
     } catch (err) {
       batcher.flush();

@@ -5,7 +5,11 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { PortBackend, type FlowOptions } from '../../../src/bridge/client';
-import { REPLY_WINDOW_BYTES } from '../../../src/bridge/messages';
+import {
+  REPLY_WINDOW_BYTES,
+  type ReplyMessage,
+  type RequestMessage,
+} from '../../../src/bridge/messages';
 import { HostServer } from '../../../src/bridge/server';
 import { EchoEngine } from '../../../src/engine-host/echo-engine';
 import type { EngineOutput } from '../../../src/engine-host/engine';
@@ -14,6 +18,7 @@ import { ECHO_MODEL, staticModelDirectory } from '../../../src/openai/models';
 import { createApi } from '../../../src/openai/router';
 import { decodeSse } from '../../../src/openai/sse';
 import type { ChatRequest } from '../../../src/openai/types';
+import { parseChatRequest } from '../../../src/openai/validate';
 import { chatRequest, echoBody, eventually, sleep } from '../helpers';
 
 /** The echo engine, counting the tokens it has produced. */
@@ -178,5 +183,34 @@ describe('flow control between the engine and the service worker', () => {
     expect(events).toBe(total + 2);
     expect(stack.engine.produced).toBe(total);
     expect(stack.backend.bufferedBytes).toBe(0);
+  });
+
+  it('the engine worker gives a request up when the service worker grants nothing for too long (it is gone)', async () => {
+    stack = flowStack();
+    // A service worker that starts a request and then says nothing more, as a stopped one would.
+    const { port1: hostSide, port2: workerSide } = new MessageChannel();
+    stack.server.attach(workerSide);
+    const { port1: mine, port2: theirs } = new MessageChannel();
+    const replies: ReplyMessage[] = [];
+    mine.onmessage = (event: MessageEvent<ReplyMessage>) => void replies.push(event.data);
+    const first: RequestMessage = {
+      type: 'chat/start',
+      requestId: 'gone',
+      request: parseChatRequest(echoBody(words(50_000), { stream: true })),
+      window: 16 * 1024,
+      creditWaitMs: 300,
+    };
+    hostSide.postMessage({ type: 'request/open', port: theirs, first }, [theirs]);
+    await eventually(() => replies.some((r) => r.type === 'chat/error'), 3000);
+    expect(replies.find((r) => r.type === 'chat/error')).toMatchObject({
+      error: { code: 'reader_too_slow' },
+    });
+    expect(stack.engine.produced).toBeLessThan(5_000);
+    await eventually(() => stack!.queue.counts.running === 0 && stack!.server.openPorts === 0);
+    // The engine is free for the next request.
+    const next = await stack.api.fetch(chatRequest(echoBody('next')));
+    expect(next.status).toBe(200);
+    mine.close();
+    hostSide.close();
   });
 });
