@@ -320,7 +320,7 @@ test('a client that never reads: the browser takes its reply, the service worker
   // The browser reads a service worker's stream without waiting for the page (Chromium and
   // Firefox alike): the generation runs to its end, and the engine is free…
   await expect.poll(async () => (await hostStatus(page)).open_ports).toBe(0);
-  // …while the service worker holds none of it (it would hold at most a window, 256 KiB).
+  // …while the service worker holds none of it (it would hold at most a window, 1 MiB).
   expect((await serviceWorkerHeap(browser)) - before).toBeLessThan(1024 * 1024);
   const served = await page.evaluate(async (KEY) => {
     const started = performance.now();
