@@ -50,24 +50,19 @@ const nonEmptyString = v.pipe(v.string(), v.minLength(1));
 
 const textPart = v.looseObject({ type: v.literal('text'), text: v.string() });
 
-/** Content of system, developer, assistant and tool messages: a string or text parts. */
-const textContent = v.lazy((input) =>
-  Array.isArray(input)
-    ? v.array(noArray(v.variant('type', [textPart, unsupportedVariant('type', ['refusal'])])))
-    : v.string(),
-);
+/** Parts OpenAI defines that Hearth does not take: unsupported in any role (any other type is
+ * a wrong value). */
+const unsupportedParts = unsupportedVariant('type', [
+  'image_url',
+  'input_audio',
+  'file',
+  'refusal',
+]);
 
-/** Content of a user message: a string or parts, of which only text is supported. */
-const userContent = v.lazy((input) =>
+/** Content of any message: a string or parts, of which only text is supported. */
+const content = v.lazy((input) =>
   Array.isArray(input)
-    ? v.array(
-        noArray(
-          v.variant('type', [
-            textPart,
-            unsupportedVariant('type', ['image_url', 'input_audio', 'file']),
-          ]),
-        ),
-      )
+    ? v.array(noArray(v.variant('type', [textPart, unsupportedParts])))
     : v.string(),
 );
 
@@ -83,16 +78,16 @@ const name = v.nullish(v.string());
 
 const systemMessage = v.looseObject({
   role: v.picklist(['system', 'developer']),
-  content: textContent,
+  content,
   name,
 });
 
-const userMessage = v.looseObject({ role: v.literal('user'), content: userContent, name });
+const userMessage = v.looseObject({ role: v.literal('user'), content, name });
 
 const assistantMessage = v.pipe(
   v.looseObject({
     role: v.literal('assistant'),
-    content: v.nullish(textContent),
+    content: v.nullish(content),
     tool_calls: v.nullish(v.array(toolCall)),
     name,
     refusal: v.nullish(v.string()),
@@ -110,7 +105,7 @@ const assistantMessage = v.pipe(
 
 const toolMessage = v.looseObject({
   role: v.literal('tool'),
-  content: textContent,
+  content,
   tool_call_id: v.string(),
 });
 

@@ -54,7 +54,11 @@ function issueToError(issue: v.BaseIssue<unknown>): OpenAIError {
     );
   }
   if (issue.kind === 'schema') {
-    if (issue.input === undefined) {
+    // `null` counts as absent (README, Request fields): a field set to null is missing, as OpenAI
+    // says too; a null item of an array is a wrong type.
+    const last = issue.path?.at(-1);
+    const nullField = issue.input === null && last !== undefined && typeof last.key === 'string';
+    if (issue.input === undefined || nullField) {
       return new OpenAIError('missing_field', `Missing required parameter: '${field}'.`, { param });
     }
     // A string where a fixed set of strings is expected is a wrong value, not a wrong type.

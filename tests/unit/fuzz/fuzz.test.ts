@@ -158,7 +158,7 @@ it('puts the queue after every check but the engine’s own: a valid request is 
     .filter((c) => !/^(context:|last:tool-after-call)/.test(c.kind))
     .map((c): FuzzCase =>
       'reply' in c.expect
-        ? { ...c, expect: { status: 429, errors: [{ code: 'queue_full', param: null }] } }
+        ? { ...c, expect: { status: 429, error: { code: 'queue_full', param: null } } }
         : c,
     );
   const tally = new Tally();

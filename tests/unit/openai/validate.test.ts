@@ -374,7 +374,7 @@ describe('parseChatRequest: validated fields', () => {
     ['a repetition_penalty of 0', { repetition_penalty: 0 }, 'invalid_value', 'repetition_penalty'],
     ['an ignore_eos that is a string', { ignore_eos: 'yes' }, 'invalid_type', 'ignore_eos'],
     ['an enable_thinking that is 0', { enable_thinking: 0 }, 'invalid_type', 'enable_thinking'],
-  ])('rejects %s as %s naming %s', (_, extra, code, param) => {
+  ])('rejects %s (%j) as %s naming %s', (_, extra, code, param) => {
     rejects(body(extra), code, param);
   });
 
@@ -542,14 +542,14 @@ describe('parseChatRequest: param paths inside messages', () => {
     [
       'a user message with null content',
       [{ role: 'user', content: null }],
-      'invalid_type',
+      'missing_field',
       'messages[0].content',
     ],
     ['a user message without content', [{ role: 'user' }], 'missing_field', 'messages[0].content'],
     [
       'a system message with null content',
       [{ role: 'system', content: null }, USER],
-      'invalid_type',
+      'missing_field',
       'messages[0].content',
     ],
     [
@@ -619,7 +619,7 @@ describe('parseChatRequest: param paths inside messages', () => {
       'invalid_type',
       'messages[0].tool_calls[0].function.arguments',
     ],
-  ])('rejects %s as %s naming %s', (_, messages, code, param) => {
+  ])('rejects %s (%j) as %s naming %s', (_, messages, code, param) => {
     rejects(chat(...messages), code, param);
   });
 });
