@@ -6,6 +6,7 @@
  */
 /// <reference lib="webworker" />
 import { MAX_TOKEN_BATCH } from '../../src/bridge/messages';
+import { newCompletionId } from '../../src/openai/respond';
 
 declare const self: ServiceWorkerGlobalScope;
 
@@ -13,17 +14,20 @@ self.addEventListener('install', () => void self.skipWaiting());
 self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
 
 const encoder = new TextEncoder();
-const head = (created: number) =>
-  `{"id":"chatcmpl-floor","object":"chat.completion.chunk","created":${created},"model":"hearth/echo","choices":`;
+// The API's id, not a shorter one: every event carries it, and 27 bytes fewer an event (14% of a
+// token's event) made the floor's stream that much lighter than the API's.
+const head = (id: string, created: number) =>
+  `{"id":"${id}","object":"chat.completion.chunk","created":${created},"model":"hearth/echo","choices":`;
 
 async function answer(request: Request): Promise<Response> {
   const body = (await request.json()) as { messages: { content: string }[]; stream?: boolean };
   const content = body.messages.at(-1)?.content ?? '';
+  const id = newCompletionId();
   const created = Math.floor(Date.now() / 1000);
   const tokens = content.match(/\S+\s*/g) ?? [];
   if (!body.stream) {
     const completion = {
-      id: 'chatcmpl-floor',
+      id,
       object: 'chat.completion',
       created,
       model: 'hearth/echo',
@@ -54,7 +58,7 @@ async function answer(request: Request): Promise<Response> {
       i === 0
         ? `{"role":"assistant","content":${JSON.stringify(token)}}`
         : `{"content":${JSON.stringify(token)}}`;
-    return `data: ${head(created)}[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":null}]}\n\n`;
+    return `data: ${head(id, created)}[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":null}]}\n\n`;
   };
   let i = 0;
   const stream = new ReadableStream<Uint8Array>({
@@ -68,7 +72,7 @@ async function answer(request: Request): Promise<Response> {
       }
       controller.enqueue(
         encoder.encode(
-          `data: ${head(created)}[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n`,
+          `data: ${head(id, created)}[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n`,
         ),
       );
       controller.close();

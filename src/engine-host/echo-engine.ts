@@ -89,7 +89,12 @@ export class EchoEngine implements Engine {
   }
 
   async *generate(request: ChatRequest, signal: AbortSignal): AsyncGenerator<EngineOutput> {
-    const promptTokens = request.messages.reduce((n, m) => n + echoTokens(m.content).length, 0);
+    let promptTokens = 0;
+    let lastTokens: string[] = [];
+    for (const message of request.messages) {
+      lastTokens = echoTokens(message.content);
+      promptTokens += lastTokens.length;
+    }
     if (promptTokens > ECHO_MODEL.context_window) {
       throw new OpenAIError(
         'context_length_exceeded',
@@ -97,7 +102,9 @@ export class EchoEngine implements Engine {
         { param: 'messages' },
       );
     }
-    let tokens = echoTokens(cutAtStop(echoReply(request.messages), request.stop));
+    const reply = cutAtStop(echoReply(request.messages), request.stop);
+    // Without a system prompt or a stop string met, the reply is the last message, split above.
+    let tokens = reply === request.messages.at(-1)?.content ? lastTokens : echoTokens(reply);
     let finish_reason: FinishReason = 'stop';
     if (request.max_tokens !== undefined && tokens.length > request.max_tokens) {
       tokens = tokens.slice(0, request.max_tokens);
