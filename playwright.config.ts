@@ -97,6 +97,9 @@ export default defineConfig({
       // compatibility build, chosen by feature detection.
       name: 'firefox-no-jspi',
       testMatch: /llama-compat\.spec\.ts$/,
+      // One retry, reported as flaky, not hidden: its fixture request has hung past the test's
+      // 60 s in 2 of about 20 runs this session (not diagnosed yet; never with the default build).
+      retries: 1,
       use: {
         baseURL: `http://127.0.0.1:${PORT}/`,
         browserName: 'firefox',
