@@ -1,6 +1,6 @@
 /** Shared wiring for unit tests: the real stack over a real Node MessageChannel. */
 import type { ChatBackend, ChatEvent } from '../../src/openai/backend';
-import { PortBackend } from '../../src/bridge/client';
+import { PortBackend, type FlowOptions } from '../../src/bridge/client';
 import { HostServer } from '../../src/bridge/server';
 import { Channel } from '../../src/bridge/channel';
 import { EchoEngine } from '../../src/engine-host/echo-engine';
@@ -9,9 +9,18 @@ import { decodeSse } from '../../src/openai/sse';
 import { ECHO_MODEL, staticModelDirectory } from '../../src/openai/models';
 import { createApi, type ApiOptions } from '../../src/openai/router';
 
-/** The API over the port bridge, the queue and the echo engine, as the browser wires them. */
-export function echoStack(options: Partial<ApiOptions> & { maxWaiting?: number } = {}) {
-  const queue = new EngineQueue([new EchoEngine()], { maxWaiting: options.maxWaiting ?? 32 });
+/**
+ * The API over the port bridge, the queue and the echo engine, as the browser wires them;
+ * `engine` replaces the echo engine (one that counts what it made, say), `flow` the bridge's
+ * flow-control limits.
+ */
+export function echoStack<E extends EchoEngine = EchoEngine>({
+  engine = new EchoEngine() as E,
+  flow,
+  maxWaiting = 32,
+  ...options
+}: Partial<ApiOptions> & { engine?: E; flow?: FlowOptions; maxWaiting?: number } = {}) {
+  const queue = new EngineQueue([engine], { maxWaiting });
   const server = new HostServer(queue, {
     status: () => ({
       host: { id: 'test-host', build: 'test' },
@@ -29,7 +38,7 @@ export function echoStack(options: Partial<ApiOptions> & { maxWaiting?: number }
   });
   const { port1, port2 } = new MessageChannel();
   server.attach(port2);
-  const backend = new PortBackend(async () => port1);
+  const backend = new PortBackend(async () => port1, flow);
   const api = createApi({
     backend,
     models: staticModelDirectory([ECHO_MODEL]),
@@ -38,6 +47,7 @@ export function echoStack(options: Partial<ApiOptions> & { maxWaiting?: number }
   });
   return {
     api,
+    engine,
     queue,
     server,
     backend,

@@ -4,22 +4,18 @@
  * replies cannot pile up without limit.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { PortBackend, type FlowOptions } from '../../../src/bridge/client';
+import type { FlowOptions } from '../../../src/bridge/client';
 import {
   REPLY_WINDOW_BYTES,
   type ReplyMessage,
   type RequestMessage,
 } from '../../../src/bridge/messages';
-import { HostServer } from '../../../src/bridge/server';
 import { EchoEngine } from '../../../src/engine-host/echo-engine';
 import type { EngineOutput } from '../../../src/engine-host/engine';
-import { EngineQueue } from '../../../src/engine-host/queue';
-import { ECHO_MODEL, staticModelDirectory } from '../../../src/openai/models';
-import { createApi } from '../../../src/openai/router';
 import { decodeSse } from '../../../src/openai/sse';
 import type { ChatRequest } from '../../../src/openai/types';
 import { parseChatRequest } from '../../../src/openai/validate';
-import { chatRequest, echoBody, eventually, sleep } from '../helpers';
+import { chatRequest, echoBody, echoStack, eventually, sleep } from '../helpers';
 
 /** The echo engine, counting the tokens it has produced. */
 class CountingEcho extends EchoEngine {
@@ -33,34 +29,7 @@ class CountingEcho extends EchoEngine {
 }
 
 /** The API over the real bridge and queue, with the flow limits given. */
-function flowStack(flow: FlowOptions = {}) {
-  const engine = new CountingEcho();
-  const queue = new EngineQueue([engine]);
-  const server = new HostServer(queue, {
-    status: () => ({
-      host: { id: 'test-host', build: 'test' },
-      models: queue.models,
-      loaded_model: null,
-      loading: null,
-      load_error: null,
-      failing_models: {},
-      downloads: [],
-      evicted_models: {},
-      last_speed: null,
-      queue: queue.counts,
-      device: null,
-    }),
-  });
-  const { port1, port2 } = new MessageChannel();
-  server.attach(port2);
-  const backend = new PortBackend(async () => port1, flow);
-  const api = createApi({
-    backend,
-    models: staticModelDirectory([ECHO_MODEL]),
-    status: () => backend.status(),
-  });
-  return { engine, queue, server, backend, api, close: () => (port1.close(), port2.close()) };
-}
+const flowStack = (flow: FlowOptions = {}) => echoStack({ engine: new CountingEcho(), flow });
 
 let stack: ReturnType<typeof flowStack> | undefined;
 afterEach(() => stack?.close());
