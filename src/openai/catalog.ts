@@ -48,6 +48,25 @@ interface EntryBase {
   reasoning: boolean;
   /** Where the entry comes from: WebLLM's list, Hearth's list of GGUFs, the app's file, the user. */
   source: 'prebuilt' | 'curated' | 'self-hosted' | 'added';
+  /** Present for an embedding model (`/v1/openai/embeddings`), which does not chat. */
+  embedding?: EmbeddingFacts;
+}
+
+/** How a model pools its tokens' states into one vector (llama.cpp's pooling types). */
+export type Pooling = 'mean' | 'cls' | 'last' | 'unknown';
+
+/** What the catalogue says of an embedding model. */
+export interface EmbeddingFacts {
+  /** Length of its vectors; null until the model is loaded, when nothing said it before. */
+  dimensions: number | null;
+  pooling: Pooling;
+  /** Whether its vectors come out with length 1 (Hearth's engines L2-normalise them). */
+  normalized: boolean;
+  /**
+   * The shorter lengths it was trained to be cut to (Matryoshka), which `dimensions` may ask
+   * for; empty when it was not, and then `dimensions` is refused.
+   */
+  matryoshka: number[];
 }
 
 /** A model WebLLM runs (MLC weights and a compiled WebGPU library). */
@@ -262,6 +281,8 @@ export interface GgufRecord {
   memory_mb?: number | null;
   tools?: boolean;
   reasoning?: boolean;
+  /** Present for an embedding model. */
+  embedding?: EmbeddingFacts;
 }
 
 /** A catalogue entry for a GGUF model. */
@@ -281,6 +302,7 @@ export function ggufEntry(record: GgufRecord, source: CatalogEntry['source']): G
     tools: record.tools ?? false,
     reasoning: record.reasoning ?? isReasoningModel(parts.repo),
     source,
+    ...(record.embedding && { embedding: { ...record.embedding } }),
   };
 }
 
