@@ -15,7 +15,11 @@
  * cannot come out of the tokenizer (no chain of merges leads to them), but `,`, `.` and ` it` can,
  * and a prompt ending in one of them goes on from there.
  *
- * CLI: `node scripts/fixture-gguf.mjs <out.gguf> [--bench] [--variant tools|thinking] [--split N]`.
+ * `fixtureEmbeddingGguf` makes an embedding model of the same scheme whose vectors are known in
+ * closed form (`fixtureEmbedding`).
+ *
+ * CLI: `node scripts/fixture-gguf.mjs <out.gguf> [--bench] [--variant tools|thinking|embedding]
+ * [--split N]`.
  */
 
 /** What the model answers, whatever it is asked. */
@@ -331,21 +335,7 @@ export function fixtureGguf({
       fill: (data) => tokens.forEach((_, id) => (data[id * width + direction(id)] = 1)),
     },
   ];
-  for (let b = 0; b < blocks; b++) {
-    tensors.push(
-      { name: `blk.${b}.attn_norm.weight`, ne: [width], fill: ones },
-      { name: `blk.${b}.attn_q.weight`, ne: [width, width], fill: noise(b * 8 + 1) },
-      { name: `blk.${b}.attn_k.weight`, ne: [width, kvHeads * HEAD_SIZE], fill: noise(b * 8 + 2) },
-      { name: `blk.${b}.attn_v.weight`, ne: [width, kvHeads * HEAD_SIZE], fill: noise(b * 8 + 3) },
-      // Zero: attention adds nothing to the residual stream.
-      { name: `blk.${b}.attn_output.weight`, ne: [width, width] },
-      { name: `blk.${b}.ffn_norm.weight`, ne: [width], fill: ones },
-      { name: `blk.${b}.ffn_gate.weight`, ne: [width, ff], fill: noise(b * 8 + 4) },
-      { name: `blk.${b}.ffn_up.weight`, ne: [width, ff], fill: noise(b * 8 + 5) },
-      // Zero: nor does the feed-forward network.
-      { name: `blk.${b}.ffn_down.weight`, ne: [ff, width] },
-    );
-  }
+  tensors.push(...blockTensors(width, blocks, kvHeads, ff));
   tensors.push(
     { name: 'output_norm.weight', ne: [width], fill: ones },
     {
@@ -361,6 +351,225 @@ export function fixtureGguf({
     },
   );
   return encodeGguf(kv, tensors);
+}
+
+/**
+ * The blocks' tensors: norms 1, queries, keys, values and the feed-forward input filled with
+ * `noise`, the attention and feed-forward output matrices zero, so that every block adds nothing
+ * to the residual stream while all its maths runs.
+ * @param {number} width
+ * @param {number} blocks
+ * @param {number} kvHeads
+ * @param {number} ff
+ * @returns {TensorSpec[]}
+ */
+function blockTensors(width, blocks, kvHeads, ff) {
+  /** @type {Fill} */
+  const ones = (data) => void data.fill(1);
+  /** @type {TensorSpec[]} */
+  const tensors = [];
+  for (let b = 0; b < blocks; b++) {
+    tensors.push(
+      { name: `blk.${b}.attn_norm.weight`, ne: [width], fill: ones },
+      { name: `blk.${b}.attn_q.weight`, ne: [width, width], fill: noise(b * 8 + 1) },
+      { name: `blk.${b}.attn_k.weight`, ne: [width, kvHeads * HEAD_SIZE], fill: noise(b * 8 + 2) },
+      { name: `blk.${b}.attn_v.weight`, ne: [width, kvHeads * HEAD_SIZE], fill: noise(b * 8 + 3) },
+      // Zero: attention adds nothing to the residual stream.
+      { name: `blk.${b}.attn_output.weight`, ne: [width, width] },
+      { name: `blk.${b}.ffn_norm.weight`, ne: [width], fill: ones },
+      { name: `blk.${b}.ffn_gate.weight`, ne: [width, ff], fill: noise(b * 8 + 4) },
+      { name: `blk.${b}.ffn_up.weight`, ne: [width, ff], fill: noise(b * 8 + 5) },
+      // Zero: nor does the feed-forward network.
+      { name: `blk.${b}.ffn_down.weight`, ne: [ff, width] },
+    );
+  }
+  return tensors;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The embedding variant
+
+/** The embedding fixture's width: the length of its vectors. */
+export const FIXTURE_EMBEDDING_DIMENSIONS = 128;
+/** The embedding fixture's context length (`llama.context_length`): small, so a test can pass it. */
+export const FIXTURE_EMBEDDING_CONTEXT = 512;
+/** llama.cpp's `LLAMA_POOLING_TYPE_MEAN`, written as `llama.pooling_type`. */
+export const FIXTURE_EMBEDDING_POOLING = 1;
+/** RMS-norm epsilon of both models (`llama.attention.layer_norm_rms_epsilon`). */
+const RMS_EPS = 1e-5;
+
+/**
+ * Words that are one token each in the embedding fixture (`▁` + the word), whatever words are
+ * around them: the short words, then the 26 letters as words. A text of these words separated by
+ * single spaces makes one token a word, between `<s>` and `</s>`.
+ */
+export const FIXTURE_EMBEDDING_WORDS = Object.freeze([...SHORT_WORDS, ...LETTERS]);
+
+/**
+ * The embedding fixture's vocabulary: the same control tokens (ids 0–4) and byte tokens (5–260)
+ * as the chat fixture, then no reply pieces: `▁` (261), the letters `a`…`z` (262–287), `▁a`…`▁z`
+ * (288–313), and `▁is`, `▁to`… (314–325).
+ */
+const EMBEDDING_VOCABULARY = vocabulary([]);
+
+/**
+ * The embedding direction of a token of the embedding fixture: the 256 byte tokens share
+ * direction 0; `<unk>`, `<s>`, `</s>`, `<|im_start|>`, `<|im_end|>` have directions 1–5; the
+ * ordinary pieces from `▁` on have directions 6–70 in id order. A width under 71 folds the
+ * directions it lacks onto direction 0 (the default width, 128, and the bench's, 512, lack none).
+ * @param {number} id
+ * @param {number} width
+ */
+function embeddingDirection(id, width) {
+  const { firstPiece } = FIXTURE_TOKEN_IDS;
+  const direction = id < 5 ? id + 1 : id < firstPiece ? 0 : id - firstPiece + 6;
+  return direction < width ? direction : 0;
+}
+
+/**
+ * The embedding fixture as a GGUF v3 file: llama architecture, F32, `llama.pooling_type` 1
+ * (mean), `tokenizer.ggml.add_bos_token` and `add_eos_token` true (as BERT-style embedding models
+ * have: every text embeds as `<s>` text `</s>`), `general.name` `hearth-fixture-embedding-…`,
+ * no chat template and no `output.weight` (an embedding model has no head; llama.cpp would tie it
+ * to the token embeddings). Each token's embedding is one-hot along its direction
+ * (`embeddingDirection`), and the blocks add nothing, so the last hidden state of a token, after
+ * the final RMS norm, is its direction times `1 / sqrt(1 / width + eps)`: mean pooling gives the
+ * count vector of the text's directions, scaled; see `fixtureEmbedding`. The defaults make
+ * ~950 KB; `BENCH_OPTIONS` (width 512, 4 blocks) ~50 MB.
+ *
+ * wllama 3.13's llama.cpp reads `llama.pooling_type` for the llama architecture: loaded with
+ * `embeddings: true` and no `pooling_type`, it mean-pools (tests/e2e/fixture-gguf.spec.ts shows
+ * it, and that `pooling: 3`, last-token pooling, changes the vectors). `pooling` writes another
+ * llama.cpp pooling type (0 none, 1 mean, 2 CLS, 3 last); `fixtureEmbedding` knows mean only.
+ * @param {{ width?: number, blocks?: number, contextLength?: number, pooling?: number }} [options]
+ * @returns {Uint8Array}
+ */
+export function fixtureEmbeddingGguf({
+  width = FIXTURE_EMBEDDING_DIMENSIONS,
+  blocks = 1,
+  contextLength = FIXTURE_EMBEDDING_CONTEXT,
+  pooling = FIXTURE_EMBEDDING_POOLING,
+} = {}) {
+  if (!Number.isInteger(width) || width % HEAD_SIZE !== 0 || width < HEAD_SIZE) {
+    throw new RangeError(`width must be a positive multiple of ${HEAD_SIZE}`);
+  }
+  if (!Number.isInteger(blocks) || blocks < 1) throw new RangeError('blocks must be at least 1');
+  if (!Number.isInteger(contextLength) || contextLength < 1) {
+    throw new RangeError('contextLength must be a positive integer');
+  }
+  if (![0, 1, 2, 3].includes(pooling)) throw new RangeError('pooling must be 0, 1, 2 or 3');
+  const { tokens, types, scores } = EMBEDDING_VOCABULARY;
+  const nVocab = tokens.length;
+  const heads = width / HEAD_SIZE;
+  const kvHeads = heads % 2 === 0 ? heads / 2 : heads;
+  const ff = 3 * width;
+
+  /** @type {[string, Value][]} */
+  const kv = [
+    ['general.architecture', string('llama')],
+    ['general.name', string(`hearth-fixture-embedding-${width}x${blocks}`)],
+    ['general.alignment', u32(ALIGNMENT)],
+    ['general.file_type', u32(0)],
+    ['llama.vocab_size', u32(nVocab)],
+    ['llama.context_length', u32(contextLength)],
+    ['llama.embedding_length', u32(width)],
+    ['llama.block_count', u32(blocks)],
+    ['llama.feed_forward_length', u32(ff)],
+    ['llama.attention.head_count', u32(heads)],
+    ['llama.attention.head_count_kv', u32(kvHeads)],
+    ['llama.rope.dimension_count', u32(HEAD_SIZE)],
+    ['llama.rope.freq_base', f32(10000)],
+    ['llama.attention.layer_norm_rms_epsilon', f32(RMS_EPS)],
+    ['llama.pooling_type', u32(pooling)],
+    ['tokenizer.ggml.model', string('llama')],
+    ['tokenizer.ggml.tokens', array(GGUF.string, tokens, (w, t) => w.string(t))],
+    ['tokenizer.ggml.scores', array(GGUF.f32, scores, (w, s) => w.f32(s))],
+    ['tokenizer.ggml.token_type', array(GGUF.i32, types, (w, t) => w.i32(t))],
+    ['tokenizer.ggml.unknown_token_id', u32(FIXTURE_TOKEN_IDS.unk)],
+    ['tokenizer.ggml.bos_token_id', u32(FIXTURE_TOKEN_IDS.bos)],
+    ['tokenizer.ggml.eos_token_id', u32(FIXTURE_TOKEN_IDS.eos)],
+    ['tokenizer.ggml.add_bos_token', bool(true)],
+    ['tokenizer.ggml.add_eos_token', bool(true)],
+  ];
+  /** @type {TensorSpec[]} */
+  const tensors = [
+    {
+      name: 'token_embd.weight',
+      ne: [width, nVocab],
+      fill: (data) =>
+        tokens.forEach((_, id) => (data[id * width + embeddingDirection(id, width)] = 1)),
+    },
+    ...blockTensors(width, blocks, kvHeads, ff),
+    { name: 'output_norm.weight', ne: [width], fill: (data) => void data.fill(1) },
+  ];
+  return encodeGguf(kv, tensors);
+}
+
+/**
+ * The token ids llama.cpp gives a text in the embedding fixture, `<s>` and `</s>` included:
+ * SentencePiece's merges (a space before the text, spaces as `▁`, then the best-scoring pair of
+ * neighbours that is a piece merged first, the leftmost of equals), for texts of the letters
+ * `a`–`z` and spaces only (other characters would fall back to byte tokens; this refuses them).
+ * A text of `FIXTURE_EMBEDDING_WORDS` separated by single spaces gives one token a word.
+ * @param {string} text
+ * @returns {number[]}
+ */
+export function fixtureEmbeddingTokens(text) {
+  if (!/^[a-z ]+$/.test(text)) {
+    throw new RangeError('fixtureEmbeddingTokens takes letters a-z and spaces only');
+  }
+  const { tokens, scores } = EMBEDDING_VOCABULARY;
+  const ids = new Map(tokens.map((token, id) => [token, id]));
+  const symbols = [...(SPACE + text.replaceAll(' ', SPACE))];
+  for (;;) {
+    let best = -1;
+    let bestScore = -Infinity;
+    for (let i = 0; i + 1 < symbols.length; i++) {
+      const id = ids.get(`${symbols[i]}${symbols[i + 1]}`);
+      const score = id === undefined ? undefined : scores[id];
+      if (score !== undefined && score > bestScore) [best, bestScore] = [i, score];
+    }
+    if (best < 0) break;
+    symbols.splice(best, 2, `${symbols[best]}${symbols[best + 1]}`);
+  }
+  return [
+    FIXTURE_TOKEN_IDS.bos,
+    ...symbols.map((symbol) => /** @type {number} */ (ids.get(symbol))),
+    FIXTURE_TOKEN_IDS.eos,
+  ];
+}
+
+/**
+ * The embedding the fixture gives these tokens (as llama.cpp runs them, `<s>` and `</s>`
+ * included), in closed form: the mean of the final-normed hidden states, each the token's one-hot
+ * direction times `1 / sqrt(1 / width + eps)`, then normalised as llama-server's `embd_normalize`
+ * says: 2 (its default) the Euclidean norm, which leaves the count vector of the directions over
+ * its length; 1 the taxicab norm; -1 none, the raw mean.
+ * @param {readonly number[]} tokenIds
+ * @param {{ width?: number, normalize?: -1 | 1 | 2 }} [options]
+ * @returns {number[]}
+ */
+export function fixtureEmbedding(
+  tokenIds,
+  { width = FIXTURE_EMBEDDING_DIMENSIONS, normalize = 2 } = {},
+) {
+  const nVocab = EMBEDDING_VOCABULARY.tokens.length;
+  if (tokenIds.length === 0) throw new RangeError('no tokens');
+  const counts = new Array(width).fill(0);
+  for (const id of tokenIds) {
+    if (!Number.isInteger(id) || id < 0 || id >= nVocab) throw new RangeError(`no token ${id}`);
+    counts[embeddingDirection(id, width)]++;
+  }
+  const scale =
+    normalize === -1
+      ? 1 / Math.sqrt(1 / width + RMS_EPS) / tokenIds.length
+      : normalize === 1
+        ? 1 / tokenIds.length
+        : normalize === 2
+          ? 1 / Math.hypot(...counts)
+          : NaN;
+  if (Number.isNaN(scale)) throw new RangeError('normalize must be -1, 1 or 2');
+  return counts.map((count) => count * scale);
 }
 
 /**
@@ -638,7 +847,10 @@ function readLayout(bytes) {
   return { kv, tensors, alignment };
 }
 
-/** `node scripts/fixture-gguf.mjs <out.gguf> [--bench] [--variant tools|thinking] [--split N]` */
+const USAGE =
+  'node scripts/fixture-gguf.mjs <out.gguf> [--bench] [--variant tools|thinking|embedding] [--split N]';
+
+/** `node scripts/fixture-gguf.mjs <out.gguf> [--bench] [--variant tools|thinking|embedding] [--split N]` */
 async function main(/** @type {string[]} */ args) {
   const out = args.find(
     (arg, i) => !arg.startsWith('--') && !['--split', '--variant'].includes(args[i - 1] ?? ''),
@@ -648,15 +860,21 @@ async function main(/** @type {string[]} */ args) {
   const variantAt = args.indexOf('--variant');
   const name = variantAt >= 0 ? args[variantAt + 1] : undefined;
   const variant =
-    name === 'tools' || name === 'thinking' ? FIXTURE_VARIANTS[name] : name ? null : {};
+    name === 'tools' || name === 'thinking' || name === 'embedding'
+      ? name
+      : name
+        ? null
+        : 'default';
   if (!out || !Number.isInteger(parts) || parts < 1 || !variant) {
-    console.error(
-      'usage: node scripts/fixture-gguf.mjs <out.gguf> [--bench] [--variant tools|thinking] [--split N]',
-    );
+    console.error(`usage: ${USAGE}`);
     process.exit(2);
   }
   const { writeFile } = await import('node:fs/promises');
-  const bytes = fixtureGguf({ ...(args.includes('--bench') ? BENCH_OPTIONS : {}), ...variant });
+  const size = args.includes('--bench') ? BENCH_OPTIONS : {};
+  const bytes =
+    variant === 'embedding'
+      ? fixtureEmbeddingGguf(size)
+      : fixtureGguf({ ...size, ...(variant === 'default' ? {} : FIXTURE_VARIANTS[variant]) });
   if (parts === 1) {
     await writeFile(out, bytes);
     console.log(`${out}: ${bytes.length} bytes`);

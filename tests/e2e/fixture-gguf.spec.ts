@@ -11,13 +11,22 @@ import { expect, test, type Page } from '@playwright/test';
 import type {
   ChatCompletionChunk,
   ChatCompletionResponse,
+  CreateEmbeddingResponse,
+  EmbeddingCreateParams,
+  LoadModelParams,
   Wllama as WllamaClass,
 } from '@wllama/wllama';
 import {
   BENCH_OPTIONS,
+  FIXTURE_EMBEDDING_CONTEXT,
+  FIXTURE_EMBEDDING_DIMENSIONS,
+  FIXTURE_EMBEDDING_WORDS,
   FIXTURE_PIECES,
   FIXTURE_SENTENCE,
   FIXTURE_TOKEN_IDS,
+  fixtureEmbedding,
+  fixtureEmbeddingGguf,
+  fixtureEmbeddingTokens,
   fixtureGguf,
   splitGguf,
 } from '../../scripts/fixture-gguf.mjs';
@@ -67,29 +76,39 @@ async function servePage(page: Page, models: Record<string, Uint8Array>): Promis
   await page.waitForFunction(() => 'Wllama' in globalThis);
 }
 
-/** Loads the named models (one, or a split model's parts in order); resolves to the load's ms. */
-async function loadModel(page: Page, names: string[]): Promise<number> {
-  return page.evaluate(async (names) => {
-    const scope = globalThis as unknown as FixturePage;
-    await scope.wllama?.exit();
-    const wllama = new scope.Wllama(
-      { default: new URL('/wllama/wllama.wasm', location.href).href },
-      { suppressNativeLog: true },
-    );
-    const blobs = await Promise.all(
-      names.map(async (name) => (await fetch(`/models/${name}`)).blob()),
-    );
-    const started = performance.now();
-    // loadModel never settles when the wasm or the worker is blocked (notes/wllama-3.13.md).
-    await Promise.race([
-      wllama.loadModel(blobs, { n_threads: 1, n_gpu_layers: 0, n_ctx: 1024 }),
-      new Promise((_, reject) => setTimeout(() => reject(new Error('load timed out')), 20_000)),
-    ]);
-    // loadModel resolves even when llama.cpp failed to load: only the context info tells.
-    if (wllama.getLoadedContextInfo().n_vocab === 0) throw new Error(`${names} did not load`);
-    scope.wllama = wllama;
-    return performance.now() - started;
-  }, names);
+/**
+ * Loads the named models (one, or a split model's parts in order), with `params` over the
+ * defaults; resolves to the load's ms.
+ */
+async function loadModel(
+  page: Page,
+  names: string[],
+  params: Partial<LoadModelParams> = {},
+): Promise<number> {
+  return page.evaluate(
+    async ({ names, params }) => {
+      const scope = globalThis as unknown as FixturePage;
+      await scope.wllama?.exit();
+      const wllama = new scope.Wllama(
+        { default: new URL('/wllama/wllama.wasm', location.href).href },
+        { suppressNativeLog: true },
+      );
+      const blobs = await Promise.all(
+        names.map(async (name) => (await fetch(`/models/${name}`)).blob()),
+      );
+      const started = performance.now();
+      // loadModel never settles when the wasm or the worker is blocked (notes/wllama-3.13.md).
+      await Promise.race([
+        wllama.loadModel(blobs, { n_threads: 1, n_gpu_layers: 0, n_ctx: 1024, ...params }),
+        new Promise((_, reject) => setTimeout(() => reject(new Error('load timed out')), 20_000)),
+      ]);
+      // loadModel resolves even when llama.cpp failed to load: only the context info tells.
+      if (wllama.getLoadedContextInfo().n_vocab === 0) throw new Error(`${names} did not load`);
+      scope.wllama = wllama;
+      return performance.now() - started;
+    },
+    { names, params },
+  );
 }
 
 function chat(page: Page, body: ChatBody): Promise<ChatCompletionResponse> {
@@ -294,6 +313,222 @@ test('measures both variants (HEARTH_FIXTURE_MEASURE=1)', async ({ page }) => {
             `${reply.usage.completion_tokens} tokens in ${wallMs} ms wall ` +
             `(${Math.round((1000 * reply.usage.completion_tokens) / wallMs)} tok/s), ` +
             `llama.cpp: ${JSON.stringify(timings)}`,
+        );
+      }
+    }
+  }
+  await page.evaluate(() => (globalThis as unknown as FixturePage).wllama?.exit());
+});
+
+/** `createEmbedding`'s answer, or the message of the error it threw. */
+async function embed(
+  page: Page,
+  body: EmbeddingCreateParams,
+): Promise<CreateEmbeddingResponse | { error: string }> {
+  return page.evaluate(async (body) => {
+    try {
+      return await (globalThis as unknown as FixturePage).wllama.createEmbedding(body);
+    } catch (error) {
+      return { error: (error as Error).message };
+    }
+  }, body);
+}
+
+/** Throws unless `response` is an answer; gives its vectors, in the order of `data`. */
+function vectorsOf(response: CreateEmbeddingResponse | { error: string }): number[][] {
+  if ('error' in response) throw new Error(response.error);
+  return response.data.map((item) => item.embedding as number[]);
+}
+
+const maxDiff = (a: number[], b: number[]) => {
+  expect(a).toHaveLength(b.length);
+  return Math.max(...a.map((v, i) => Math.abs(v - b[i]!)));
+};
+
+/** Texts of one-token words, and two that SentencePiece splits into letters and merges. */
+const TEXTS = [
+  'is to be',
+  'we do no',
+  'me my me my me my',
+  FIXTURE_EMBEDDING_WORDS.join(' '),
+  'to be or not to be',
+  'the cat is on the mat',
+];
+
+/** Loads the embedding fixture (or another GGUF of it by name) as an embedding model. */
+const loadEmbedding = (
+  page: Page,
+  name = 'embedding.gguf',
+  params: Partial<LoadModelParams> = {},
+) => loadModel(page, [name], { embeddings: true, n_ctx: FIXTURE_EMBEDDING_CONTEXT, ...params });
+
+/**
+ * The embedding fixture through llama-server's embedding handler in wllama 3.13 (facts seen here,
+ * Chromium, November 2026): llama.cpp reads `llama.pooling_type` from the GGUF for the llama
+ * architecture (no `pooling_type` needed at load; one given overrides it), adds `<s>` and `</s>`
+ * to texts as `add_bos_token`/`add_eos_token` say but nothing to token-id input, L2-normalises by
+ * default (`embd_normalize` 2), and refuses an input longer than the physical batch (`n_ubatch`,
+ * 512 = the context here) with "input (N tokens) is too large to process. increase the physical
+ * batch size (current batch size: 512)".
+ */
+test.describe('the embedding fixture in llama.cpp', () => {
+  test.describe.configure({ mode: 'serial' });
+  let page: Page;
+
+  test.beforeAll(async ({ browser }) => {
+    page = await browser.newPage();
+    await servePage(page, {
+      'embedding.gguf': fixtureEmbeddingGguf(),
+      'embedding-last.gguf': fixtureEmbeddingGguf({ pooling: 3 }),
+    });
+    await loadEmbedding(page);
+  });
+
+  test.afterAll(async () => {
+    await page.evaluate(() => (globalThis as unknown as FixturePage).wllama?.exit());
+    await page.close();
+  });
+
+  test('loads with BOS and EOS added, its width and context', async () => {
+    const info = await page.evaluate(() =>
+      (globalThis as unknown as FixturePage).wllama.getLoadedContextInfo(),
+    );
+    expect(info).toMatchObject({
+      n_embd: FIXTURE_EMBEDDING_DIMENSIONS,
+      n_ctx: FIXTURE_EMBEDDING_CONTEXT,
+      n_ctx_train: FIXTURE_EMBEDDING_CONTEXT,
+      add_bos_token: true,
+      add_eos_token: true,
+      token_bos: FIXTURE_TOKEN_IDS.bos,
+      token_eos: FIXTURE_TOKEN_IDS.eos,
+    });
+    expect(info.metadata['llama.pooling_type']).toBe('1');
+  });
+
+  test('embeds a text as the closed form says: mean pooling read from the GGUF, L2-normalised', async () => {
+    const ids = fixtureEmbeddingTokens('is to be');
+    const response = await embed(page, { input: 'is to be' });
+    const [vector] = vectorsOf(response);
+    expect(maxDiff(vector!, fixtureEmbedding(ids))).toBeLessThan(1e-5);
+    expect(response).toMatchObject({
+      object: 'list',
+      data: [{ object: 'embedding', index: 0 }],
+      // <s> ▁is ▁to ▁be </s>: EOS is added too.
+      usage: { prompt_tokens: 5, total_tokens: 5 },
+    });
+  });
+
+  test('embeds a batch in input order, and counts every text’s tokens', async () => {
+    const response = await embed(page, { input: TEXTS });
+    if ('error' in response) throw new Error(response.error);
+    expect(response.data.map((item) => item.index)).toEqual(TEXTS.map((_, i) => i));
+    const vectors = vectorsOf(response);
+    TEXTS.forEach((text, i) => {
+      expect(
+        maxDiff(vectors[i]!, fixtureEmbedding(fixtureEmbeddingTokens(text))),
+        text,
+      ).toBeLessThan(1e-5);
+    });
+    const tokens = TEXTS.reduce((sum, text) => sum + fixtureEmbeddingTokens(text).length, 0);
+    expect(response.usage.prompt_tokens).toBe(tokens);
+  });
+
+  test('takes token ids as they are: no BOS or EOS added to them', async () => {
+    const ids = fixtureEmbeddingTokens('the cat is on the mat');
+    const bare = ids.slice(1, -1);
+    const vectors = vectorsOf(await embed(page, { input: [ids, bare] }));
+    expect(maxDiff(vectors[0]!, fixtureEmbedding(ids))).toBeLessThan(1e-5);
+    expect(maxDiff(vectors[1]!, fixtureEmbedding(bare))).toBeLessThan(1e-5);
+    const [text] = vectorsOf(await embed(page, { input: 'the cat is on the mat' }));
+    expect(maxDiff(vectors[0]!, text!)).toBeLessThan(1e-6);
+  });
+
+  test('returns the raw mean with embd_normalize -1, and the taxicab-normed one with 1', async () => {
+    const ids = fixtureEmbeddingTokens('me my me my me my');
+    for (const normalize of [-1, 1] as const) {
+      const [vector] = vectorsOf(
+        await embed(page, { input: 'me my me my me my', embd_normalize: normalize }),
+      );
+      expect(
+        maxDiff(vector!, fixtureEmbedding(ids, { normalize })),
+        String(normalize),
+      ).toBeLessThan(1e-5);
+    }
+  });
+
+  test('takes an input of 512 tokens, and refuses one of 513: the physical batch', async () => {
+    const words = (n: number) =>
+      Array.from({ length: n }, (_, i) => FIXTURE_EMBEDDING_WORDS[i % 12]).join(' ');
+    const fits = words(FIXTURE_EMBEDDING_CONTEXT - 2);
+    expect(fixtureEmbeddingTokens(fits)).toHaveLength(FIXTURE_EMBEDDING_CONTEXT);
+    const [vector] = vectorsOf(await embed(page, { input: fits }));
+    expect(maxDiff(vector!, fixtureEmbedding(fixtureEmbeddingTokens(fits)))).toBeLessThan(1e-5);
+    const outcome = await embed(page, { input: words(FIXTURE_EMBEDDING_CONTEXT - 1) });
+    // wllama 3.13: "input (513 tokens) is too large to process. increase the physical batch size
+    // (current batch size: 512)", thrown as a WllamaError.
+    expect(outcome).toEqual({
+      error:
+        'input (513 tokens) is too large to process. increase the physical batch size (current batch size: 512)',
+    });
+    // And it answers the next request.
+    expect(vectorsOf(await embed(page, { input: 'we do no' }))).toHaveLength(1);
+  });
+
+  test('pools as the GGUF says (last token with pooling_type 3), unless the load says otherwise', async () => {
+    const ids = fixtureEmbeddingTokens('is to be');
+    const eosOnly = fixtureEmbedding([FIXTURE_TOKEN_IDS.eos]);
+    await loadEmbedding(page, 'embedding-last.gguf');
+    expect(maxDiff(vectorsOf(await embed(page, { input: 'is to be' }))[0]!, eosOnly)).toBeLessThan(
+      1e-5,
+    );
+    await loadEmbedding(page, 'embedding-last.gguf', { pooling_type: 'mean' });
+    const [mean] = vectorsOf(await embed(page, { input: 'is to be' }));
+    expect(maxDiff(mean!, fixtureEmbedding(ids))).toBeLessThan(1e-5);
+    await loadEmbedding(page, 'embedding.gguf', { pooling_type: 'last' });
+    const [last] = vectorsOf(await embed(page, { input: 'is to be' }));
+    expect(maxDiff(last!, eosOnly)).toBeLessThan(1e-5);
+  });
+});
+
+test('measures the embedding fixture (HEARTH_FIXTURE_MEASURE=1)', async ({ page }) => {
+  test.skip(!process.env.HEARTH_FIXTURE_MEASURE, 'a measurement, not a check');
+  test.setTimeout(180_000);
+  const variants = {
+    embedding: { bytes: fixtureEmbeddingGguf(), width: FIXTURE_EMBEDDING_DIMENSIONS },
+    'embedding-bench': { bytes: fixtureEmbeddingGguf(BENCH_OPTIONS), width: BENCH_OPTIONS.width },
+  };
+  await servePage(
+    page,
+    Object.fromEntries(Object.entries(variants).map(([name, { bytes }]) => [name, bytes])),
+  );
+  // 64 short texts of 2 to 9 words.
+  const texts = Array.from({ length: 64 }, (_, i) =>
+    Array.from(
+      { length: 2 + (i % 8) },
+      (_, j) => FIXTURE_EMBEDDING_WORDS[(i * 7 + j * 3) % FIXTURE_EMBEDDING_WORDS.length],
+    ).join(' '),
+  );
+  for (const [name, { bytes, width }] of Object.entries(variants)) {
+    const loadMs = await loadModel(page, [name], {
+      embeddings: true,
+      n_ctx: FIXTURE_EMBEDDING_CONTEXT,
+    });
+    for (const round of ['warm-up', 'measured']) {
+      const started = Date.now();
+      const response = await embed(page, { input: texts });
+      const wallMs = Date.now() - started;
+      const vectors = vectorsOf(response);
+      const worst = Math.max(
+        ...texts.map((text, i) =>
+          maxDiff(vectors[i]!, fixtureEmbedding(fixtureEmbeddingTokens(text), { width })),
+        ),
+      );
+      expect(worst).toBeLessThan(1e-5);
+      if (round === 'measured' && !('error' in response)) {
+        console.log(
+          `${name}: ${bytes.length} bytes, load ${Math.round(loadMs)} ms, 64 texts ` +
+            `(${response.usage.prompt_tokens} tokens) in ${wallMs} ms wall, ` +
+            `max abs difference from fixtureEmbedding ${worst.toExponential(1)}`,
         );
       }
     }

@@ -1,7 +1,8 @@
 /**
  * The fixture GGUF read back by a reader of its own (the GGUF v3 layout from the format's
  * description, not the generator's code), and its crafted weights run by hand: the last token's
- * embedding, RMS-normed, times `output.weight`. tests/e2e/fixture-gguf.spec.ts runs it in llama.cpp.
+ * embedding, RMS-normed, times `output.weight`; for the embedding variant, every token's hidden
+ * state RMS-normed, mean-pooled and normalised. tests/e2e/fixture-gguf.spec.ts runs it in llama.cpp.
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -11,7 +12,14 @@ import {
   FIXTURE_PIECES,
   FIXTURE_SENTENCE,
   FIXTURE_TOKEN_IDS,
+  FIXTURE_EMBEDDING_CONTEXT,
+  FIXTURE_EMBEDDING_DIMENSIONS,
+  FIXTURE_EMBEDDING_POOLING,
+  FIXTURE_EMBEDDING_WORDS,
   FIXTURE_VARIANTS,
+  fixtureEmbedding,
+  fixtureEmbeddingGguf,
+  fixtureEmbeddingTokens,
   fixtureGguf,
   splitGguf,
   THINKING_PIECES,
@@ -358,5 +366,162 @@ describe('splitGguf', () => {
     expect(() => splitGguf(bytes, 0)).toThrow(RangeError);
     expect(() => splitGguf(bytes, whole.tensors.length + 1)).toThrow(RangeError);
     expect(() => splitGguf(new TextEncoder().encode('GGML and more'), 2)).toThrow(/GGUF v3/);
+  });
+});
+
+/**
+ * The embedding variant's forward pass by hand, as llama.cpp runs an embedding model: each token's
+ * last hidden state is its embedding (every block adds nothing), RMS-normed with
+ * `output_norm.weight`; mean pooling over the tokens; then llama-server's `embd_normalize` (2:
+ * Euclidean, -1: none).
+ */
+function embeddingOf(gguf: Gguf, ids: number[], normalize: 2 | -1 = 2): number[] {
+  const width = gguf.kv.get('llama.embedding_length') as number;
+  const eps = gguf.kv.get('llama.attention.layer_norm_rms_epsilon') as number;
+  const embd = f32s(gguf, 'token_embd.weight');
+  const norm = f32s(gguf, 'output_norm.weight');
+  const sum = new Array<number>(width).fill(0);
+  for (const id of ids) {
+    const x = embd.subarray(id * width, (id + 1) * width);
+    const rms = Math.sqrt(x.reduce((s, v) => s + v * v, 0) / width + eps);
+    x.forEach((v, c) => (sum[c]! += (v / rms) * norm[c]!));
+  }
+  const mean = sum.map((v) => v / ids.length);
+  if (normalize === -1) return mean;
+  const length = Math.sqrt(mean.reduce((s, v) => s + v * v, 0));
+  return mean.map((v) => v / length);
+}
+
+const maxDiff = (a: number[], b: number[]) => {
+  expect(a.length).toBe(b.length);
+  return Math.max(...a.map((v, i) => Math.abs(v - b[i]!)));
+};
+
+describe('fixtureEmbeddingGguf', () => {
+  const bytes = fixtureEmbeddingGguf();
+  const gguf = readGguf(bytes);
+  const tokens = gguf.kv.get('tokenizer.ggml.tokens') as string[];
+  const TEXTS = [
+    'is to be',
+    'we do no',
+    'a b c d e f g h i j k l m n o p q r s t u v w x y z',
+    'me my me my me my',
+    'to be or not to be',
+    'the cat is on the mat',
+  ];
+
+  it('writes an embedding model: mean pooling, BOS and EOS added, its own name and sizes', () => {
+    expect(Object.fromEntries(gguf.kv)).toMatchObject({
+      'general.architecture': 'llama',
+      'general.name': 'hearth-fixture-embedding-128x1',
+      'llama.pooling_type': 1,
+      'llama.context_length': 512,
+      'llama.embedding_length': 128,
+      'llama.vocab_size': tokens.length,
+      'tokenizer.ggml.add_bos_token': true,
+      'tokenizer.ggml.add_eos_token': true,
+    });
+    expect(FIXTURE_EMBEDDING_POOLING).toBe(1);
+    expect(FIXTURE_EMBEDDING_DIMENSIONS).toBe(128);
+    expect(FIXTURE_EMBEDDING_CONTEXT).toBe(512);
+    expect(gguf.kv.has('tokenizer.chat_template')).toBe(false);
+    expect(gguf.tensors.map((t) => t.name)).not.toContain('output.weight');
+    expect(gguf.tensors.map((t) => t.name)).toContain('output_norm.weight');
+    expect(bytes.length).toBeGreaterThan(800_000);
+    expect(bytes.length).toBeLessThan(1_100_000);
+    expect(Buffer.from(fixtureEmbeddingGguf()).equals(bytes)).toBe(true);
+  });
+
+  it('has the chat fixture’s control and byte tokens, then the ordinary pieces', () => {
+    expect(tokens.slice(0, 261)).toEqual(
+      (readGguf(fixtureGguf()).kv.get('tokenizer.ggml.tokens') as string[]).slice(0, 261),
+    );
+    expect(tokens[261]).toBe('\u2581');
+    for (const word of FIXTURE_EMBEDDING_WORDS) expect(tokens).toContain(`\u2581${word}`);
+    expect(new Set(tokens).size).toBe(tokens.length);
+  });
+
+  it('gives every non-byte token a one-hot direction of its own; byte tokens share one', () => {
+    const width = 128;
+    const embd = f32s(gguf, 'token_embd.weight');
+    const directionOf = (id: number) => {
+      const row = Array.from(embd.subarray(id * width, (id + 1) * width));
+      expect(row.filter((v) => v !== 0)).toEqual([1]);
+      return row.indexOf(1);
+    };
+    const own = tokens.map((_, id) => id).filter((id) => id < 5 || id >= 261);
+    expect(new Set(own.map(directionOf)).size).toBe(own.length);
+    const bytes = Array.from({ length: 256 }, (_, b) => directionOf(5 + b));
+    expect(new Set(bytes)).toEqual(new Set([0]));
+    expect(own.map(directionOf)).not.toContain(0);
+  });
+
+  it('tokenizes words as one token each between <s> and </s>, others as SentencePiece merges', () => {
+    const id = (piece: string) => tokens.indexOf(piece);
+    expect(fixtureEmbeddingTokens('is to be')).toEqual([
+      FIXTURE_TOKEN_IDS.bos,
+      id('\u2581is'),
+      id('\u2581to'),
+      id('\u2581be'),
+      FIXTURE_TOKEN_IDS.eos,
+    ]);
+    const words = FIXTURE_EMBEDDING_WORDS.join(' ');
+    expect(fixtureEmbeddingTokens(words)).toHaveLength(FIXTURE_EMBEDDING_WORDS.length + 2);
+    // 'isle': ▁i+s makes ▁is, which outscores nothing else; l and e stay letters.
+    expect(fixtureEmbeddingTokens('isle').slice(1, -1)).toEqual([id('\u2581is'), id('l'), id('e')]);
+    expect(fixtureEmbeddingTokens('cat').slice(1, -1)).toEqual([id('\u2581c'), id('a'), id('t')]);
+    expect(() => fixtureEmbeddingTokens('Cat')).toThrow(RangeError);
+    expect(() => fixtureEmbeddingTokens('')).toThrow(RangeError);
+  });
+
+  it('its forward pass equals fixtureEmbedding, normalised and raw', () => {
+    for (const text of TEXTS) {
+      const ids = fixtureEmbeddingTokens(text);
+      expect(maxDiff(embeddingOf(gguf, ids), fixtureEmbedding(ids)), text).toBeLessThan(1e-6);
+      expect(
+        maxDiff(embeddingOf(gguf, ids, -1), fixtureEmbedding(ids, { normalize: -1 })),
+        text,
+      ).toBeLessThan(1e-5);
+    }
+    // Byte tokens (any character outside a-z and space) all land on direction 0.
+    const bytes = [1, 5 + 0x41, 5 + 0xe2, 2];
+    expect(maxDiff(embeddingOf(gguf, bytes), fixtureEmbedding(bytes))).toBeLessThan(1e-6);
+  });
+
+  it('gives different texts different vectors, and unit length', () => {
+    const vectors = TEXTS.map((text) => fixtureEmbedding(fixtureEmbeddingTokens(text)));
+    for (const v of vectors) expect(Math.hypot(...v)).toBeCloseTo(1, 12);
+    const keys = new Set(vectors.map((v) => v.map((x) => x.toFixed(6)).join()));
+    expect(keys.size).toBe(TEXTS.length);
+    // The raw mean of n tokens: each direction's share times 1 / sqrt(1 / width + eps).
+    const raw = fixtureEmbedding([1, 2], { normalize: -1 });
+    expect(raw[2]).toBeCloseTo(0.5 / Math.sqrt(1 / 128 + 1e-5), 10);
+  });
+
+  it('makes a bench-sized embedding model, every direction its own', () => {
+    const bench = readGguf(fixtureEmbeddingGguf(BENCH_OPTIONS));
+    expect(bench.kv.get('llama.embedding_length')).toBe(512);
+    expect(bench.kv.get('llama.block_count')).toBe(4);
+    expect(bench.kv.get('general.name')).toBe('hearth-fixture-embedding-512x4');
+    const ids = fixtureEmbeddingTokens('to be or not to be');
+    const expected = fixtureEmbedding(ids, { width: 512 });
+    expect(maxDiff(embeddingOf(bench, ids), expected)).toBeLessThan(1e-6);
+    expect(expected.slice(0, 128)).toEqual(fixtureEmbedding(ids));
+  });
+
+  it('folds directions a narrow width lacks onto direction 0, and refuses what it cannot build', () => {
+    const narrow = readGguf(fixtureEmbeddingGguf({ width: 32 }));
+    const ids = fixtureEmbeddingTokens('we do no');
+    expect(maxDiff(embeddingOf(narrow, ids), fixtureEmbedding(ids, { width: 32 }))).toBeLessThan(
+      1e-6,
+    );
+    expect(() => fixtureEmbeddingGguf({ width: 48 })).toThrow(RangeError);
+    expect(() => fixtureEmbeddingGguf({ blocks: 0 })).toThrow(RangeError);
+    expect(() => fixtureEmbeddingGguf({ contextLength: 0 })).toThrow(RangeError);
+    expect(() => fixtureEmbeddingGguf({ pooling: 4 })).toThrow(RangeError);
+    expect(readGguf(fixtureEmbeddingGguf({ pooling: 3 })).kv.get('llama.pooling_type')).toBe(3);
+    expect(() => fixtureEmbedding([])).toThrow(RangeError);
+    expect(() => fixtureEmbedding([100_000])).toThrow(RangeError);
+    expect(() => fixtureEmbedding([1], { normalize: 0 as 2 })).toThrow(RangeError);
   });
 });
