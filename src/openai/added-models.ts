@@ -8,9 +8,16 @@
  */
 import * as v from 'valibot';
 import { assertJsonContentType, readJsonBody } from './body';
-import { ggufEntry, parseGgufId, type GgufEntry, type GgufRecord } from './catalog';
+import {
+  ggufEntry,
+  parseGgufId,
+  type EmbeddingFacts,
+  type GgufEntry,
+  type GgufRecord,
+} from './catalog';
 import { OpenAIError } from './errors';
-import { checkGguf, resolveSource, type SourceDeps } from './gguf-source';
+import { embeddingFactsOf, embeddingLengthOf, readGgufHeader } from './gguf-header';
+import { inspectGguf, resolveSource, type SourceDeps } from './gguf-source';
 import { jsonResponse } from './respond';
 import { paramOf } from './validate';
 
@@ -153,6 +160,11 @@ const addBody = v.strictObject({
   ),
   tools: v.optional(v.boolean()),
   reasoning: v.optional(v.boolean()),
+  /**
+   * Whether it is an embedding model: by default, when its metadata gives a pooling type; `true`
+   * makes it one when they do not say, `false` a chat model when they do.
+   */
+  embeddings: v.optional(v.boolean()),
 });
 
 const FIELDS = Object.keys(addBody.entries).join(', ');
@@ -184,8 +196,32 @@ function bodyError(issue: v.BaseIssue<unknown>): OpenAIError {
 }
 
 /**
- * `POST /v1/hearth/models` `{source, id?, context_window?, tools?, reasoning?}`: resolves the
- * source, checks its files' first bytes, and adds the model (201, its catalogue entry).
+ * What kind of model the metadata and the caller's `embeddings` make it: the embedding facts of
+ * an embedding model, undefined for a chat model.
+ */
+function embeddingOf(
+  head: Uint8Array,
+  embeddings: boolean | undefined,
+): EmbeddingFacts | undefined {
+  if (embeddings === false) return undefined;
+  const { metadata } = readGgufHeader(head);
+  // A header cut short or spoilt still gives the pairs before: the pooling type comes early.
+  const facts = embeddingFactsOf(metadata);
+  if (facts) return facts;
+  if (embeddings !== true) return undefined;
+  return {
+    dimensions: embeddingLengthOf(metadata),
+    pooling: 'unknown',
+    normalized: true,
+    matryoshka: [],
+  };
+}
+
+/**
+ * `POST /v1/hearth/models` `{source, id?, context_window?, tools?, reasoning?, embeddings?}`:
+ * resolves the source, checks its files' first bytes (the first file's metadata among them), and
+ * adds the model (201, its catalogue entry), an embedding model when the metadata give a pooling
+ * type or `embeddings` is true, and `embeddings` is not false.
  */
 export async function addModel(
   request: Request,
@@ -210,7 +246,7 @@ export async function addModel(
   const source = await resolveSource(body.source, deps);
   const id = body.id ?? source.id;
   if (await deps.catalog.has(id)) throw exists(id);
-  const bytes = await checkGguf(source.files, deps);
+  const { size: bytes, head } = await inspectGguf(source.files, deps);
   const record: AddedRecord = {
     id,
     files: source.files,
@@ -221,5 +257,7 @@ export async function addModel(
   if (body.context_window !== undefined) record.context_window = body.context_window;
   if (body.tools !== undefined) record.tools = body.tools;
   if (body.reasoning !== undefined) record.reasoning = body.reasoning;
+  const embedding = embeddingOf(head, body.embeddings);
+  if (embedding) record.embedding = embedding;
   return jsonResponse(await deps.catalog.add(record), requestId, 201);
 }

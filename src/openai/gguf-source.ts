@@ -3,9 +3,10 @@
  * Where a GGUF model the user adds comes from: a URL, a path of the app, or a Hugging Face id
  * (`hf:<user>/<repo>:<quant>`, as llama.cpp's `-hf` takes it), resolved to its files in order
  * and the id it gets unless the user names one; and the check, before anything is accepted, that
- * each file is there and begins with the bytes `GGUF`. Every refusal is a 400 `invalid_value` on
- * `source` that says what went wrong, unreachable servers included: the fault is in what the
- * user gave, or in a server only the user can mend.
+ * each file is there and begins with the bytes `GGUF` (`inspectGguf` also reads the first file's
+ * beginning, whose metadata say what kind of model it is). Every refusal is a 400
+ * `invalid_value` on `source` that says what went wrong, unreachable servers included: the fault
+ * is in what the user gave, or in a server only the user can mend.
  */
 import { OpenAIError } from './errors';
 import { ggufParts, readGgufRecord } from './gguf-parts';
@@ -19,6 +20,8 @@ export const DEFAULT_HF_QUANT = 'Q4_K_M';
 const TIMEOUT_MS = 30_000;
 /** What every GGUF file begins with. */
 const MAGIC = 'GGUF';
+/** What `checkGguf` reads of each file. */
+const MAGIC_BYTES = 8;
 
 /** `fetch` as the service worker has it. */
 export type FetchLike = (url: string, init?: RequestInit) => Promise<Response>;
@@ -267,30 +270,88 @@ function totalSize(response: Response): number | null {
   return length > 0 ? length : null;
 }
 
-/** Checks one file; its size, or null when the server does not say. */
-async function checkFile(url: string, deps: SourceDeps): Promise<number | null> {
+/** What checking one file found: its size (null when nothing says) and its first bytes. */
+interface CheckedFile {
+  size: number | null;
+  /** At most the bytes asked for: fewer when the file is shorter or its parts are not stored. */
+  head: Uint8Array;
+}
+
+/** The first `count` bytes of a file the page stored, across its parts; null when not stored. */
+async function storedHead(
+  url: string,
+  count: number,
+  deps: SourceDeps,
+): Promise<CheckedFile | null> {
+  const cache = await deps.caches.open(MODEL_CACHES.gguf);
+  const stored = await readGgufRecord(cache, url);
+  if (!stored?.complete) return null;
+  const chunks: Uint8Array[] = [];
+  let got = 0;
+  for (const part of ggufParts(url, stored)) {
+    if (got >= count) break;
+    const response = await cache.match(part.key);
+    if (!response) {
+      if (got === 0) return null;
+      break;
+    }
+    const chunk = new Uint8Array(await (await response.blob()).slice(0, count - got).arrayBuffer());
+    chunks.push(chunk);
+    got += chunk.byteLength;
+  }
+  const head = new Uint8Array(got);
+  chunks.reduce((at, chunk) => (head.set(chunk, at), at + chunk.byteLength), 0);
+  return { size: stored.bytes, head };
+}
+
+/** Checks one file, reading its first `count` bytes (at least the 8 the check needs). */
+async function checkFile(url: string, count: number, deps: SourceDeps): Promise<CheckedFile> {
   if (new URL(url).origin === new URL(deps.appUrl).origin) {
     // A file the page stored (a GGUF from the computer) is in the cache, not on any server.
-    const cache = await deps.caches.open(MODEL_CACHES.gguf);
-    const stored = await readGgufRecord(cache, url);
-    const first = stored?.complete && ggufParts(url, stored)[0];
-    const part = first && (await cache.match(first.key));
-    if (stored && part) {
-      assertMagic(new Uint8Array(await (await part.blob()).slice(0, 8).arrayBuffer()), url);
-      return stored.bytes;
+    const stored = await storedHead(url, count, deps);
+    if (stored) {
+      assertMagic(stored.head, url);
+      return stored;
     }
   }
-  const response = await reach(url, { headers: { range: 'bytes=0-7' } }, deps);
+  const response = await reach(url, { headers: { range: `bytes=0-${count - 1}` } }, deps);
   if (response.status !== 200 && response.status !== 206) {
     void response.body?.cancel();
     throw refuse(`${url} answered ${response.status} ${response.statusText}`.trim() + '.');
   }
-  assertMagic(await head(response, 8), url);
+  // A server that ignores the range sends the whole file: only `count` bytes of it are read.
+  const bytes = await head(response, count);
+  assertMagic(bytes, url);
   const total = totalSize(response);
-  if (total !== null || response.status !== 206) return total;
+  if (total !== null || response.status !== 206) return { size: total, head: bytes };
   // A cross-origin server that does not expose Content-Range still shows a HEAD's length.
   const described = await reach(url, { method: 'HEAD' }, deps).catch(() => null);
-  return described?.ok ? totalSize(described) : null;
+  return { size: described?.ok ? totalSize(described) : null, head: bytes };
+}
+
+/** The bytes of a file's beginning that `inspectGguf` reads: its metadata, tokenizer aside. */
+export const HEADER_BYTES = 256 * 1024;
+
+/** What `inspectGguf` found: the size of all the files, and the first file's first bytes. */
+export interface GgufInspection {
+  /** The size of them all, or null when a server does not say. */
+  size: number | null;
+  /** The first `HEADER_BYTES` of the first file, or fewer (see `readGgufHeader`). */
+  head: Uint8Array;
+}
+
+/** Each file checked (`count(i)` bytes of the i-th read); the sizes added up. */
+async function checkAll(
+  files: readonly string[],
+  count: (index: number) => number,
+  deps: SourceDeps,
+): Promise<GgufInspection> {
+  const checked = await Promise.all(files.map((url, i) => checkFile(url, count(i), deps)));
+  const sizes = checked.map((c) => c.size);
+  return {
+    size: sizes.every((s) => s !== null) ? sizes.reduce((a, b) => a + b, 0) : null,
+    head: checked[0]?.head ?? new Uint8Array(0),
+  };
 }
 
 /**
@@ -301,6 +362,16 @@ export async function checkGguf(
   files: readonly string[],
   deps: SourceDeps,
 ): Promise<number | null> {
-  const sizes = await Promise.all(files.map((url) => checkFile(url, deps)));
-  return sizes.every((s) => s !== null) ? sizes.reduce((a, b) => a + b, 0) : null;
+  return (await checkAll(files, () => MAGIC_BYTES, deps)).size;
+}
+
+/**
+ * Checks the files as `checkGguf` does, reading the first `HEADER_BYTES` of the first file (one
+ * Range request, which the check of its magic uses too) for its metadata.
+ */
+export async function inspectGguf(
+  files: readonly string[],
+  deps: SourceDeps,
+): Promise<GgufInspection> {
+  return checkAll(files, (i) => (i === 0 ? HEADER_BYTES : MAGIC_BYTES), deps);
 }

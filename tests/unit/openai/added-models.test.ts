@@ -19,6 +19,32 @@ const APP = `${URL_BASE}/`;
 const HUB = 'https://hub.example';
 const GGUF = new Uint8Array([0x47, 0x47, 0x55, 0x46, 3, 0, 0, 0, 1, 2, 3, 4]);
 const FILE = 'https://models.example/tiny-Q8_0.gguf';
+
+const u32 = (n: number) => [...new Uint8Array(new Uint32Array([n]).buffer)];
+const u64 = (n: number) => [...new Uint8Array(new BigUint64Array([BigInt(n)]).buffer)];
+const text = (s: string) => [
+  ...u64(new TextEncoder().encode(s).length),
+  ...new TextEncoder().encode(s),
+];
+/**
+ * The beginning of a GGUF v3 file of this architecture with these u32 keys of its own (a
+ * vocabulary of 200 000 bytes after them, which the header's first 256 KiB do not hold whole).
+ */
+function ggufOf(arch: string, own: Record<string, number>): Uint8Array<ArrayBuffer> {
+  const pairs = Object.entries(own);
+  const bytes = [0x47, 0x47, 0x55, 0x46, ...u32(3), ...u64(0), ...u64(pairs.length + 2)];
+  bytes.push(...text('general.architecture'), ...u32(8), ...text(arch));
+  for (const [key, value] of pairs) bytes.push(...text(`${arch}.${key}`), ...u32(4), ...u32(value));
+  bytes.push(...text('tokenizer.ggml.token_type'), ...u32(9), ...u32(0), ...u64(300_000));
+  return new Uint8Array([...bytes, ...new Uint8Array(200_000)]);
+}
+/** A BERT-like embedding model (mean pooling) and a chat model, by URL. */
+const EMBED_FILE = 'https://models.example/embed-Q8_0.gguf';
+const CHAT_FILE = 'https://models.example/chat-Q8_0.gguf';
+const FILES: Record<string, Uint8Array<ArrayBuffer>> = {
+  [EMBED_FILE]: ggufOf('bert', { embedding_length: 384, pooling_type: 1, context_length: 512 }),
+  [CHAT_FILE]: ggufOf('qwen3', { embedding_length: 1024, context_length: 40960 }),
+};
 const BUILT_IN = ggufEntry(
   { id: 'acme/Built-GGUF:Q4_0', files: ['https://m.example/b.gguf'] },
   'curated',
@@ -41,11 +67,16 @@ const network: FetchLike = async (url) => {
     return Response.json({ siblings: [{ rfilename: 'tiny-Q8_0.gguf' }] });
   }
   if (url.startsWith('https://down.example/')) throw new TypeError('Failed to fetch');
+  const file = FILES[url];
+  if (file) return new Response(file, { headers: { 'content-length': String(file.length) } });
   return new Response('', { status: 404, statusText: 'Not Found' });
 };
 
 /** The API of a service worker whose directory keeps added models in `store`. */
-function stack(store: AddedModelStore = memoryAddedStore(), options: { inUse?: string } = {}) {
+function stack(
+  store: AddedModelStore = memoryAddedStore(),
+  options: { inUse?: string; fetch?: FetchLike } = {},
+) {
   const caches = new MemoryCaches();
   const deleted: string[] = [];
   const models = new DeviceModels({
@@ -68,7 +99,7 @@ function stack(store: AddedModelStore = memoryAddedStore(), options: { inUse?: s
     backend,
     models,
     catalog: () => models.catalog(),
-    adding: { catalog: models, appUrl: APP, fetch: network, caches, hubUrl: HUB },
+    adding: { catalog: models, appUrl: APP, fetch: options.fetch ?? network, caches, hubUrl: HUB },
   });
   return { api, models, caches, deleted };
 }
@@ -215,6 +246,12 @@ describe('POST /v1/hearth/models', () => {
       'weights',
     ],
     [
+      'embeddings that are not a boolean',
+      { source: FILE, embeddings: 'yes' },
+      'invalid_type',
+      'embeddings',
+    ],
+    [
       'a context window of 0',
       { source: FILE, context_window: 0 },
       'invalid_value',
@@ -243,6 +280,105 @@ describe('POST /v1/hearth/models', () => {
     const response = await api.fetch(add(body));
     expect(response.status).toBe(400);
     expect((await response.json()).error).toMatchObject({ code, param });
+  });
+
+  /** The model added with this body: its status, and its catalogue entry as kept. */
+  async function adding(body: Record<string, unknown>, fetch?: FetchLike) {
+    const store = memoryAddedStore();
+    const { api } = stack(store, { fetch });
+    const response = await api.fetch(add(body));
+    const [record] = await store.list();
+    const entry = record && (await new AddedModels(store).get(record.id));
+    return { status: response.status, entry };
+  }
+
+  const MEAN_384 = { dimensions: 384, pooling: 'mean', normalized: true, matryoshka: [] };
+
+  it('adds a GGUF whose metadata give a pooling type as an embedding model', async () => {
+    const { status, entry } = await adding({ source: EMBED_FILE });
+    expect(status).toBe(201);
+    expect(entry).toMatchObject({ id: 'models.example/embed:Q8_0', embedding: MEAN_384 });
+  });
+
+  it('adds a chat GGUF as a chat model, without embedding', async () => {
+    const { status, entry } = await adding({ source: CHAT_FILE });
+    expect(status).toBe(201);
+    expect(entry).not.toHaveProperty('embedding');
+  });
+
+  it('makes a chat GGUF an embedding model when told "embeddings": true', async () => {
+    const { entry } = await adding({ source: CHAT_FILE, embeddings: true });
+    expect(entry?.embedding).toEqual({
+      dimensions: 1024,
+      pooling: 'unknown',
+      normalized: true,
+      matryoshka: [],
+    });
+  });
+
+  it('keeps what the metadata say when told "embeddings": true of an embedding model', async () => {
+    const { entry } = await adding({ source: EMBED_FILE, embeddings: true });
+    expect(entry?.embedding).toEqual(MEAN_384);
+  });
+
+  it('gives null dimensions to "embeddings": true when the header says nothing', async () => {
+    const { entry } = await adding({ source: FILE, embeddings: true });
+    expect(entry?.embedding).toEqual({
+      dimensions: null,
+      pooling: 'unknown',
+      normalized: true,
+      matryoshka: [],
+    });
+  });
+
+  it('makes a GGUF that pools a chat model when told "embeddings": false', async () => {
+    const { status, entry } = await adding({ source: EMBED_FILE, embeddings: false });
+    expect(status).toBe(201);
+    expect(entry).toBeDefined();
+    expect(entry).not.toHaveProperty('embedding');
+  });
+
+  it('reads the first 256 KiB of the first file with one Range request, 8 bytes of the others', async () => {
+    const ranges: (string | null)[] = [];
+    const parts = [1, 2].map((i) => `https://models.example/big-Q8_0-0000${i}-of-00002.gguf`);
+    const ranged: FetchLike = async (url, init) => {
+      const range = new Headers(init?.headers).get('range');
+      ranges.push(range);
+      const file = FILES[EMBED_FILE]!;
+      const end = Number(/^bytes=0-(\d+)$/.exec(range ?? '')?.[1]);
+      return new Response(file.slice(0, end + 1), {
+        status: 206,
+        headers: { 'content-range': `bytes 0-${end}/${file.length}` },
+      });
+    };
+    const { status, entry } = await adding({ source: parts[0] }, ranged);
+    expect(status).toBe(201);
+    expect(entry?.embedding).toEqual(MEAN_384);
+    expect(ranges.sort()).toEqual(['bytes=0-262143', 'bytes=0-7']);
+  });
+
+  it('reads only 256 KiB of a server that ignores the range, and stops the rest', async () => {
+    let sent = 0;
+    let cancelled = false;
+    const file = FILES[EMBED_FILE]!;
+    const whole: FetchLike = async () => {
+      // The header, then zeros without end, 64 KiB at a time.
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          const chunk = sent === 0 ? file.slice(0, 65536) : new Uint8Array(65536);
+          sent += chunk.byteLength;
+          controller.enqueue(chunk);
+        },
+        cancel() {
+          cancelled = true;
+        },
+      });
+      return new Response(body, { headers: { 'content-length': String(1 << 30) } });
+    };
+    const { entry } = await adding({ source: EMBED_FILE }, whole);
+    expect(entry).toMatchObject({ size_mb: 1073.7, embedding: MEAN_384 });
+    expect(cancelled).toBe(true);
+    expect(sent).toBeLessThanOrEqual(256 * 1024 + 2 * 65536);
   });
 
   it('answers 409 model_exists for an id already added, or built in, and keeps the first', async () => {
