@@ -21,7 +21,7 @@ export const RELAY_PATH = '/relay';
 export const WINDOW_BYTES = 256 * 1024;
 
 /** The API's paths (DESIGN §3): `/v1/openai/*` and the `/v1` aliases, nothing else. */
-const API_PATH = /^\/v1\/(?:openai\/.+|chat\/completions|models(?:\/.+)?)$/;
+const API_PATH = /^\/v1\/(?:openai\/.+|chat\/completions|embeddings|models(?:\/.+)?)$/;
 
 /**
  * Whether `pathname` (no query) is one of the API's paths, the only ones the relay forwards.
@@ -31,12 +31,12 @@ export function isApiPath(pathname) {
   return API_PATH.test(pathname);
 }
 
-/** The API's only route whose answer depends on a body: chat completions (DESIGN §3). */
-const BODY_ROUTE = /^\/v1\/(?:openai\/)?chat\/completions$/;
+/** The API's routes whose answer depends on a body: chat completions and embeddings (DESIGN §3). */
+const BODY_ROUTE = /^\/v1\/(?:openai\/)?(?:chat\/completions|embeddings)$/;
 
 /**
  * Whether the API reads the body of a request with `method` to `pathname`: only a POST to chat
- * completions. The relay reads and forwards no other body; the API answers any other request
+ * completions or embeddings. The relay reads and forwards no other body; the API answers any other request
  * (its GETs, and the 404 or 405 of a path or method it does not have) without reading one.
  * @param {string} method
  * @param {string} pathname

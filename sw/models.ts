@@ -10,6 +10,7 @@ import {
   catalogModelInfo,
   unavailableReason,
   type CatalogEntry,
+  type EmbeddingFacts,
   type EngineName,
   type GpuFacts,
 } from '../src/openai/catalog';
@@ -49,6 +50,8 @@ export interface CatalogModel {
   source: CatalogEntry['source'] | 'built-in';
   tools: boolean;
   reasoning: boolean;
+  /** Only on embedding models: the length of their vectors, pooling, Matryoshka lengths. */
+  embedding?: EmbeddingFacts;
 }
 
 /** What the directory needs from the service worker. */
@@ -65,7 +68,7 @@ export interface DeviceModelsOptions {
   /** The host's status, if a host answers (asking for one as a request does). */
   host: () => Promise<Pick<
     HostStatus,
-    'loaded_model' | 'failing_models' | 'evicted_models'
+    'loaded_model' | 'loaded_embedding_model' | 'failing_models' | 'evicted_models'
   > | null>;
   /** The price per token the owner set for a model (for `usage.estimated_cost`). */
   price?: (model: string) => Promise<ModelPrice | undefined>;
@@ -258,10 +261,11 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
       ...(reason !== null && { unavailable_reason: reason }),
       downloaded: await this.#downloaded(entry),
       ...(evicted !== undefined && { evicted }),
-      loaded: host?.loaded_model === entry.id,
+      loaded: host?.loaded_model === entry.id || host?.loaded_embedding_model === entry.id,
       source: entry.source,
       tools: entry.tools,
       reasoning: entry.reasoning,
+      ...(entry.embedding && { embedding: { ...entry.embedding } }),
     };
   }
 }

@@ -23,7 +23,7 @@ import {
 import { finished, type DownloadProgress } from '../openai/downloads';
 import { OpenAIError } from '../openai/errors';
 import type { HostStatus } from '../openai/status';
-import type { ChatRequest } from '../openai/types';
+import type { ChatRequest, EmbeddingRequest } from '../openai/types';
 import { Channel } from './channel';
 import {
   eventBytes,
@@ -156,6 +156,19 @@ export class PortBackend implements ModelBackend {
       creditWaitMs: this.#readerWaitMs + CREDIT_WAIT_MARGIN_MS,
     };
     return this.#request(start, options, chatReply, true);
+  }
+
+  /** Runs an embeddings request; the channel ends with its vectors. */
+  embed(request: EmbeddingRequest, options: ChatOptions): Channel<ChatEvent> {
+    const start: RequestMessage = {
+      type: 'embed/start',
+      requestId: options.requestId ?? '',
+      request,
+    };
+    return this.#request(start, options, (message) => {
+      const event = replyToEvent(message);
+      return event ? { item: event, end: event.type === 'embeddings' } : {};
+    });
   }
 
   /** Puts `model` on the host's GPU; the channel ends when it is loaded. */

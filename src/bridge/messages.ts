@@ -19,10 +19,10 @@ import type {
 import type { DownloadProgress } from '../openai/downloads';
 import type { SerializedError } from '../openai/errors';
 import type { HostStatus } from '../openai/status';
-import type { ChatRequest, FinishReason, ToolCall } from '../openai/types';
+import type { ChatRequest, EmbeddingRequest, FinishReason, ToolCall } from '../openai/types';
 
 /** Bumped whenever any message below changes shape. */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 
 /** Most tokens in one `chat/tokens` message; bounds the size of a batch from a very fast engine. */
 export const MAX_TOKEN_BATCH = 256;
@@ -69,6 +69,8 @@ export function eventBytes(event: ChatEvent): number {
       return textBytes(JSON.stringify(event.calls));
     case 'choices':
       return textBytes(JSON.stringify(event.choices));
+    case 'embeddings':
+      return TOKEN_OVERHEAD_BYTES + event.vectors.reduce((n, v) => n + v.byteLength, 0);
     case 'state':
     case 'end':
       return TOKEN_OVERHEAD_BYTES;
@@ -151,6 +153,8 @@ export type RequestMessage =
       window: number;
       creditWaitMs: number;
     }
+  /** An embeddings request: answered by `embed/vectors` (or `chat/error`); `chat/cancel` stops it. */
+  | { type: 'embed/start'; requestId: string; request: EmbeddingRequest }
   | { type: 'chat/cancel' }
   /** The reader took `bytes` of the reply: the worker may send that much more. */
   | { type: 'chat/credit'; bytes: number }
@@ -174,6 +178,8 @@ export type ReplyMessage =
   | { type: 'chat/tool_calls'; calls: ToolCall[] }
   | { type: 'chat/choices'; choices: ChoiceResult[] }
   | { type: 'chat/end'; finish_reason: FinishReason; usage: EngineUsage }
+  /** An embeddings request's answer, which ends it. */
+  | { type: 'embed/vectors'; vectors: Float32Array[]; prompt_tokens: number }
   | { type: 'chat/error'; error: SerializedError }
   /** The request reached the engine after waiting: is the page that sent it still there? */
   | { type: 'chat/ask-alive' }
@@ -197,6 +203,8 @@ export function replyToEvent(message: ReplyMessage): ChatEvent | undefined {
       return { type: 'choices', choices: message.choices };
     case 'chat/end':
       return { type: 'end', finish_reason: message.finish_reason, usage: message.usage };
+    case 'embed/vectors':
+      return { type: 'embeddings', vectors: message.vectors, prompt_tokens: message.prompt_tokens };
     case 'chat/error':
     case 'chat/ask-alive':
     case 'model/loaded':

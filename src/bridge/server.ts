@@ -17,7 +17,7 @@ import type {
 } from '../openai/backend';
 import { OpenAIError } from '../openai/errors';
 import type { HostStatus } from '../openai/status';
-import type { ChatRequest } from '../openai/types';
+import type { ChatRequest, EmbeddingRequest } from '../openai/types';
 import {
   eventBytes,
   MAX_TOKEN_BATCH,
@@ -202,6 +202,11 @@ export class HostServer {
           void this.#run(message.request, options, send, flow).finally(() => port.close());
           return;
         }
+        case 'embed/start': {
+          const options = { signal: abort.signal, requestId: message.requestId, alive };
+          void this.#embed(message.request, options, post).finally(() => port.close());
+          return;
+        }
         case 'chat/credit':
           credit?.grant(message.bytes);
           return;
@@ -311,6 +316,38 @@ export class HostServer {
     }
   }
 
+  /**
+   * Runs an embeddings request: a load and a long computation are told (`chat/state`), then the
+   * vectors go in one message. Its size is bounded by the request's, so it needs no window.
+   */
+  async #embed(
+    request: EmbeddingRequest,
+    options: ChatOptions,
+    post: (message: ReplyMessage) => void,
+  ): Promise<void> {
+    this.#count(1);
+    try {
+      const embed = this.#backend.embed?.bind(this.#backend);
+      if (!embed) throw new OpenAIError('engine_error', 'This engine serves no embeddings.');
+      for await (const event of embed(request, options)) {
+        if (event.type === 'state' && (event.state === 'loading' || event.state === 'generating'))
+          post({ type: 'chat/state', state: event.state });
+        else if (event.type === 'embeddings')
+          post({
+            type: 'embed/vectors',
+            vectors: event.vectors,
+            prompt_tokens: event.prompt_tokens,
+          });
+      }
+    } catch (err) {
+      if (!options.signal.aborted) {
+        post({ type: 'chat/error', error: OpenAIError.fromEngine(err).serialize() });
+      }
+    } finally {
+      this.#count(-1);
+    }
+  }
+
   async #run(
     request: ChatRequest,
     options: ChatOptions,
@@ -352,6 +389,8 @@ export class HostServer {
             batcher.flush();
             post({ type: 'chat/end', finish_reason: event.finish_reason, usage: event.usage });
             break;
+          case 'embeddings':
+            throw new OpenAIError('engine_error', 'The engine answered a chat with embeddings.');
           default:
             unreachable(event);
         }

@@ -7,7 +7,13 @@
  * per-model lock is always released.
  */
 import type { ChoiceResult, EngineUsage } from '../openai/backend';
-import type { ChatRequest, FinishReason, TokenLogprob, ToolCall } from '../openai/types';
+import type {
+  ChatRequest,
+  EmbeddingRequest,
+  FinishReason,
+  TokenLogprob,
+  ToolCall,
+} from '../openai/types';
 
 /** What a generation yields: tokens in order (or tool calls, or whole choices), then one end. */
 export type EngineOutput =
@@ -23,6 +29,10 @@ export type EngineOutput =
   /** A sign of life while a reply that goes out whole (several choices) is generated. */
   | { type: 'progress' }
   | { type: 'end'; finish_reason: FinishReason; usage: EngineUsage };
+
+/** What embedding yields: signs of life while a long batch runs, then every vector in order. */
+export type EmbedOutput =
+  { type: 'progress' } | { type: 'embeddings'; vectors: Float32Array[]; prompt_tokens: number };
 
 /** Progress of a model load, phase by phase. */
 export interface LoadProgress {
@@ -60,4 +70,14 @@ export interface Engine {
    * (an `OpenAIError` where the cause is known).
    */
   generate(request: ChatRequest, signal: AbortSignal): AsyncIterable<EngineOutput>;
+  /**
+   * Embeds the request's inputs with the loaded embedding model (engines that serve embedding
+   * models have it). When `signal` aborts it stops and ends without vectors.
+   */
+  embed?(request: EmbeddingRequest, signal: AbortSignal): AsyncIterable<EmbedOutput>;
+  /**
+   * Whether `model` is loaded beside whatever model is in memory instead of in its place (a small
+   * embedding model kept next to the chat model, so that retrieval does not reload either).
+   */
+  loadsBeside?(model: string): boolean;
 }

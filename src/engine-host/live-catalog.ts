@@ -10,7 +10,8 @@
 import { AddedModels, type AddedModelStore } from '../openai/added-models';
 import type { ChatEvent, ChatOptions, LoadingBackend, ModelService } from '../openai/backend';
 import { parseGgufId, type CatalogEntry, type GgufEntry } from '../openai/catalog';
-import type { ChatRequest } from '../openai/types';
+import { OpenAIError } from '../openai/errors';
+import type { ChatRequest, EmbeddingRequest } from '../openai/types';
 
 /** The built-in models and those the user added, as one live list. */
 export class LiveCatalog {
@@ -97,6 +98,11 @@ export class LiveCatalog {
         after(request.model, () => backend.chat(request, options)),
       load: (model: string, options: ChatOptions) =>
         after(model, () => backend.load(model, options)),
+      embed: (request: EmbeddingRequest, options: ChatOptions) =>
+        after(request.model, () => {
+          if (!backend.embed) throw new OpenAIError('engine_error', 'Nothing here embeds.');
+          return backend.embed(request, options);
+        }),
     };
   }
 }

@@ -17,8 +17,10 @@ import { ggufBlobs, ggufFiles, missingFiles, type CacheStorageLike } from '../op
 import type { LlamaRuntime } from '../openai/status';
 import { llamaCompatUrls, llamaNeedsCompat } from '../openai/llama-compat';
 import { StopFilter } from '../openai/stop';
-import type { ChatRequest } from '../openai/types';
-import type { Engine, EngineOutput, LoadProgress } from './engine';
+import { MAX_EMBEDDING_TOKENS } from '../openai/vectors';
+import type { ChatRequest, EmbeddingRequest } from '../openai/types';
+import { findTooLong, inputParam, inputTooLong } from './embed-inputs';
+import type { EmbedOutput, Engine, EngineOutput, LoadProgress } from './engine';
 import { choicesOneByOne, filtered, outputOf } from './engine-outputs';
 import {
   fromLlamaError,
@@ -35,6 +37,16 @@ export interface LlamaLoadParams {
   n_threads: number;
   n_gpu_layers: number;
   n_parallel: number;
+  /** An embedding model: llama.cpp pools its states into vectors instead of sampling. */
+  embeddings?: boolean;
+  n_batch?: number;
+  n_ubatch?: number;
+}
+
+/** What llama-server answers an embeddings request with (the fields Hearth reads). */
+export interface LlamaEmbeddingResponse {
+  data: { index: number; embedding: number[] | string }[];
+  usage: { prompt_tokens: number };
 }
 
 /** The part of wllama's `Wllama` this engine drives (tests give a fake one). */
@@ -46,6 +58,12 @@ export interface WllamaLike {
   createChatCompletion(
     options: Record<string, unknown> & { stream: true; abortSignal: AbortSignal },
   ): Promise<AsyncIterable<LlamaChunk>>;
+  createEmbedding(options: {
+    input: string[] | number[][];
+    /** 2: L2 (Euclidean), llama-server's default, said aloud. */
+    embd_normalize: number;
+    abortSignal: AbortSignal;
+  }): Promise<LlamaEmbeddingResponse>;
   exit(): Promise<void>;
 }
 
@@ -85,6 +103,21 @@ export interface GgufFiles {
 export interface LlamaLoadState extends LoadProgress {
   model: string;
 }
+
+/** An embedding model in memory. */
+interface Embedder {
+  model: string;
+  wllama: WllamaLike;
+  /** Tokens one input may have: llama.cpp embeds each input in one batch of the context. */
+  context: number;
+  vocab: number;
+}
+
+/**
+ * Inputs given to llama.cpp at a time: between them the engine can be cancelled and say it is
+ * still working, and a batch of the API's largest (2,048) does not sit in one task.
+ */
+const EMBED_CHUNK = 32;
 
 /** Layers to offload when llama.cpp runs on WebGPU: all of them. */
 const ALL_LAYERS = 999;
@@ -175,6 +208,8 @@ export class LlamaEngine implements Engine {
   /** How the loaded model runs; null when none is loaded. */
   #runtime: LlamaRuntime | null = null;
   #vocabSize = 0;
+  /** The embedding model kept loaded beside the chat model, in an instance of its own. */
+  #embedder: Embedder | null = null;
 
   constructor(options: LlamaEngineOptions) {
     this.#options = options;
@@ -217,7 +252,17 @@ export class LlamaEngine implements Engine {
   }
 
   isLoaded(model: string): boolean {
-    return this.#loaded === model;
+    return this.#loaded === model || this.#embedder?.model === model;
+  }
+
+  /** The embedding model loaded beside the chat model, if any. */
+  get besideModel(): string | null {
+    return this.#embedder?.model ?? null;
+  }
+
+  /** Embedding models are small: they stay loaded beside the chat model. */
+  loadsBeside(model: string): boolean {
+    return this.#options.catalog().find((e) => e.id === model)?.embedding !== undefined;
   }
 
   /** What a load would use now: GPU or CPU, threads. */
@@ -265,22 +310,26 @@ export class LlamaEngine implements Engine {
   }
 
   /** Takes the model out of memory (after the load in progress, if any, has settled). */
+  /** Takes the models out of memory, the embedding model too (after a load in progress). */
   async unload(): Promise<void> {
     await this.#loading?.catch(() => undefined);
-    if (this.#wllama === null) return;
-    const wllama = this.#wllama;
+    const instances = [this.#wllama, this.#embedder?.wllama].filter((w) => w != null);
+    if (instances.length === 0) return;
     this.#wllama = null;
     this.#loaded = null;
     this.#runtime = null;
-    await wllama.exit().catch(() => undefined);
+    this.#embedder = null;
+    for (const wllama of instances) await wllama.exit().catch(() => undefined);
     this.#options.onChange();
   }
 
   async load(model: string, onProgress?: (progress: LoadProgress) => void): Promise<void> {
     // One load at a time: a second caller waits for the first, then loads if it still must.
     while (this.#loading) await this.#loading.catch(() => undefined);
-    if (this.#loaded === model) return;
-    const done = this.#load(model, onProgress);
+    if (this.isLoaded(model)) return;
+    const done = this.#entry(model).embedding
+      ? this.#loadEmbedder(model, onProgress)
+      : this.#load(model, onProgress);
     this.#loading = done;
     try {
       await done;
@@ -308,6 +357,46 @@ export class LlamaEngine implements Engine {
       await old.exit().catch(() => undefined);
     }
     const report = (progress: LoadProgress) => this.#report(model, progress, onProgress);
+    const context = llamaContextSize(entry);
+    const { wllama, runtime, vocab } = await this.#start(entry, report, {
+      n_ctx: context,
+      // The queue runs one request at a time: one slot holds the whole context.
+      n_parallel: 1,
+    });
+    this.#wllama = wllama;
+    this.#vocabSize = vocab;
+    this.#runtime = runtime;
+    this.#loaded = model;
+    report({ phase: 'done', progress: 1, text: `${model} is loaded` });
+  }
+
+  /** Loads an embedding model into an instance of its own, beside the chat model. */
+  async #loadEmbedder(model: string, onProgress?: (p: LoadProgress) => void): Promise<void> {
+    const entry = this.#entry(model);
+    const old = this.#embedder;
+    this.#embedder = null;
+    await old?.wllama.exit().catch(() => undefined);
+    const report = (progress: LoadProgress) => this.#report(model, progress, onProgress);
+    const context = llamaContextSize(entry);
+    const { wllama, vocab } = await this.#start(entry, report, {
+      n_ctx: context,
+      n_parallel: 1,
+      embeddings: true,
+      // An input is embedded in one batch (its tokens attend to each other): the whole context.
+      n_batch: context,
+      n_ubatch: context,
+    });
+    this.#embedder = { model, wllama, context, vocab };
+    report({ phase: 'done', progress: 1, text: `${model} is loaded` });
+  }
+
+  /** Starts a wllama instance with the model of `entry`, within the load's deadline. */
+  async #start(
+    entry: GgufEntry,
+    report: (progress: LoadProgress) => void,
+    params: Omit<LlamaLoadParams, 'n_threads' | 'n_gpu_layers'>,
+  ): Promise<{ wllama: WllamaLike; runtime: LlamaRuntime; vocab: number }> {
+    const model = entry.id;
     report({ phase: 'load', progress: 0, text: `Reading ${model} from the device` });
     const blobs = await this.#blobs(entry, report);
     const bytes = blobs.reduce((n, b) => n + b.size, 0);
@@ -322,11 +411,9 @@ export class LlamaEngine implements Engine {
     )(runtime.build);
     const limitMs = (this.#options.loadDeadlineMs ?? defaultLoadDeadlineMs)(bytes);
     const loading = wllama.loadModel(blobs, {
-      n_ctx: llamaContextSize(entry),
+      ...params,
       n_threads: runtime.threads,
       n_gpu_layers: gpuLayers,
-      // The queue runs one request at a time: one slot holds the whole context.
-      n_parallel: 1,
     });
     try {
       await Promise.race([
@@ -357,14 +444,11 @@ export class LlamaEngine implements Engine {
         `llama.cpp could not load ${model}: its file is cut short, or not a GGUF that llama.cpp reads. Delete it and download it again.`,
       );
     }
-    this.#wllama = wllama;
-    this.#vocabSize = info.n_vocab;
-    this.#runtime = {
-      ...runtime,
-      threads: wllama.isMultithread() ? wllama.getNumThreads() : 1,
+    return {
+      wllama,
+      vocab: info.n_vocab,
+      runtime: { ...runtime, threads: wllama.isMultithread() ? wllama.getNumThreads() : 1 },
     };
-    this.#loaded = model;
-    report({ phase: 'done', progress: 1, text: `${model} is loaded` });
   }
 
   /**
@@ -473,6 +557,95 @@ export class LlamaEngine implements Engine {
     }
   }
 
+  /**
+   * Embeds the inputs with the embedding model, `EMBED_CHUNK` at a time, as llama.cpp computes
+   * them (pooled as the model's metadata says, BOS/EOS as its tokenizer adds them, L2-normalised).
+   */
+  async *embed(request: EmbeddingRequest, signal: AbortSignal): AsyncGenerator<EmbedOutput> {
+    const embedder = this.#embedder;
+    if (!embedder || embedder.model !== request.model) {
+      throw new OpenAIError('engine_unavailable', `${request.model} is not loaded; try again.`, {
+        retryAfter: 1,
+      });
+    }
+    const { input } = request;
+    assertEmbeddable(input, embedder);
+    const vectors: Float32Array[] = [];
+    let tokens = 0;
+    for (let start = 0; start < input.length; start += EMBED_CHUNK) {
+      if (start > 0) yield { type: 'progress' };
+      if (signal.aborted) return;
+      const chunk = input.slice(start, start + EMBED_CHUNK) as string[] | number[][];
+      let response: LlamaEmbeddingResponse;
+      try {
+        response = await embedder.wllama.createEmbedding({
+          input: chunk,
+          embd_normalize: 2,
+          abortSignal: signal,
+        });
+      } catch (err) {
+        if (signal.aborted) return;
+        if (isFatal(err)) this.#dropEmbedder();
+        throw await this.#embedError(err, embedder, chunk, start, input.length, signal);
+      }
+      const data = [...response.data].sort((a, b) => a.index - b.index);
+      if (data.length !== chunk.length) {
+        throw new OpenAIError(
+          'engine_error',
+          `llama.cpp returned ${data.length} vectors for ${chunk.length} inputs.`,
+        );
+      }
+      for (const { embedding } of data) {
+        if (typeof embedding === 'string') {
+          throw new OpenAIError('engine_error', 'llama.cpp returned a vector as text.');
+        }
+        vectors.push(Float32Array.from(embedding));
+      }
+      tokens += response.usage.prompt_tokens;
+      if (tokens > MAX_EMBEDDING_TOKENS) {
+        throw new OpenAIError(
+          'context_length_exceeded',
+          `This request has more than ${MAX_EMBEDDING_TOKENS} tokens in all (${tokens} in its first ${start + chunk.length} inputs); send fewer inputs at a time.`,
+          { param: 'input' },
+        );
+      }
+    }
+    if (signal.aborted) return;
+    yield { type: 'embeddings', vectors, prompt_tokens: tokens };
+  }
+
+  /**
+   * Why llama.cpp refused a chunk. When an input is longer than the context, llama.cpp does not
+   * say which: the inputs that may be (by their length) are tried alone, and the first that fails
+   * is named.
+   */
+  async #embedError(
+    err: unknown,
+    embedder: Embedder,
+    chunk: string[] | number[][],
+    start: number,
+    total: number,
+    signal: AbortSignal,
+  ): Promise<OpenAIError> {
+    const error = fromLlamaError(err, { model: embedder.model });
+    if (!isTooLong(err)) return error;
+    const embedOne = (one: string | number[]) =>
+      embedder.wllama.createEmbedding({
+        input: [one] as string[] | number[][],
+        embd_normalize: 2,
+        abortSignal: signal,
+      });
+    const i = await findTooLong(chunk, embedder.context, embedOne, isTooLong, signal);
+    return i === null ? error : inputTooLong(embedder.model, embedder.context, start + i, total);
+  }
+
+  #dropEmbedder(): void {
+    const embedder = this.#embedder;
+    this.#embedder = null;
+    void embedder?.wllama.exit().catch(() => undefined);
+    this.#options.onChange();
+  }
+
   /** The instance failed for good: the next request loads the model again. */
   #drop(): void {
     const wllama = this.#wllama;
@@ -482,4 +655,28 @@ export class LlamaEngine implements Engine {
     void wllama?.exit().catch(() => undefined);
     this.#options.onChange();
   }
+}
+
+/** Throws 400 for a token id the embedding model does not have, or a token input too long. */
+function assertEmbeddable(input: string[] | number[][], embedder: Embedder): void {
+  for (const [i, one] of input.entries()) {
+    if (typeof one === 'string') continue;
+    const bad = one.find((id) => id >= embedder.vocab);
+    if (bad !== undefined) {
+      const param = inputParam(i, input.length);
+      throw new OpenAIError(
+        'invalid_value',
+        `Invalid value for '${param}': token id ${bad} is not in ${embedder.model}'s vocabulary (ids 0 to ${embedder.vocab - 1}).`,
+        { param },
+      );
+    }
+    if (one.length > embedder.context)
+      throw inputTooLong(embedder.model, embedder.context, i, input.length);
+  }
+}
+
+/** llama-server's refusal of an input longer than its batch: "input (513 tokens) is too large…". */
+function isTooLong(err: unknown): boolean {
+  const message = err instanceof Error ? err.message : String(err);
+  return /too large to process/i.test(message);
 }

@@ -355,7 +355,8 @@ const GLUE_MISREAD = /^Invalid typed array length/;
 /** What the mapping needs to know of the request that failed. */
 export interface FailedRequest {
   model: string;
-  request: ChatRequest;
+  /** A chat request; absent for embeddings. */
+  request?: ChatRequest;
 }
 
 /** A failure of llama.cpp's (through wllama), as the API's. */
@@ -377,7 +378,7 @@ export function fromLlamaError(err: unknown, { model, request }: FailedRequest):
       { param: 'messages' },
     );
   }
-  if (SAMPLER_FAILED.test(message)) {
+  if (request && SAMPLER_FAILED.test(message)) {
     const param = request.response_format ? 'response_format' : request.tools ? 'tools' : null;
     const what = param === 'tools' ? 'tool calls' : 'JSON';
     return new OpenAIError(
@@ -386,7 +387,7 @@ export function fromLlamaError(err: unknown, { model, request }: FailedRequest):
       { param },
     );
   }
-  if (name === 'RuntimeError' && GLUE_MISREAD.test(message)) {
+  if (request && name === 'RuntimeError' && GLUE_MISREAD.test(message)) {
     const schema = request.response_format?.type === 'json_schema';
     return schema
       ? new OpenAIError(

@@ -20,6 +20,8 @@ export interface ManagedEngine {
   /** Whether `model` is this engine's; without it, every model of the service is. */
   serves?(model: string): boolean;
   readonly loadedModel: string | null;
+  /** A model loaded beside `loadedModel` (llama.cpp's embedding model), if any. */
+  readonly besideModel?: string | null;
   /** The models whose every file is on the device, as of the last refresh. */
   readonly models: readonly string[];
   /** Models marked as failing on this device (GPU device lost twice), with why; none if absent. */
@@ -149,7 +151,8 @@ export class LocalModels implements ModelService {
       try {
         await downloads.cancel(model);
         const engine = this.#engineOf(model);
-        if (engine?.loadedModel === model) await engine.unload();
+        if (engine && [engine.loadedModel, engine.besideModel].includes(model))
+          await engine.unload();
         await downloads.remove(entry);
         await this.#deps.forgetLosses(model);
         delete this.#evicted[model];
@@ -171,14 +174,17 @@ export class LocalModels implements ModelService {
   async unload(): Promise<void> {
     const { queue } = this.#deps;
     const engines = this.#engines;
-    const loaded = engines.map((e) => e.loadedModel);
+    const loaded = engines.flatMap((e) => [e.loadedModel, e.besideModel ?? null]);
     const models = [...loaded, queue.loading].filter((m) => m !== null);
     if (models.length === 0) return;
     const used = models.find((m) => queue.inUse(m));
     if (used !== undefined) throw inUse(used);
     await queue.alone(async () => {
       // Whichever engine holds a model: one at a time, but a load under way may have put it there.
-      for (const engine of engines) if (engine.loadedModel !== null) await engine.unload();
+      for (const engine of engines) {
+        if (engine.loadedModel !== null || (engine.besideModel ?? null) !== null)
+          await engine.unload();
+      }
     });
     this.#deps.onChange();
   }

@@ -22,7 +22,7 @@ import {
   type ChatOptions,
 } from '../openai/backend';
 import { OpenAIError, type ErrorBody } from '../openai/errors';
-import type { ChatRequest } from '../openai/types';
+import type { ChatRequest, EmbeddingRequest } from '../openai/types';
 import { tokenOf } from './engine-outputs';
 import type { Engine } from './engine';
 
@@ -46,6 +46,8 @@ interface Job {
   seq: number;
   /** Only puts the model on the GPU (`POST /v1/hearth/models/{id}/load`), no generation. */
   loadOnly?: boolean;
+  /** An embeddings request (`request` then only names its model). */
+  embed?: EmbeddingRequest;
 }
 
 /** A load that failed: the model, and why. */
@@ -178,7 +180,7 @@ export class EngineQueue implements LoadingBackend {
   }
 
   chat(request: ChatRequest, options: ChatOptions): Channel<ChatEvent> {
-    return this.#submit(request, options, false);
+    return this.#submit(request, options);
   }
 
   /**
@@ -186,11 +188,19 @@ export class EngineQueue implements LoadingBackend {
    * channel ends when it is loaded, or fails with why not.
    */
   load(model: string, options: ChatOptions): Channel<ChatEvent> {
-    const request: ChatRequest = { model, messages: [], stream: false, include_usage: false, n: 1 };
-    return this.#submit(request, options, true);
+    return this.#submit(modelOnly(model), options, { loadOnly: true });
   }
 
-  #submit(request: ChatRequest, options: ChatOptions, loadOnly: boolean): Channel<ChatEvent> {
+  /** Runs an embeddings request in turn with the others; the channel ends with its vectors. */
+  embed(request: EmbeddingRequest, options: ChatOptions): Channel<ChatEvent> {
+    return this.#submit(modelOnly(request.model), options, { embed: request });
+  }
+
+  #submit(
+    request: ChatRequest,
+    options: ChatOptions,
+    kind: Pick<Job, 'loadOnly' | 'embed'> = {},
+  ): Channel<ChatEvent> {
     const events = new Channel<ChatEvent>();
     const { signal } = options;
     if (!this.#idle && this.#waiting.length >= this.#maxWaiting) {
@@ -209,7 +219,7 @@ export class EngineQueue implements LoadingBackend {
       events,
       waited: !this.#idle,
       seq: (this.#seq += 1),
-      ...(loadOnly && { loadOnly }),
+      ...kind,
     };
     signal.addEventListener(
       'abort',
@@ -236,8 +246,10 @@ export class EngineQueue implements LoadingBackend {
 
   /** Whether `job` needs the GPU to switch from the model on it (any engine's) to another. */
   #needsSwitch(job: Job): boolean {
-    const engine = this.#engines.find((e) => e.serves(job.request.model));
-    return engine !== undefined && this.loadedModel !== null && !engine.isLoaded(job.request.model);
+    const { model } = job.request;
+    const engine = this.#engines.find((e) => e.serves(model));
+    if (engine === undefined || engine.loadsBeside?.(model)) return false;
+    return this.loadedModel !== null && !engine.isLoaded(model);
   }
 
   /** Where the next request to run stands in the queue. */
@@ -286,9 +298,11 @@ export class EngineQueue implements LoadingBackend {
   async #load(engine: Engine, model: string): Promise<void> {
     this.#loading = model;
     try {
-      // One model in the device's memory: another engine's goes first (WebLLM's or llama.cpp's).
+      // One model in the device's memory: another engine's goes first (WebLLM's or llama.cpp's),
+      // unless this one is kept beside it.
+      const beside = engine.loadsBeside?.(model) ?? false;
       for (const other of this.#engines) {
-        if (other !== engine && other.loadedModel !== null) await other.unload?.();
+        if (!beside && other !== engine && other.loadedModel !== null) await other.unload?.();
       }
       await engine.load(model);
       this.#loadError = null;
@@ -301,7 +315,7 @@ export class EngineQueue implements LoadingBackend {
     }
   }
 
-  async #run({ request, options, events, waited, loadOnly }: Job): Promise<void> {
+  async #run({ request, options, events, waited, loadOnly, embed }: Job): Promise<void> {
     const { signal, alive } = options;
     // A page closed while its request waited leaves no trace but this (DESIGN §3).
     if (waited && alive && !(await alive())) throw clientGone();
@@ -320,6 +334,7 @@ export class EngineQueue implements LoadingBackend {
     if (loadOnly) return events.close();
     if (signal.aborted) return;
     events.push({ type: 'state', state: 'running' });
+    if (embed) return this.#embed(engine, embed, signal, events);
     for await (const output of engine.generate(request, signal)) {
       if (output.type === 'progress') {
         events.push({ type: 'state', state: 'generating' });
@@ -335,4 +350,26 @@ export class EngineQueue implements LoadingBackend {
     }
     events.close();
   }
+
+  async #embed(
+    engine: Engine,
+    request: EmbeddingRequest,
+    signal: AbortSignal,
+    events: Channel<ChatEvent>,
+  ): Promise<void> {
+    if (!engine.embed) {
+      throw new OpenAIError('invalid_value', `${request.model} cannot make embeddings.`, {
+        param: 'model',
+      });
+    }
+    for await (const output of engine.embed(request, signal)) {
+      events.push(output.type === 'progress' ? { type: 'state', state: 'generating' } : output);
+    }
+    events.close();
+  }
+}
+
+/** The request of a job that only names its model (a load, an embeddings request). */
+function modelOnly(model: string): ChatRequest {
+  return { model, messages: [], stream: false, include_usage: false, n: 1 };
 }

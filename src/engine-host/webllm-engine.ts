@@ -10,7 +10,7 @@
  * that ends mid-character, so the reply is settled against the pipeline's own text at the end.
  * tests/unit/engine-host/webllm-harness.ts runs this file against WebLLM's real engine code.
  */
-import type { AppConfig, MLCEngine, ModelRecord } from '@mlc-ai/web-llm';
+import type { AppConfig, CreateEmbeddingResponse, MLCEngine, ModelRecord } from '@mlc-ai/web-llm';
 import type { SpeedFigures } from '../openai/backend';
 import type { WebLLMEntry } from '../openai/catalog';
 import { OpenAIError } from '../openai/errors';
@@ -21,9 +21,11 @@ import {
   type CacheStorageLike,
 } from '../openai/on-device';
 import type { HostStatus } from '../openai/status';
-import type { ChatRequest } from '../openai/types';
+import { normalizeInPlace } from '../openai/vectors';
+import type { ChatRequest, EmbeddingRequest } from '../openai/types';
 import { DeviceLosses, LOSSES_TO_FAIL } from './device-losses';
-import type { Engine, EngineOutput, LoadProgress } from './engine';
+import { findTooLong, inputTooLong } from './embed-inputs';
+import type { EmbedOutput, Engine, EngineOutput, LoadProgress } from './engine';
 import { choicesOneByOne, filtered, outputOf } from './engine-outputs';
 import { StopFilter } from '../openai/stop';
 import type { TokenLogprob } from '../openai/types';
@@ -45,7 +47,13 @@ export interface LoadState extends LoadProgress {
 /** The part of WebLLM's `MLCEngine` this engine drives (tests give a fake one). */
 export type MLCEngineLike = Pick<
   MLCEngine,
-  'reload' | 'unload' | 'setInitProgressCallback' | 'interruptGenerate' | 'chat' | 'setAppConfig'
+  | 'reload'
+  | 'unload'
+  | 'setInitProgressCallback'
+  | 'interruptGenerate'
+  | 'chat'
+  | 'embeddings'
+  | 'setAppConfig'
 >;
 
 /** Where device losses are counted (IndexedDB in the worker; a fake in tests). */
@@ -89,6 +97,8 @@ function recordOf(entry: WebLLMEntry, appUrl: string): ModelRecord {
   if (entry.overrides) record.overrides = entry.overrides;
   if (entry.integrity) record.integrity = entry.integrity as ModelRecord['integrity'];
   if (entry.model_manifest) record.model_manifest = entry.model_manifest;
+  // WebLLM builds an embedding pipeline, not a chat one, for `ModelType.embedding` (1).
+  if (entry.embedding) record.model_type = 1;
   return record;
 }
 
@@ -506,6 +516,56 @@ export class WebLLMEngine implements Engine {
       // Releases WebLLM's per-model lock even when the loop ended early (notes §8).
       await iterator.return?.();
     }
+  }
+
+  /**
+   * Embeds the inputs with the loaded embedding model, all in one call (WebLLM batches them
+   * itself and cannot be interrupted meanwhile), and normalises the vectors: WebLLM returns the
+   * first token's state as the model computes it, and Hearth's vectors have length 1.
+   */
+  async *embed(request: EmbeddingRequest, signal: AbortSignal): AsyncGenerator<EmbedOutput> {
+    const entry = this.#entry(request.model);
+    const engine = await this.#mlc();
+    if (signal.aborted) return;
+    const lost = this.#deviceLost.promise;
+    const embedAll = async (input: string[] | number[][]) => {
+      const created = engine.embeddings.create({ input, model: entry.model_id });
+      return (await Promise.race([created, lost])) as CreateEmbeddingResponse;
+    };
+    this.#busy = 'generate';
+    try {
+      let response: CreateEmbeddingResponse;
+      try {
+        response = await embedAll(request.input);
+      } catch (err) {
+        throw await this.#embedFailure(err, request, embedAll, signal);
+      }
+      if (signal.aborted) return;
+      const data = [...response.data].sort((a, b) => a.index - b.index);
+      const vectors = data.map(({ embedding }) => normalizeInPlace(Float32Array.from(embedding)));
+      void this.#succeeded(request.model);
+      yield { type: 'embeddings', vectors, prompt_tokens: response.usage.prompt_tokens };
+    } finally {
+      this.#busy = null;
+    }
+  }
+
+  /** Why WebLLM refused an embeddings request, naming the input that was too long. */
+  async #embedFailure(
+    err: unknown,
+    request: EmbeddingRequest,
+    embedAll: (input: string[] | number[][]) => Promise<unknown>,
+    signal: AbortSignal,
+  ): Promise<OpenAIError> {
+    const error = this.#failure(err, request.model);
+    const isTooLong = (e: unknown) =>
+      errorParts(e).name === 'EmbeddingExceedContextWindowSizeError';
+    if (!isTooLong(err)) return error;
+    const context = this.#entry(request.model).context_window;
+    const { input } = request;
+    const embedOne = (one: string | number[]) => embedAll([one] as string[] | number[][]);
+    const i = await findTooLong(input, context, embedOne, isTooLong, signal);
+    return i === null ? error : inputTooLong(request.model, context, i, input.length);
   }
 
   /** A failure of WebLLM's, as the API's; a model WebLLM no longer has is loaded again. */

@@ -140,6 +140,7 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
           host,
           models: engines.models,
           loaded_model: engines.loadedModel,
+          loaded_embedding_model: llama.besideModel,
           loading: webllm.loading ?? llama.loading,
           load_error: engines.loadError,
           failing_models: { ...webllm.failing },

@@ -6,7 +6,7 @@
  */
 import type { DownloadProgress } from './downloads';
 import { OpenAIError } from './errors';
-import type { ChatRequest, FinishReason, TokenLogprob, ToolCall } from './types';
+import type { ChatRequest, EmbeddingRequest, FinishReason, TokenLogprob, ToolCall } from './types';
 
 /**
  * Where a request stands before its first token; `generating` says a reply that goes out whole
@@ -61,7 +61,9 @@ export type ChatEvent =
   /** Several whole choices at once (`n` > 1), instead of tokens. */
   | { type: 'choices'; choices: ChoiceResult[] }
   /** The generation is complete. */
-  | { type: 'end'; finish_reason: FinishReason; usage: EngineUsage };
+  | { type: 'end'; finish_reason: FinishReason; usage: EngineUsage }
+  /** An embeddings request's whole answer: one vector per input, in order. */
+  | { type: 'embeddings'; vectors: Float32Array[]; prompt_tokens: number };
 
 /** Per-request options. */
 export interface ChatOptions {
@@ -100,6 +102,11 @@ export function clientGone(): OpenAIError {
  */
 export interface ChatBackend {
   chat(request: ChatRequest, options: ChatOptions): AsyncIterable<ChatEvent>;
+  /**
+   * Runs an embeddings request: states, `generating` while a long one is under way, then one
+   * `embeddings` event. Absent where nothing serves embeddings.
+   */
+  embed?(request: EmbeddingRequest, options: ChatOptions): AsyncIterable<ChatEvent>;
 }
 
 /** What `GET /v1/hearth/models/{org}/{name}` tells of a model's files. */

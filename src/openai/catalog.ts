@@ -97,8 +97,27 @@ export interface GgufEntry extends EntryBase {
 /** One model of the catalogue. */
 export type CatalogEntry = WebLLMEntry | GgufEntry;
 
-/** WebLLM's `ModelType.LLM`; embedding (1) and vision (2) models are not chat models here. */
+/** WebLLM's `ModelType.LLM`, and `ModelType.embedding`; vision (2) models are not served here. */
 const LLM = 0;
+const EMBEDDING = 1;
+
+/**
+ * WebLLM's prebuilt embedding models (Snowflake Arctic Embed, a BERT encoder: the first token's
+ * state, 512 tokens), whose records say nothing of their vectors or size. Hearth normalises their
+ * vectors (WebLLM returns them as the model computes them).
+ */
+const WEBLLM_EMBEDDINGS: Record<string, { dimensions: number; size_mb: number }> = {
+  'snowflake-arctic-embed-m': { dimensions: 768, size_mb: 436 },
+  'snowflake-arctic-embed-s': { dimensions: 384, size_mb: 133 },
+};
+
+/** What the catalogue says of a WebLLM embedding model, or null when it does not know it. */
+function webllmEmbedding(modelId: string): { facts: EmbeddingFacts; size_mb: number } | null {
+  const known = Object.entries(WEBLLM_EMBEDDINGS).find(([name]) => modelId.startsWith(`${name}-`));
+  if (!known) return null;
+  const [, { dimensions, size_mb }] = known;
+  return { facts: { dimensions, pooling: 'cls', normalized: true, matryoshka: [] }, size_mb };
+}
 /** WebLLM allocates the KV cache for this many tokens when a record does not say. */
 const DEFAULT_CONTEXT_WINDOW = 4096;
 /** Bits per weight of each quantisation, scales included. */
@@ -157,20 +176,30 @@ export function catalogEntry(
   return entry;
 }
 
-/** The prebuilt chat models of a WebLLM app config. */
+/** The prebuilt chat and embedding models of a WebLLM app config. */
 export function prebuiltCatalog(
   models: readonly ModelRecordLike[],
   functionCallingModelIds: readonly string[],
 ): WebLLMEntry[] {
-  return models
-    .filter((r) => (r.model_type ?? LLM) === LLM)
-    .map((r) =>
-      catalogEntry(r, {
-        owner: 'mlc-ai',
-        source: 'prebuilt',
-        tools: functionCallingModelIds.includes(r.model_id),
-      }),
-    );
+  const entries: WebLLMEntry[] = [];
+  for (const record of models) {
+    const type = record.model_type ?? LLM;
+    const options = {
+      owner: 'mlc-ai',
+      source: 'prebuilt' as const,
+      tools: functionCallingModelIds.includes(record.model_id),
+    };
+    if (type === LLM) entries.push(catalogEntry(record, options));
+    const embedding = type === EMBEDDING ? webllmEmbedding(record.model_id) : null;
+    if (!embedding) continue;
+    const entry = catalogEntry(record, { ...options, tools: false });
+    // Compiled for 512 tokens (`ctx512` in its library's name), not WebLLM's default.
+    entry.context_window = record.overrides?.context_window_size ?? 512;
+    entry.size_mb = embedding.size_mb;
+    entry.embedding = embedding.facts;
+    entries.push(entry);
+  }
+  return entries;
 }
 
 /** 2026-01-01T00:00:00Z: catalogue models carry no date of their own. */
@@ -210,6 +239,7 @@ export function catalogModelInfo(entry: CatalogEntry): ModelInfo {
       response_formats: ['text', 'json_object', 'json_schema'],
     },
     price: { prompt: 0, completion: 0 },
+    ...(entry.embedding && { embedding: { ...entry.embedding } }),
   };
 }
 

@@ -5,9 +5,11 @@
  * lost runs again, once, on the next host; an engine silent for too long stops the request with
  * `engine_stalled`.
  */
-import { HostLostError, type ChatBackend, type ChatEvent, type ChatState } from './backend';
+import { HostLostError, type ChatEvent, type ChatOptions, type ChatState } from './backend';
 import { OpenAIError } from './errors';
-import type { ChatRequest } from './types';
+
+/** Starts the request on the backend (again, after its host was lost). */
+export type StartRequest = (options: ChatOptions) => AsyncIterable<ChatEvent>;
 
 /**
  * What the endpoint writes: a token batch or the end; or `started`, when a reply that goes out
@@ -80,8 +82,7 @@ export async function within<T>(
 
 /** One request, run on the backend (and again on the next host if its host is lost). */
 export class ChatRun {
-  readonly #backend: ChatBackend;
-  readonly #request: ChatRequest;
+  readonly #startRequest: StartRequest;
   readonly #options: ChatRunOptions;
   readonly #abort = new AbortController();
   readonly #deadline: number;
@@ -90,9 +91,8 @@ export class ChatRun {
   #rerunsLeft = 1;
   #cancelledByClient = false;
 
-  constructor(backend: ChatBackend, request: ChatRequest, options: ChatRunOptions) {
-    this.#backend = backend;
-    this.#request = request;
+  constructor(start: StartRequest, options: ChatRunOptions) {
+    this.#startRequest = start;
     this.#options = options;
     this.#deadline = Date.now() + options.firstTokenTimeoutMs;
     this.#events = this.#start();
@@ -117,7 +117,7 @@ export class ChatRun {
   #start(): AsyncIterator<ChatEvent> {
     const { requestId, alive } = this.#options;
     const options = { signal: this.#abort.signal, requestId, ...(alive && { alive }) };
-    return this.#backend.chat(this.#request, options)[Symbol.asyncIterator]();
+    return this.#startRequest(options)[Symbol.asyncIterator]();
   }
 
   /** Whether `err` lets the request run again on the next host, and if so starts it. */

@@ -57,6 +57,7 @@ function sseBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo)
         return;
       case 'choices':
       case 'started':
+      case 'embeddings':
         // Several choices are never streamed (the capability check refuses `n` > 1 with `stream`).
         throw new OpenAIError('engine_error', 'The engine sent several choices to a stream.');
       case 'end': {
@@ -105,6 +106,11 @@ function jsonBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo
               if (output.type === 'tokens') reply.tokens(output.tokens);
               else if (output.type === 'tool_calls') reply.toolCalls(output.calls);
               else if (output.type === 'choices') reply.choices(output.choices);
+              else if (output.type === 'embeddings')
+                throw new OpenAIError(
+                  'engine_error',
+                  'The engine answered a chat with embeddings.',
+                );
               output = await run.next();
             }
             break;
@@ -157,7 +163,7 @@ export async function handleChatCompletions(
   context: ChatContext,
 ): Promise<Response> {
   const { chat, model } = await acceptChatRequest(request, deps);
-  const run = new ChatRun(deps.backend, chat, {
+  const run = new ChatRun((options) => deps.backend.chat(chat, options), {
     requestId: context.requestId,
     alive: context.alive,
     firstTokenTimeoutMs: deps.firstTokenTimeoutMs,

@@ -3,6 +3,7 @@
  * Models as the API knows them: what each can honour, what it costs, and the directory the
  * router asks which models exist, which this device can run and which are on it.
  */
+import type { EmbeddingFacts } from './catalog';
 import { OpenAIError } from './errors';
 import type { ChatRequest, ModelObject, ResponseFormat } from './types';
 
@@ -45,6 +46,8 @@ export interface ModelInfo {
   context_window: number;
   capabilities: ModelCapabilities;
   price: ModelPrice;
+  /** Present for an embedding model, which answers `/v1/openai/embeddings` and never chats. */
+  embedding?: EmbeddingFacts;
 }
 
 /** The id of the built-in test engine. */
@@ -99,6 +102,7 @@ export function modelObject(model: ModelInfo): ModelObject {
     created: model.created,
     owned_by: model.owned_by,
     context_window: model.context_window,
+    ...(model.embedding && { embeddings: true, dimensions: model.embedding.dimensions }),
   };
 }
 
@@ -110,6 +114,13 @@ function unsupported(param: string, detail: string): OpenAIError {
 
 /** Throws 400 `unsupported_parameter` for the first field the model cannot honour. */
 export function assertCapabilities(request: ChatRequest, model: ModelInfo): void {
+  if (model.embedding) {
+    throw new OpenAIError(
+      'invalid_value',
+      `Invalid value for 'model': ${model.id} is an embedding model; it does not chat. Ask it with POST /v1/openai/embeddings.`,
+      { param: 'model' },
+    );
+  }
   const caps = model.capabilities;
   if (request.n > caps.max_n) {
     throw unsupported('n', `must be at most ${caps.max_n} for ${model.id}.`);

@@ -7,6 +7,7 @@ import { addModel, type AddingDeps } from './added-models';
 import type { ChatBackend } from './backend';
 import { BODY_LIMIT } from './body';
 import { handleChatCompletions } from './chat';
+import { handleEmbeddings } from './embeddings';
 import { modelEndpoints, unloadModel, type ManagingBackend } from './manage';
 import { OpenAIError } from './errors';
 import { modelObject, type ModelDirectory } from './models';
@@ -95,6 +96,8 @@ export function createApi(options: ApiOptions): Api {
   };
   const chat: Handler = ({ request, requestId, context }) =>
     handleChatCompletions(request, chatDeps, { requestId, ...context });
+  const embeddings: Handler = ({ request, requestId, context }) =>
+    handleEmbeddings(request, chatDeps, { requestId, ...context });
   const listModels: Handler = async ({ requestId }) => {
     const models = await options.models.list();
     return jsonResponse({ object: 'list', data: models.map(modelObject) }, requestId);
@@ -118,6 +121,8 @@ export function createApi(options: ApiOptions): Api {
   const routes: Route[] = [
     { method: 'POST', path: 'openai/chat/completions', handler: chat },
     { method: 'POST', path: 'chat/completions', handler: chat },
+    { method: 'POST', path: 'openai/embeddings', handler: embeddings },
+    { method: 'POST', path: 'embeddings', handler: embeddings },
     { method: 'GET', path: 'openai/models', handler: listModels },
     { method: 'GET', path: 'models', handler: listModels },
     { method: 'GET', path: 'openai/models/*', handler: getModel },

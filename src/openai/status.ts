@@ -20,6 +20,11 @@ export interface HostStatus {
   models: string[];
   /** The model on the GPU, if any. */
   loaded_model: string | null;
+  /**
+   * The embedding model kept loaded beside it (llama.cpp), if any: its memory comes on top of the
+   * chat model's.
+   */
+  loaded_embedding_model?: string | null;
   /** A model load in progress: the phase (`fetch`, `load`, `compile`) and how far (0–1) in it. */
   loading: { model: string; phase: string; progress: number; text: string } | null;
   /** The last load that failed, and why; cleared by the next load that succeeds. */

@@ -177,6 +177,19 @@ export interface ModelObject {
   created: number;
   owned_by: string;
   context_window: number;
+  /** Only on embedding models. */
+  embeddings?: true;
+  /** An embedding model's vector length (null until known). */
+  dimensions?: number | null;
+}
+
+/**
+ * An embeddings request after validation: every input, in order, as text or as token ids (a
+ * single input given alone becomes a list of one).
+ */
+export interface EmbeddingRequest {
+  model: string;
+  input: string[] | number[][];
 }
 
 /** A list body, `{object:"list", data}`. */

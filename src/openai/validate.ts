@@ -42,7 +42,7 @@ function describe(value: unknown): string {
 }
 
 /** Maps the first schema issue to the error table's code and a sentence naming the field. */
-function issueToError(issue: v.BaseIssue<unknown>): OpenAIError {
+export function issueToError(issue: v.BaseIssue<unknown>): OpenAIError {
   const param = paramOf(issue);
   const field = param ?? 'body';
   if (issue.message === UNSUPPORTED) {

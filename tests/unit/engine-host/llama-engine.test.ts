@@ -109,6 +109,31 @@ class FakeWllama implements WllamaLike {
       }
     })();
   }
+  /** The inputs of each embeddings call, in order. */
+  embedCalls: (string[] | number[][])[] = [];
+  /**
+   * As llama-server does, in essence: one vector per input (here its length, and its place in the
+   * call), listed out of order; an input of more than 50 characters or ids is refused, without
+   * saying which.
+   */
+  async createEmbedding(options: {
+    input: string[] | number[][];
+    embd_normalize: number;
+    abortSignal: AbortSignal;
+  }) {
+    this.embedCalls.push(options.input);
+    await tick();
+    if (options.abortSignal.aborted) {
+      const error = new Error('aborted');
+      error.name = 'AbortError';
+      throw error;
+    }
+    if (options.input.some((one) => one.length > 50)) {
+      throw new Error('input is too large to process. increase the physical batch size');
+    }
+    const data = options.input.map((one, index) => ({ index, embedding: [one.length, index] }));
+    return { data: data.reverse(), usage: { prompt_tokens: 3 * options.input.length } };
+  }
   async exit() {
     this.exited = true;
   }

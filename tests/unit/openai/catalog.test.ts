@@ -46,14 +46,26 @@ const withLimits = (limits: Partial<NonNullable<GpuFacts['adapter']>['limits']>)
 });
 
 describe('the prebuilt catalogue', () => {
-  it('lists WebLLM 0.2.86’s chat models as mlc-ai/<model_id>, without embedding or vision models', () => {
-    expect(catalog).toHaveLength(159);
+  it('lists WebLLM 0.2.86’s 159 chat and 4 embedding models as mlc-ai/<model_id>, without vision models', () => {
+    expect(catalog).toHaveLength(163);
     expect(catalog.every((e) => e.id === `mlc-ai/${e.model_id}` && e.owned_by === 'mlc-ai')).toBe(
       true,
     );
-    expect(
-      catalog.some((e) => e.model_id.includes('snowflake') || e.model_id.includes('vision')),
-    ).toBe(false);
+    expect(catalog.some((e) => e.model_id.includes('vision'))).toBe(false);
+    const embedding = catalog.filter((e) => e.embedding);
+    expect(embedding.map((e) => e.model_id).every((id) => id.startsWith('snowflake-'))).toBe(true);
+    expect(embedding).toHaveLength(4);
+  });
+
+  it('describes the embedding models: their vectors, pooling, context and size', () => {
+    expect(byId('mlc-ai/snowflake-arctic-embed-m-q0f32-MLC-b4')).toMatchObject({
+      context_window: 512,
+      size_mb: 436,
+      tools: false,
+      embedding: { dimensions: 768, pooling: 'cls', normalized: true, matryoshka: [] },
+    });
+    expect(byId('mlc-ai/snowflake-arctic-embed-s-q0f32-MLC-b32')?.embedding?.dimensions).toBe(384);
+    expect(byId('mlc-ai/SmolLM2-360M-Instruct-q4f32_1-MLC')?.embedding).toBeUndefined();
   });
 
   it('keeps what WebLLM needs to load a model, and its size and context window', () => {
