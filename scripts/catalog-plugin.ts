@@ -15,7 +15,7 @@ import {
   prebuiltCatalog,
   type CatalogEntry,
 } from '../src/openai/catalog.ts';
-import { CURATED_GGUF } from '../src/openai/curated-gguf.ts';
+import { CURATED_GGUF, CURATED_GGUF_EMBEDDINGS } from '../src/openai/curated-gguf.ts';
 
 const VIRTUAL_ID = 'virtual:hearth-catalog';
 const RESOLVED_ID = `\0${VIRTUAL_ID}`;
@@ -52,6 +52,15 @@ const ggufRecord = v.looseObject({
   memory_mb: v.optional(v.nullable(v.pipe(v.number(), v.minValue(0)))),
   tools: v.optional(v.boolean()),
   reasoning: v.optional(v.boolean()),
+  /** An embedding model: the length of its vectors, its pooling, and its Matryoshka lengths. */
+  embedding: v.optional(
+    v.object({
+      dimensions: v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1))),
+      pooling: v.optional(v.picklist(['mean', 'cls', 'last', 'unknown']), 'unknown'),
+      normalized: v.optional(v.literal(true), true),
+      matryoshka: v.optional(v.array(v.pipe(v.number(), v.integer(), v.minValue(1))), []),
+    }),
+  ),
 });
 
 /** The self-hosted catalogue file: WebLLM records, and GGUF models (`"engine": "llama.cpp"`). */
@@ -105,7 +114,9 @@ export async function buildCatalog(selfHostedFile: string): Promise<CatalogEntry
     webllm.prebuiltAppConfig.model_list,
     webllm.functionCallingModelIds,
   );
-  const curated = CURATED_GGUF.map((record) => ggufEntry(record, 'curated'));
+  const curated = [...CURATED_GGUF, ...CURATED_GGUF_EMBEDDINGS].map((record) =>
+    ggufEntry(record, 'curated'),
+  );
   const selfHosted = readSelfHosted(selfHostedFile);
   const ids = new Set([...prebuilt, ...curated].map((e) => e.id));
   for (const entry of selfHosted) {

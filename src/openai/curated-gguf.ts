@@ -86,3 +86,37 @@ export const CURATED_GGUF: readonly GgufRecord[] = [
     reasoning: true,
   }),
 ];
+
+/**
+ * The curated GGUF embedding models: small encoders that llama.cpp pools into one vector per
+ * input, for retrieval on the device. Their files are named by their own repositories' rules.
+ */
+export const CURATED_GGUF_EMBEDDINGS: readonly GgufRecord[] = [
+  {
+    // BERT, 33 M parameters: the first token's state, 512 tokens.
+    id: 'CompendiumLabs/bge-small-en-v1.5-gguf:Q8_0',
+    files: [`${HF}/CompendiumLabs/bge-small-en-v1.5-gguf/resolve/main/bge-small-en-v1.5-q8_0.gguf`],
+    size_mb: 37,
+    memory_mb: 120,
+    context_window: 512,
+    embedding: { dimensions: 384, pooling: 'cls', normalized: true, matryoshka: [] },
+  },
+  {
+    // Nomic BERT, 137 M parameters: mean pooling, trained to be cut to 512, 256, 128 or 64
+    // dimensions (Matryoshka). It expects a task prefix on every input (`search_query: `,
+    // `search_document: `). llama.cpp gives it 2,048 tokens without RoPE scaling.
+    id: 'nomic-ai/nomic-embed-text-v1.5-GGUF:Q8_0',
+    files: [
+      `${HF}/nomic-ai/nomic-embed-text-v1.5-GGUF/resolve/main/nomic-embed-text-v1.5.Q8_0.gguf`,
+    ],
+    size_mb: 146,
+    memory_mb: 320,
+    context_window: 2048,
+    embedding: {
+      dimensions: 768,
+      pooling: 'mean',
+      normalized: true,
+      matryoshka: [512, 256, 128, 64],
+    },
+  },
+];

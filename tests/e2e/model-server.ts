@@ -8,7 +8,12 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { BENCH_OPTIONS, FIXTURE_VARIANTS, fixtureGguf } from '../../scripts/fixture-gguf.mjs';
+import {
+  BENCH_OPTIONS,
+  FIXTURE_VARIANTS,
+  fixtureEmbeddingGguf,
+  fixtureGguf,
+} from '../../scripts/fixture-gguf.mjs';
 import { tinyModel, type TinyModel } from '../tiny-model';
 
 /** The port fixtures/models.json names (E2E_MODEL_PORT moves it, for runs side by side). */
@@ -36,6 +41,8 @@ const GGUF_FILES = new Map<string, () => Uint8Array>([
     '/gguf/llama-fixture-thinking.gguf',
     once(() => fixtureGguf({ ...FIXTURE_VARIANTS.thinking, spacePrefix: false })),
   ],
+  // The embedding fixture, whose vectors tests compute themselves (embeddings.spec.ts).
+  ['/gguf/llama-fixture-embedding.gguf', once(() => fixtureEmbeddingGguf())],
   ['/gguf/not-a-model.gguf', once(() => new TextEncoder().encode('This is not a model.\n'))],
 ]);
 
@@ -53,8 +60,12 @@ function once<T>(make: () => T): () => T {
 export const BENCH_GGUF_ID = 'e2e/fixture-bench-GGUF:F32';
 export const BENCH_GGUF_PATH = '/ranged/fixture-bench.gguf';
 export const BENCH_GGUF_URL = `http://localhost:${MODEL_PORT}${BENCH_GGUF_PATH}`;
+/** The embedding fixture's bench variant (~50 MB), `e2e/fixture-embed-bench-GGUF:F32`. */
+export const BENCH_EMBEDDING_ID = 'e2e/fixture-embed-bench-GGUF:F32';
+export const BENCH_EMBEDDING_PATH = '/ranged/fixture-embed-bench.gguf';
 const RANGED_MAKERS: Record<string, () => Uint8Array> = {
   [BENCH_GGUF_PATH]: () => fixtureGguf(BENCH_OPTIONS),
+  [BENCH_EMBEDDING_PATH]: () => fixtureEmbeddingGguf(BENCH_OPTIONS),
   '/ranged/fixture.gguf': () => fixtureGguf(),
 };
 const rangedMade = new Map<string, Uint8Array>();
