@@ -1,9 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Channel } from '../../../src/bridge/channel';
 import { PortBackend } from '../../../src/bridge/client';
 import { HostServer } from '../../../src/bridge/server';
 import type { ChatBackend, ChatEvent } from '../../../src/openai/backend';
 import { HostLostError } from '../../../src/openai/backend';
 import { OpenAIError } from '../../../src/openai/errors';
+import type { EmbeddingRequest } from '../../../src/openai/types';
 import { parseChatRequest } from '../../../src/openai/validate';
 import {
   chatRequest,
@@ -295,5 +297,177 @@ describe('a host port handed out as its host dies', () => {
     expect(error).toBeInstanceOf(HostLostError);
     port1.close();
     port2.close();
+  });
+});
+
+/** A backend whose embeddings requests play `script`; it records each request and its signal. */
+function embedScripted(
+  script: (request: EmbeddingRequest, signal: AbortSignal) => AsyncIterable<ChatEvent>,
+) {
+  const requests: EmbeddingRequest[] = [];
+  const signals: AbortSignal[] = [];
+  const backend: ChatBackend = {
+    chat: () => {
+      throw new Error('no chat in these tests');
+    },
+    embed(request, { signal }) {
+      requests.push(request);
+      signals.push(signal);
+      const channel = new Channel<ChatEvent>();
+      void (async () => {
+        try {
+          for await (const event of script(request, signal)) channel.push(event);
+          channel.close();
+        } catch (err) {
+          channel.fail(err);
+        }
+      })();
+      return channel;
+    },
+  };
+  return { backend, requests, signals };
+}
+
+/** The bridge over a real MessageChannel, its ports at hand. */
+function embedBridge(backend: ChatBackend) {
+  const server = new HostServer(backend, {
+    status: () => ({
+      host: { id: 'h', build: 'b' },
+      models: [],
+      loaded_model: null,
+      loading: null,
+      load_error: null,
+      failing_models: {},
+      downloads: [],
+      evicted_models: {},
+      last_speed: null,
+      queue: { running: 0, waiting: 0 },
+      device: null,
+    }),
+  });
+  const { port1, port2 } = new MessageChannel();
+  server.attach(port2);
+  const client = new PortBackend(async () => port1);
+  return { client, server, port1, close: () => (port1.close(), port2.close()) };
+}
+
+describe('embeddings across the bridge', () => {
+  const vectors = [
+    new Float32Array([0.1, -0.2, 0.3, Math.fround(1 / 3)]),
+    new Float32Array([1e-30, -0, 3.4e38, -1]),
+    Float32Array.from({ length: 1024 }, (_, i) => Math.sin(i)),
+  ];
+
+  it('carries the request to the backend and its vectors back intact, as Float32Arrays, with loading and generating on the way', async () => {
+    const { backend, requests } = embedScripted(async function* (request) {
+      yield { type: 'state', state: 'queued' };
+      yield { type: 'state', state: 'loading' };
+      yield { type: 'state', state: 'running' };
+      yield { type: 'state', state: 'generating' };
+      yield { type: 'embeddings', vectors, prompt_tokens: 3 * request.input.length };
+    });
+    const bridge = embedBridge(backend);
+    const request: EmbeddingRequest = { model: 'acme/e', input: [[1, 2], [3], [4, 5, 6]] };
+    const events = await collect(
+      bridge.client.embed(request, { signal: new AbortController().signal, requestId: 'req_1' }),
+    );
+    bridge.close();
+    expect(requests).toEqual([request]);
+    expect(events.slice(0, -1)).toEqual([
+      { type: 'state', state: 'loading' },
+      { type: 'state', state: 'generating' },
+    ]);
+    const last = events.at(-1);
+    if (last?.type !== 'embeddings') throw new Error('expected vectors');
+    expect(last.prompt_tokens).toBe(9);
+    expect(last.vectors).toHaveLength(3);
+    for (const [i, vector] of last.vectors.entries()) {
+      expect(vector).toBeInstanceOf(Float32Array);
+      expect(Array.from(vector)).toEqual(Array.from(vectors[i] ?? []));
+      expect(Object.is(vector[1], vectors[i]?.[1])).toBe(true);
+    }
+  });
+
+  it('frees the request port once the vectors are sent', async () => {
+    const { backend } = embedScripted(async function* () {
+      yield { type: 'embeddings', vectors: [new Float32Array([1])], prompt_tokens: 1 };
+    });
+    const bridge = embedBridge(backend);
+    await collect(bridge.client.embed({ model: 'm', input: ['a'] }, new AbortController()));
+    await eventually(() => bridge.server.openPorts === 0);
+    expect(bridge.client.openRequests).toBe(0);
+    bridge.close();
+  });
+
+  it('aborts the backend’s signal when the request is cancelled after it started', async () => {
+    const { backend, signals } = embedScripted(async function* (_request, signal) {
+      yield { type: 'state', state: 'generating' };
+      await new Promise((resolve) => signal.addEventListener('abort', resolve));
+    });
+    const bridge = embedBridge(backend);
+    const abort = new AbortController();
+    const events = bridge.client.embed({ model: 'm', input: ['a'] }, { signal: abort.signal });
+    expect(await events.next()).toMatchObject({
+      value: { type: 'state', state: 'generating' },
+    });
+    expect(signals[0]?.aborted).toBe(false);
+    abort.abort();
+    await eventually(() => signals[0]?.aborted === true);
+    await eventually(() => bridge.server.openPorts === 0);
+    bridge.close();
+  });
+
+  it('fails a request whose host is lost midway with HostLostError, and forgets it', async () => {
+    const { backend } = embedScripted(async function* (_request, signal) {
+      yield { type: 'state', state: 'generating' };
+      await new Promise((resolve) => signal.addEventListener('abort', resolve));
+    });
+    const bridge = embedBridge(backend);
+    const events = bridge.client.embed({ model: 'm', input: ['a'] }, new AbortController());
+    await events.next();
+    expect(bridge.client.openRequests).toBe(1);
+    bridge.client.hostLost(bridge.port1);
+    const error = await collect(events).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HostLostError);
+    expect(bridge.client.openRequests).toBe(0);
+    bridge.close();
+  });
+
+  it('carries a refusal of the inputs back with its code and param', async () => {
+    const { backend } = embedScripted(async function* () {
+      yield { type: 'state', state: 'running' };
+      throw new OpenAIError('context_length_exceeded', 'too long', { param: 'input[3]' });
+    });
+    const bridge = embedBridge(backend);
+    const error = await collect(
+      bridge.client.embed({ model: 'm', input: ['a'] }, new AbortController()),
+    ).catch((e: unknown) => e);
+    bridge.close();
+    expect(error).toBeInstanceOf(OpenAIError);
+    expect((error as OpenAIError).toBody().error).toMatchObject({
+      code: 'context_length_exceeded',
+      param: 'input[3]',
+    });
+  });
+
+  it('fails with engine_error where the host’s backend makes no embeddings', async () => {
+    const bridge = embedBridge({
+      chat: () => {
+        throw new Error('no chat');
+      },
+    });
+    const error = await collect(
+      bridge.client.embed({ model: 'm', input: ['a'] }, new AbortController()),
+    ).catch((e: unknown) => e);
+    bridge.close();
+    expect(error).toMatchObject({ code: 'engine_error' });
+  });
+
+  it('refuses embeddings on the echo engine through the real queue with 400 invalid_value naming model', async () => {
+    const error = await collect(
+      stack.backend.embed({ model: 'hearth/echo', input: ['a'] }, new AbortController()),
+    ).catch((e: unknown) => e);
+    expect(error).toMatchObject({ status: 400, code: 'invalid_value', param: 'model' });
+    await eventually(() => stack.queue.counts.running === 0);
   });
 });

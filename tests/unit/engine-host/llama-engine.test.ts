@@ -4,7 +4,7 @@
  * several choices. The real wllama runs in tests/e2e/llama.spec.ts.
  */
 import { describe, expect, it } from 'vitest';
-import type { EngineOutput } from '../../../src/engine-host/engine';
+import type { EmbedOutput, EngineOutput } from '../../../src/engine-host/engine';
 import {
   LlamaEngine,
   llamaThreads,
@@ -17,6 +17,7 @@ import { ggufEntry, LLAMA_MAX_CONTEXT, type GpuFacts } from '../../../src/openai
 import { OpenAIError } from '../../../src/openai/errors';
 import { parseChatRequest } from '../../../src/openai/validate';
 import { MemoryCaches } from '../fake-storage';
+import { eventually } from '../helpers';
 
 const APP = 'https://app.example/';
 const A = ggufEntry(
@@ -409,5 +410,235 @@ describe('LlamaEngine', () => {
   it('says a model that is not loaded is unavailable rather than running another', async () => {
     const { engine } = setup();
     await expect(collect(engine, request())).rejects.toThrow(/not loaded/);
+  });
+});
+
+/** An embedding model of a small context (48 tokens), so that the fake's 50-long refusal is one. */
+const E = ggufEntry(
+  {
+    id: 'acme/e-GGUF:Q8_0',
+    files: ['https://models.example/e.gguf'],
+    context_window: 48,
+    embedding: { dimensions: 2, pooling: 'mean', normalized: true, matryoshka: [] },
+  },
+  'self-hosted',
+);
+
+/** An engine whose catalogue has the embedding model too, with A loaded and E beside it. */
+async function embedding() {
+  const made = setup({ catalog: () => [A, B, E], present: [A.id, B.id, E.id] });
+  await made.engine.load(A.id);
+  await made.engine.load(E.id);
+  const [chat, embedder] = made.fake.instances;
+  if (!chat || !embedder) throw new Error('expected two instances');
+  return { ...made, chat, embedder };
+}
+
+/** Every output of an embeddings request, or what it threw. */
+async function embedAll(
+  engine: LlamaEngine,
+  input: string[] | number[][],
+  signal = new AbortController().signal,
+): Promise<EmbedOutput[]> {
+  const outputs: EmbedOutput[] = [];
+  for await (const output of engine.embed({ model: E.id, input }, signal)) outputs.push(output);
+  return outputs;
+}
+
+async function refusalOf(promise: Promise<unknown>): Promise<OpenAIError> {
+  const error = await promise.catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(OpenAIError);
+  return error as OpenAIError;
+}
+
+/** Short inputs of different lengths (1 to 20 characters). */
+const texts = (n: number) => Array.from({ length: n }, (_, i) => 'x'.repeat((i % 20) + 1));
+
+describe('LlamaEngine embeddings', () => {
+  it('loads an embedding model into a second instance with embeddings on and a batch of the whole context, leaving the chat model loaded', async () => {
+    const { engine, fake, chat, embedder } = await embedding();
+    expect(fake.instances).toHaveLength(2);
+    expect(embedder.loads[0]?.params).toEqual({
+      n_ctx: 48,
+      n_threads: 1,
+      n_gpu_layers: 0,
+      n_parallel: 1,
+      embeddings: true,
+      n_batch: 48,
+      n_ubatch: 48,
+    });
+    expect(chat.exited).toBe(false);
+    expect(engine.loadedModel).toBe(A.id);
+    expect(engine.isLoaded(A.id)).toBe(true);
+    expect(engine.isLoaded(E.id)).toBe(true);
+    expect(engine.besideModel).toBe(E.id);
+    // The chat model still answers.
+    expect(text(await collect(engine, request()))).toBe(PIECES.join(''));
+  });
+
+  it('says which models load beside the chat model: the embedding ones', () => {
+    const { engine } = setup({ catalog: () => [A, B, E] });
+    expect(engine.loadsBeside(E.id)).toBe(true);
+    expect(engine.loadsBeside(A.id)).toBe(false);
+    expect(engine.loadsBeside('acme/unknown-GGUF:Q4_0')).toBe(false);
+  });
+
+  it('has no beside model until one loads, and loads one with no chat model', async () => {
+    const { engine, fake } = setup({ catalog: () => [A, B, E], present: [E.id] });
+    expect(engine.besideModel).toBeNull();
+    await engine.load(E.id);
+    expect(engine.besideModel).toBe(E.id);
+    expect(engine.loadedModel).toBeNull();
+    expect(fake.instances).toHaveLength(1);
+  });
+
+  it('keeps the embedding model loaded when the chat model switches', async () => {
+    const { engine, fake, chat, embedder } = await embedding();
+    await engine.load(B.id);
+    expect(chat.exited).toBe(true);
+    expect(embedder.exited).toBe(false);
+    expect(fake.instances).toHaveLength(3);
+    expect(engine.besideModel).toBe(E.id);
+    expect(engine.loadedModel).toBe(B.id);
+  });
+
+  it('returns one vector per input in input order, though llama.cpp lists them reversed', async () => {
+    const { engine, embedder } = await embedding();
+    const outputs = await embedAll(engine, ['abc', 'a', 'abcdefg']);
+    expect(embedder.embedCalls).toEqual([['abc', 'a', 'abcdefg']]);
+    expect(outputs).toEqual([
+      {
+        type: 'embeddings',
+        vectors: [new Float32Array([3, 0]), new Float32Array([1, 1]), new Float32Array([7, 2])],
+        prompt_tokens: 9,
+      },
+    ]);
+  });
+
+  it('embeds 65 inputs in chunks of 32 (3 calls), says progress between chunks, keeps the order and sums the tokens', async () => {
+    const { engine, embedder, chat } = await embedding();
+    const input = texts(65);
+    const outputs = await embedAll(engine, input);
+    expect(embedder.embedCalls.map((c) => c.length)).toEqual([32, 32, 1]);
+    expect(embedder.embedCalls.flat()).toEqual(input);
+    expect(chat.requests).toHaveLength(0);
+    expect(outputs.map((o) => o.type)).toEqual(['progress', 'progress', 'embeddings']);
+    const last = outputs.at(-1);
+    if (last?.type !== 'embeddings') throw new Error('expected vectors');
+    expect(last.prompt_tokens).toBe(3 * 65);
+    expect(last.vectors).toHaveLength(65);
+    for (const [i, vector] of last.vectors.entries()) {
+      expect(Array.from(vector)).toEqual([input[i]?.length, i % 32]);
+    }
+  });
+
+  it('names input[40] of 65 as too long (context_length_exceeded), trying it alone after llama.cpp refuses its chunk', async () => {
+    const { engine, embedder } = await embedding();
+    const input = texts(65);
+    input[40] = 'y'.repeat(60);
+    const error = await refusalOf(embedAll(engine, input));
+    expect(error).toMatchObject({
+      status: 400,
+      code: 'context_length_exceeded',
+      param: 'input[40]',
+    });
+    expect(error.message).toContain('48 tokens');
+    // The first chunk, the second (refused), then input 40 alone; never the third chunk.
+    expect(embedder.embedCalls.map((c) => c.length)).toEqual([32, 32, 1]);
+    expect(embedder.embedCalls[2]).toEqual([input[40]]);
+  });
+
+  it('names a single too-long input as input', async () => {
+    const { engine } = await embedding();
+    const error = await refusalOf(embedAll(engine, ['y'.repeat(60)]));
+    expect(error).toMatchObject({ code: 'context_length_exceeded', param: 'input' });
+  });
+
+  it('refuses a token id the vocabulary has not (300 of 300) with invalid_value naming input[i], before llama.cpp is asked', async () => {
+    const { engine, embedder } = await embedding();
+    const error = await refusalOf(embedAll(engine, [[1, 2], [299], [5, 300]]));
+    expect(error).toMatchObject({ status: 400, code: 'invalid_value', param: 'input[2]' });
+    expect(error.message).toContain('300');
+    expect(embedder.embedCalls).toHaveLength(0);
+  });
+
+  it('names a single input with a token id out of the vocabulary as input', async () => {
+    const { engine } = await embedding();
+    const error = await refusalOf(embedAll(engine, [[300]]));
+    expect(error).toMatchObject({ code: 'invalid_value', param: 'input' });
+  });
+
+  it('refuses token ids longer than the context with context_length_exceeded naming input[i], before llama.cpp is asked', async () => {
+    const { engine, embedder } = await embedding();
+    const ids = Array.from({ length: 49 }, () => 1);
+    const error = await refusalOf(embedAll(engine, [[1], ids]));
+    expect(error).toMatchObject({ code: 'context_length_exceeded', param: 'input[1]' });
+    expect(embedder.embedCalls).toHaveLength(0);
+    expect(await embedAll(engine, [ids.slice(0, 48)])).toHaveLength(1);
+  });
+
+  it('refuses a request of more than 300,000 tokens in all with context_length_exceeded naming input', async () => {
+    const { engine, embedder } = await embedding();
+    embedder.createEmbedding = async ({ input }) => ({
+      data: input.map((_, index) => ({ index, embedding: [1, 0] })),
+      usage: { prompt_tokens: 200_000 },
+    });
+    const error = await refusalOf(embedAll(engine, texts(33)));
+    expect(error).toMatchObject({ code: 'context_length_exceeded', param: 'input' });
+    expect(error.message).toContain('300000');
+  });
+
+  it('ends without vectors when aborted between chunks, and asks llama.cpp for no more', async () => {
+    const { engine, embedder } = await embedding();
+    const abort = new AbortController();
+    const outputs: EmbedOutput[] = [];
+    for await (const output of engine.embed({ model: E.id, input: texts(65) }, abort.signal)) {
+      outputs.push(output);
+      if (output.type === 'progress') abort.abort();
+    }
+    expect(outputs).toEqual([{ type: 'progress' }]);
+    expect(embedder.embedCalls).toHaveLength(1);
+  });
+
+  it('ends without vectors or error when aborted while llama.cpp computes, through its abort signal', async () => {
+    const { engine, embedder } = await embedding();
+    const abort = new AbortController();
+    const outputs = embedAll(engine, texts(3), abort.signal);
+    await eventually(() => embedder.embedCalls.length === 1);
+    abort.abort();
+    expect(await outputs).toEqual([]);
+  });
+
+  it('says an embedding model that is not loaded is unavailable', async () => {
+    const { engine } = setup({ catalog: () => [A, B, E] });
+    const error = await refusalOf(embedAll(engine, ['a']));
+    expect(error).toMatchObject({ code: 'engine_unavailable' });
+  });
+
+  it('lets the embedding instance go after the wasm failed for good, keeping the chat model', async () => {
+    const { engine, embedder, chat } = await embedding();
+    embedder.createEmbedding = async () => {
+      const error = new Error('memory access out of bounds');
+      error.name = 'RuntimeError';
+      throw error;
+    };
+    const error = await refusalOf(embedAll(engine, ['a']));
+    expect(error.code).toBe('engine_error');
+    expect(engine.besideModel).toBeNull();
+    expect(engine.isLoaded(E.id)).toBe(false);
+    expect(embedder.exited).toBe(true);
+    expect(chat.exited).toBe(false);
+    expect(engine.loadedModel).toBe(A.id);
+  });
+
+  it('unload() exits both instances and forgets both models', async () => {
+    const { engine, chat, embedder } = await embedding();
+    await engine.unload();
+    expect(chat.exited).toBe(true);
+    expect(embedder.exited).toBe(true);
+    expect(engine.loadedModel).toBeNull();
+    expect(engine.besideModel).toBeNull();
+    expect(engine.isLoaded(A.id)).toBe(false);
+    expect(engine.isLoaded(E.id)).toBe(false);
   });
 });
