@@ -1,14 +1,19 @@
 /**
  * Adding GGUF models at run time through the API, with the real service worker and engine worker
  * in Chromium: the fixture GGUF by its URL on the tests' model server (another origin, so CORS
- * applies to the Range check), checked by its first bytes before it is accepted, listed in the
+ * applies to the Range request), checked by its header (the first 256 KiB, one Range request,
+ * whose metadata tell an embedding model from a chat model) before it is accepted, listed in the
  * catalogue with its engine, kept across a reload, downloaded by the engine worker (which learns
  * of it while it runs), and removed with its files; a file stored from the computer is a model on
  * the device at once. A file that is not a GGUF, a server that does not answer, and an id that
  * exists are refused.
  */
 import { expect, test, type Page } from '@playwright/test';
-import { FIXTURE_SENTENCE, fixtureGguf } from '../../scripts/fixture-gguf.mjs';
+import {
+  FIXTURE_EMBEDDING_DIMENSIONS,
+  FIXTURE_SENTENCE,
+  fixtureGguf,
+} from '../../scripts/fixture-gguf.mjs';
 import { KEY, openApp } from './helpers';
 import { FIXTURE_GGUF_URL, HUB_REPO, MODEL_PORT, ModelServer, NOT_GGUF_URL } from './model-server';
 
@@ -19,6 +24,15 @@ test.beforeEach(() => server.reset());
 
 /** The id a URL on the model server gets: its host (`:` made `-`), the file's stem, no quant. */
 const URL_ID = `localhost-${MODEL_PORT}/fixture:GGUF`;
+/** The embedding fixture on the model server, and the id its URL gets. */
+const EMBEDDING_PATH = '/gguf/llama-fixture-embedding.gguf';
+const EMBEDDING_URL = `http://localhost:${MODEL_PORT}${EMBEDDING_PATH}`;
+const EMBEDDING_URL_ID = `localhost-${MODEL_PORT}/llama-fixture-embedding:GGUF`;
+/**
+ * The Range header of the one request that adding a model makes of its (first) file: the first
+ * 256 KiB (src/openai/gguf-source.ts HEADER_BYTES), its magic and its metadata.
+ */
+const HEADER_RANGE = `bytes=0-${256 * 1024 - 1}`;
 
 interface Answer {
   status: number;
@@ -57,7 +71,7 @@ async function inCatalog(page: Page, id: string) {
 const storedGguf = (page: Page) =>
   page.evaluate(async () => (await (await caches.open('hearth/gguf')).keys()).map((r) => r.url));
 
-test('adds the fixture GGUF by URL after reading its first bytes, and lists it with its engine', async ({
+test('adds the fixture GGUF by URL after reading its header, and lists it with its engine', async ({
   page,
 }) => {
   await openApp(page);
@@ -72,8 +86,10 @@ test('adds the fixture GGUF by URL after reading its first bytes, and lists it w
     source: 'added',
   });
   expect(added.body.size_mb).toBeGreaterThan(0);
-  // One Range request of the first bytes: nothing is downloaded before the user asks.
-  expect(server.ggufRequests).toEqual([`GET /gguf/fixture.gguf bytes=0-7`]);
+  // One Range request of the header: nothing more is downloaded before the user asks.
+  expect(server.ggufRequests).toEqual([`GET /gguf/fixture.gguf ${HEADER_RANGE}`]);
+  // Its metadata give no pooling type: a chat model.
+  expect(added.body).not.toHaveProperty('embedding');
   expect(await inCatalog(page, URL_ID)).toMatchObject({ engine: 'llama.cpp', source: 'added' });
 
   const again = await addModel(page, { source: FIXTURE_GGUF_URL });
@@ -204,6 +220,50 @@ test('adds a model by its Hugging Face id, looked up on the Hub the build names'
   // The Hub's API listed the files; the file was read from its download path.
   expect(server.ggufRequests).toContain(`GET /hub/api/models/${HUB_REPO} `);
   expect(server.ggufRequests).toContain(
-    `GET /hub/${HUB_REPO}/resolve/main/fixture-F32.gguf bytes=0-7`,
+    `GET /hub/${HUB_REPO}/resolve/main/fixture-F32.gguf ${HEADER_RANGE}`,
   );
+});
+
+test('adds the embedding fixture by URL as an embedding model, as its header says; "embeddings": false makes it a chat model', async ({
+  page,
+}) => {
+  await openApp(page);
+  const added = await addModel(page, { source: EMBEDDING_URL });
+  expect(added.status).toBe(201);
+  expect(added.body).toMatchObject({
+    id: EMBEDDING_URL_ID,
+    engine: 'llama.cpp',
+    downloaded: false,
+    source: 'added',
+    embedding: {
+      dimensions: FIXTURE_EMBEDDING_DIMENSIONS,
+      pooling: 'mean',
+      normalized: true,
+      matryoshka: [],
+    },
+  });
+  expect(FIXTURE_EMBEDDING_DIMENSIONS).toBe(128);
+  // Only the header was read: no download at add time.
+  expect(server.ggufRequests).toEqual([`GET ${EMBEDDING_PATH} ${HEADER_RANGE}`]);
+  expect(await inCatalog(page, EMBEDDING_URL_ID)).toMatchObject({
+    embedding: { dimensions: 128, pooling: 'mean' },
+  });
+  // The models endpoint shows it as an embedding model.
+  const listed = await call(page, 'GET', `v1/openai/models/${EMBEDDING_URL_ID}`);
+  expect(listed.body).toMatchObject({ id: EMBEDDING_URL_ID, embeddings: true, dimensions: 128 });
+
+  // The same file, with "embeddings": false, under another id: a chat model.
+  server.reset();
+  const asChat = await addModel(page, {
+    source: EMBEDDING_URL,
+    id: 'e2e/Embed-As-Chat-GGUF:F32',
+    embeddings: false,
+  });
+  expect(asChat.status).toBe(201);
+  expect(asChat.body).toMatchObject({ id: 'e2e/Embed-As-Chat-GGUF:F32', engine: 'llama.cpp' });
+  expect(asChat.body).not.toHaveProperty('embedding');
+  expect(server.ggufRequests).toEqual([`GET ${EMBEDDING_PATH} ${HEADER_RANGE}`]);
+  expect(await inCatalog(page, 'e2e/Embed-As-Chat-GGUF:F32')).not.toHaveProperty('embedding');
+  const chatListed = await call(page, 'GET', 'v1/openai/models/e2e/Embed-As-Chat-GGUF:F32');
+  expect(chatListed.body).not.toHaveProperty('embeddings');
 });

@@ -2,10 +2,12 @@
  * The relay end to end: `hearth-relay` started as its users start it, a tab of the app paired by
  * following the link it prints and saying yes, and real callers outside the browser — curl, the
  * `openai` SDK in Node, the Portkey AI gateway — reaching the tab's API (the echo engine, and the
- * fixture GGUF through llama.cpp) through it.
+ * fixture GGUFs through llama.cpp: the chat one, and the embedding one on both embeddings paths)
+ * through it.
  */
 import { expect, test, type Page } from '@playwright/test';
 import OpenAI from 'openai';
+import { fixtureEmbedding, fixtureEmbeddingTokens } from '../../scripts/fixture-gguf.mjs';
 import { downloadFixture, FIXTURE_ID, FIXTURE_SENTENCE, SENTENCE_TOKENS } from './fixture-model';
 import { words } from './helpers';
 import { ModelServer } from './model-server';
@@ -70,6 +72,33 @@ function runningNow(page: Page, key: string): Promise<number> {
     });
     return ((await response.json()) as { queue: { running: number } }).queue.running;
   }, key);
+}
+
+/** The catalogue's embedding fixture (fixtures/models.json), whose vectors are known in closed form. */
+const EMBEDDING_ID = 'e2e/fixture-embed-GGUF:F32';
+
+/** Downloads the catalogue's model `id` from a page of the app, with `key`, and checks it is done. */
+async function download(page: Page, id: string, key: string): Promise<void> {
+  const phase = await page.evaluate(
+    async ({ id, key }) => {
+      const response = await fetch(`v1/hearth/models/${id}/download`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ stream: false }),
+      });
+      return ((await response.json()) as { phase?: string }).phase;
+    },
+    { id, key },
+  );
+  expect(phase, id).toBe('done');
+}
+
+/** The largest difference between two vectors of the same length. */
+function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  expect(a.length).toBe(b.length);
+  let most = 0;
+  for (let i = 0; i < a.length; i++) most = Math.max(most, Math.abs(a[i]! - b[i]!));
+  return most;
 }
 
 /** A body with the per-request fields (`id`, `created`) set to fixed values. */
@@ -245,6 +274,81 @@ test.describe('paired by its link', () => {
         completion_tokens: usage.completion_tokens,
         total_tokens: usage.total_tokens,
       });
+    });
+
+    test('the openai SDK in Node (base64, decoded) and curl on the /v1/embeddings alias (floats) get the embedding fixture’s vectors, and its 400s', async ({
+      page,
+    }) => {
+      // The pairing made issued keys the rule: the tab downloads with the relay's.
+      await download(page, EMBEDDING_ID, relay.key);
+      const texts = ['the cat is on the mat', 'a dog'];
+      const tokens = texts.map((text) => fixtureEmbeddingTokens(text));
+      const expected = tokens.map((ids) => fixtureEmbedding(ids));
+      const promptTokens = tokens.reduce((sum, ids) => sum + ids.length, 0);
+
+      const client = new OpenAI({ baseURL: relay.sdkBaseUrl, apiKey: relay.key, maxRetries: 0 });
+      // No encoding_format: the SDK asks for base64 and decodes it into Float32Arrays.
+      const answer = await client.embeddings.create({ model: EMBEDDING_ID, input: texts });
+      expect(answer).toMatchObject({
+        object: 'list',
+        model: EMBEDDING_ID,
+        usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+      });
+      expect(answer.data.map((d) => [d.object, d.index])).toEqual([
+        ['embedding', 0],
+        ['embedding', 1],
+      ]);
+      answer.data.forEach((d, i) => {
+        expect(d.embedding).toHaveLength(128);
+        expect(maxAbsDiff(d.embedding, expected[i]!), texts[i]).toBeLessThan(1e-5);
+      });
+
+      const floats = await curl([
+        ...auth(relay.key),
+        ...json,
+        '--data-binary',
+        JSON.stringify({ model: EMBEDDING_ID, input: texts, encoding_format: 'float' }),
+        `${relay.baseUrl}/embeddings`,
+      ]);
+      expect(floats.status).toBe(200);
+      expect(floats.headers['content-type']).toMatch(/^application\/json/);
+      const plain = JSON.parse(floats.body) as OpenAI.CreateEmbeddingResponse;
+      expect(plain).toMatchObject({
+        object: 'list',
+        model: EMBEDDING_ID,
+        usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+      });
+      expect(plain.data.map((d) => d.index)).toEqual([0, 1]);
+      plain.data.forEach((d, i) => {
+        expect(Array.isArray(d.embedding)).toBe(true);
+        expect(maxAbsDiff(d.embedding, expected[i]!), texts[i]).toBeLessThan(1e-5);
+      });
+
+      // The API's refusals come through as they are: to the SDK as its errors, to curl as JSON.
+      await expect(
+        client.embeddings.create({ model: EMBEDDING_ID, input: '' }),
+      ).rejects.toMatchObject({ status: 400, param: 'input' });
+      const empty = await curl([
+        ...auth(relay.key),
+        ...json,
+        '--data-binary',
+        JSON.stringify({ model: EMBEDDING_ID, input: '', encoding_format: 'float' }),
+        `${relay.baseUrl}/embeddings`,
+      ]);
+      expect(empty.status).toBe(400);
+      expect(JSON.parse(empty.body).error).toMatchObject({
+        type: 'invalid_request_error',
+        param: 'input',
+      });
+      // An embedding model does not chat, and a chat model does not embed.
+      const chat = await postChat(
+        JSON.stringify({ model: EMBEDDING_ID, messages: [{ role: 'user', content: 'Hello.' }] }),
+      );
+      expect(chat.status).toBe(400);
+      expect(JSON.parse(chat.body).error).toMatchObject({ param: 'model' });
+      await expect(
+        client.embeddings.create({ model: 'hearth/echo', input: 'a dog' }),
+      ).rejects.toMatchObject({ status: 400, param: 'model' });
     });
   });
 

@@ -15,6 +15,8 @@ describe('the relay’s rules', () => {
     ['/v1/chat/completions', true],
     ['/v1/models', true],
     ['/v1/models/hearth/echo', true],
+    ['/v1/openai/embeddings', true],
+    ['/v1/embeddings', true],
     ['/v1/openai', false],
     ['/v1/hearth/keys', false],
     ['/v1/hearth/settings', false],
@@ -81,6 +83,11 @@ describe('what the relay reads of a request', () => {
     ['POST', '/v1/openai/models', false],
     ['POST', '/v1/openai/nowhere', false],
     ['POST', '/v1/openai/chat/completions/x', false],
+    ['POST', '/v1/openai/embeddings', true],
+    ['POST', '/v1/embeddings', true],
+    ['GET', '/v1/openai/embeddings', false],
+    ['GET', '/v1/embeddings', false],
+    ['POST', '/v1/openai/embeddings/x', false],
   ])('reads the body of %s %s: %s', (method, path, expected) => {
     expect(takesBody(method, path)).toBe(expected);
   });
