@@ -90,6 +90,7 @@ export class EngineQueue implements LoadingBackend {
   #loading: string | null = null;
   #loadError: LoadError | null = null;
   #seq = 0;
+  #loads = 0;
   /**
    * While the request at the front waits for another model: the requests that arrived before
    * this number may go first, on the model that is loaded (DESIGN §1). Later ones may not, or a
@@ -116,6 +117,11 @@ export class EngineQueue implements LoadingBackend {
   /** The model a request or a preload is putting on the GPU now, if any. */
   get loading(): string | null {
     return this.#loading;
+  }
+
+  /** Models put in memory since the queue started, by requests, preloads and switches. */
+  get loads(): number {
+    return this.#loads;
   }
 
   /** The last load that failed, whichever engine's, until a load succeeds. */
@@ -305,6 +311,7 @@ export class EngineQueue implements LoadingBackend {
         if (!beside && other !== engine && other.loadedModel !== null) await other.unload?.();
       }
       await engine.load(model);
+      this.#loads += 1;
       this.#loadError = null;
     } catch (err) {
       this.#loadError = { model, error: OpenAIError.fromEngine(err).toBody().error };

@@ -141,6 +141,7 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
           models: engines.models,
           loaded_model: engines.loadedModel,
           loaded_embedding_model: llama.besideModel,
+          loads: engines.loads,
           loading: webllm.loading ?? llama.loading,
           load_error: engines.loadError,
           failing_models: { ...webllm.failing },

@@ -15,6 +15,7 @@ import type { ChatDeps, ChatContext } from './chat';
 import { OpenAIError } from './errors';
 import { estimateCost, type ModelInfo } from './models';
 import { jsonHeaders } from './respond';
+import { noArray } from './schema';
 import type { EmbeddingRequest } from './types';
 import { issueToError } from './validate';
 import { base64Vector, MAX_EMBEDDING_INPUTS, shorten } from './vectors';
@@ -41,13 +42,15 @@ const input = v.lazy((value) => {
 });
 
 /** The body, DESIGN §3's way: unknown fields pass, `null` is absent. */
-const embeddingSchema = v.looseObject({
-  model: v.pipe(v.string(), v.minLength(1, 'must name a model')),
-  input,
-  encoding_format: v.nullish(v.picklist(['float', 'base64'])),
-  dimensions: v.nullish(v.pipe(int, v.minValue(1, 'expected at least 1'))),
-  user: v.nullish(v.string()),
-});
+const embeddingSchema = noArray(
+  v.looseObject({
+    model: v.pipe(v.string(), v.minLength(1, 'must name a model')),
+    input,
+    encoding_format: v.nullish(v.picklist(['float', 'base64'])),
+    dimensions: v.nullish(v.pipe(int, v.minValue(1, 'expected at least 1'))),
+    user: v.nullish(v.string()),
+  }),
+);
 
 /** A validated request: what the engine gets, and what the reply is shaped by. */
 export interface EmbeddingCall {

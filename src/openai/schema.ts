@@ -38,7 +38,7 @@ function unsupportedVariant<K extends string, const V extends readonly [string, 
 const notAnObject = v.custom<never>(() => false);
 
 /** `schema`, but an array fails as `invalid_type`. */
-function noArray<S extends v.GenericSchema>(schema: S) {
+export function noArray<S extends v.GenericSchema>(schema: S) {
   return v.lazy((input) => (Array.isArray(input) ? notAnObject : schema));
 }
 

@@ -25,6 +25,8 @@ export interface HostStatus {
    * chat model's.
    */
   loaded_embedding_model?: string | null;
+  /** Models this host has put in memory since it started (a model switch shows as one more). */
+  loads?: number;
   /** A model load in progress: the phase (`fetch`, `load`, `compile`) and how far (0–1) in it. */
   loading: { model: string; phase: string; progress: number; text: string } | null;
   /** The last load that failed, and why; cleared by the next load that succeeds. */

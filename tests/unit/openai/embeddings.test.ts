@@ -193,9 +193,12 @@ describe('parseEmbeddingRequest: refusals, each with its code and param', () => 
     }
   });
 
-  it('refuses an array body with 400', () => {
-    // (The chat endpoint says invalid_type for the body; this one says missing_field model.)
-    expect(refusal(() => parseEmbeddingRequest([])).status).toBe(400);
+  it('refuses an array body as the wrong type for the body, as the chat endpoint does', () => {
+    expect(refusal(() => parseEmbeddingRequest([]))).toMatchObject({
+      status: 400,
+      code: 'invalid_type',
+      param: null,
+    });
   });
 });
 
