@@ -152,6 +152,8 @@ export interface CatalogModel {
   source: 'prebuilt' | 'curated' | 'self-hosted' | 'added' | 'built-in';
   tools: boolean;
   reasoning: boolean;
+  /** Only on embedding models (for retrieval through the API; they do not chat). */
+  embedding?: { dimensions: number | null; pooling: string; matryoshka: number[] };
 }
 
 export async function catalog(): Promise<CatalogModel[]> {

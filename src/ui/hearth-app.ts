@@ -49,12 +49,17 @@ function viewOf(hash: string): View {
   return VIEWS.some((v) => v.view === name) ? (name as View) : 'chat';
 }
 
+/** The models a conversation can use: on the device, runnable, and not embedding models. */
+export function chatModels(models: readonly CatalogModel[]): CatalogModel[] {
+  return models.filter((m) => m.available && m.downloaded && !m.embedding);
+}
+
 /**
  * The model a new conversation starts with: the one on the GPU, else one on the device, else
  * the echo engine (a test engine, which says so).
  */
 export function defaultModel(models: readonly CatalogModel[]): string {
-  const usable = models.filter((m) => m.available && m.downloaded && m.id !== ECHO_MODEL_ID);
+  const usable = chatModels(models).filter((m) => m.id !== ECHO_MODEL_ID);
   return (usable.find((m) => m.loaded) ?? usable[0])?.id ?? ECHO_MODEL_ID;
 }
 
@@ -387,7 +392,7 @@ export class HearthApp extends LitElement {
   }
 
   protected override render() {
-    const usable = this.catalog.filter((m) => m.available && m.downloaded);
+    const usable = chatModels(this.catalog);
     return html`
       <header>
         <button

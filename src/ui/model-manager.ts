@@ -224,6 +224,13 @@ export class ModelManager extends LitElement {
         ${m.available === null ? html`<span class="badge">fit not known yet</span>` : nothing}
         ${m.tools ? html`<span class="badge">tools</span>` : nothing}
         ${m.reasoning ? html`<span class="badge">reasoning</span>` : nothing}
+        ${
+          m.embedding
+            ? html`<span class="badge" title="For /v1/openai/embeddings; it does not chat"
+                >embeddings${m.embedding.dimensions ? ` · ${m.embedding.dimensions} dims` : ''}</span
+              >`
+            : nothing
+        }
         ${m.source === 'self-hosted' ? html`<span class="badge">self-hosted</span>` : nothing}
       </div>
       <div class="facts">

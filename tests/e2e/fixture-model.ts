@@ -22,8 +22,14 @@ export const THINKING_FIXTURE_ID = 'e2e/fixture-thinking-GGUF:F32';
 /** The sentence's tokens as llama.cpp counts them: one a piece, and the end of the turn. */
 export const SENTENCE_TOKENS = FIXTURE_PIECES.length + 1;
 
-/** Downloads the fixture model from a page of the app (with `key`), and checks it is done. */
-export async function downloadFixture(page: Page, key = 'k'): Promise<void> {
+/** The embedding fixture (fixtureEmbeddingGguf), whose vectors tests compute themselves. */
+export const EMBEDDING_FIXTURE_ID = 'e2e/fixture-embed-GGUF:F32';
+
+/**
+ * Downloads a fixture model (the chat fixture unless `model` says) from a page of the app (with
+ * `key`), and checks it is done.
+ */
+export async function downloadFixture(page: Page, key = 'k', model = FIXTURE_ID): Promise<void> {
   const phase = await page.evaluate(
     async ({ id, key }) => {
       const response = await fetch(`v1/hearth/models/${id}/download`, {
@@ -33,7 +39,7 @@ export async function downloadFixture(page: Page, key = 'k'): Promise<void> {
       });
       return ((await response.json()) as { phase?: string }).phase;
     },
-    { id: FIXTURE_ID, key },
+    { id: model, key },
   );
   expect(phase).toBe('done');
 }

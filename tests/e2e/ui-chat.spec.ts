@@ -15,7 +15,13 @@ import {
   userMessages,
   watchLeaks,
 } from './ui';
-import { downloadFixture, FIXTURE_ID, FIXTURE_SENTENCE, SENTENCE_TOKENS } from './fixture-model';
+import {
+  downloadFixture,
+  EMBEDDING_FIXTURE_ID,
+  FIXTURE_ID,
+  FIXTURE_SENTENCE,
+  SENTENCE_TOKENS,
+} from './fixture-model';
 import { chromiumOnly } from './helpers';
 import { MODEL_PORT, ModelServer } from './model-server';
 
@@ -63,6 +69,25 @@ test.describe('the fixture model through llama.cpp', () => {
       new RegExp(`^${SENTENCE_TOKENS} tokens( · [\\d.]+ tokens/s)? · \\$0$`),
     );
     await expect(page.getByLabel('Model')).toHaveValue(FIXTURE_ID);
+  });
+
+  test('an embedding model on the device is not offered for chat, and the Models view marks it', async ({
+    page,
+  }) => {
+    await openChat(page);
+    await downloadFixture(page);
+    await downloadFixture(page, 'k', EMBEDDING_FIXTURE_ID);
+    const picker = page.getByLabel('Model');
+    // Both are on the device: the chat model is offered once the catalogue has them both.
+    await expect(picker.locator(`option[value="${FIXTURE_ID}"]`)).toHaveCount(1);
+    await page.goto('./#/models');
+    const badge = page
+      .getByRole('listitem', { name: EMBEDDING_FIXTURE_ID, exact: true })
+      .getByText('embeddings · 128 dims', { exact: true });
+    await expect(badge).toBeVisible();
+    await page.goto('./');
+    await expect(picker.locator(`option[value="${FIXTURE_ID}"]`)).toHaveCount(1);
+    await expect(picker.locator(`option[value="${EMBEDDING_FIXTURE_ID}"]`)).toHaveCount(0);
   });
 });
 
