@@ -1,13 +1,22 @@
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
 import type OpenAIClass from 'openai';
+import type { HearthSdks as HearthSdksType } from './fixtures/sdks-global';
 
 /** Where global-setup writes the browser bundle of the `openai` SDK. */
 export const OPENAI_BUNDLE = new URL('./.cache/openai/openai.js', import.meta.url);
 
+/**
+ * Where global-setup writes the browser bundle of the Vercel AI SDK and LangChain's OpenAI
+ * embeddings (`loadSdks`).
+ */
+export const SDKS_BUNDLE = new URL('./.cache/sdks/sdks.js', import.meta.url);
+
 declare global {
   /** The `openai` SDK's client class, injected by `openApp`. */
   var OpenAI: typeof OpenAIClass;
+  /** `embed`, `embedMany`, `createOpenAICompatible` and `OpenAIEmbeddings`, from `loadSdks`. */
+  var HearthSdks: HearthSdksType;
 }
 
 /** Opens the app, waits until its API answers, and loads the `openai` SDK into the page. */
@@ -17,6 +26,14 @@ export async function openApp(page: Page, path = './'): Promise<void> {
   // Evaluated over the DevTools protocol, as the page's Content Security Policy allows no
   // inline script.
   await page.evaluate(readFileSync(OPENAI_BUNDLE, 'utf8'));
+}
+
+/**
+ * Loads the Vercel AI SDK (`embed`, `embedMany`, `createOpenAICompatible`) and LangChain's
+ * `OpenAIEmbeddings` into a page opened by `openApp`, as `globalThis.HearthSdks`.
+ */
+export async function loadSdks(page: Page): Promise<void> {
+  await page.evaluate(readFileSync(SDKS_BUNDLE, 'utf8'));
 }
 
 /**
