@@ -1,12 +1,14 @@
 /**
  * A real model through the API with the official `openai` SDK, on this machine's GPU: load,
  * answers streamed and not, usage, the order of a stream, an abort, stop strings, `n` with a
- * `seed`, `name` on messages, logprobs of multi-byte text, and tools on a function-calling model.
- * Skips, saying why, where it cannot run: no WebGPU adapter, only a fallback (CPU) adapter, or no
- * way to get the files (the tools tests also when no function-calling model fits this GPU or the
- * browser's storage).
+ * `seed`, `name` on messages, logprobs of multi-byte text, embeddings with WebLLM's small Snowflake
+ * Arctic Embed, and tools on a function-calling model. Skips, saying why, where it cannot run: no
+ * WebGPU adapter, only a fallback (CPU) adapter, or no way to get the files (the embeddings test
+ * also when its model's files cannot be had or this GPU cannot run it; the tools tests when no
+ * function-calling model fits this GPU or the browser's storage).
  */
 import { readFileSync } from 'node:fs';
+import { prebuiltAppConfig } from '@mlc-ai/web-llm';
 import { expect, test, type Page } from '@playwright/test';
 import type {
   ChatCompletionMessageParam,
@@ -17,6 +19,16 @@ import { OPENAI_BUNDLE } from '../e2e/helpers';
 
 const model = await realModel();
 const toolsCandidates = await realToolsModels();
+/** WebLLM's small embedding model (384 numbers a vector, 512 tokens), always from the network. */
+const EMBED_MODEL_ID = 'snowflake-arctic-embed-s-q0f32-MLC-b4';
+const embedRecord = prebuiltAppConfig.model_list.find((r) => r.model_id === EMBED_MODEL_ID);
+if (!embedRecord) throw new Error(`${EMBED_MODEL_ID} is not one of WebLLM 0.2.86's models`);
+const embedModel = {
+  id: `mlc-ai/${EMBED_MODEL_ID}`,
+  record: embedRecord,
+  dir: undefined,
+  catalogue: undefined,
+};
 // Not serial: a failing check does not skip the ones after it. After a failure Playwright starts
 // a new worker (a new browser, whose storage is empty): `beforeAll` opens the app again, and each
 // test loads the model it needs (`ready`), downloading it again if it must.
@@ -476,6 +488,87 @@ test('gives logprobs of multi-byte text, one per token, whose tokens spell the r
   );
 });
 
+/** Downloads `id` through the app (`POST …/download`, its progress as SSE); the last event. */
+function download(id: string) {
+  return page.evaluate(async (id) => {
+    const response = await fetch(`v1/hearth/models/${encodeURIComponent(id)}/download`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer real-model' },
+    });
+    // Progress as SSE: the stream keeps the service worker's answer alive for as long as it takes.
+    const text = await response.text();
+    if (!response.ok) return { status: response.status, last: text };
+    const events = text.split('\n\n').filter((e) => e.startsWith('data: '));
+    return { status: response.status, last: events.at(-1)?.slice('data: '.length) ?? '' };
+  }, id);
+}
+
+/** The cosine of the angle between two vectors. */
+function cosine(a: number[], b: number[]): number {
+  let dot = 0;
+  for (const [i, x] of a.entries()) dot += x * (b[i] ?? 0);
+  return dot / (Math.hypot(...a) * Math.hypot(...b));
+}
+
+test(`embeds with ${embedModel.id}: unit vectors, the similar sentences closer, and chat after`, async () => {
+  const entry = await catalogEntry(embedModel.id);
+  expect(entry, `${embedModel.id} is in the catalogue`).toBeDefined();
+  const why = !entry!.available
+    ? `${embedModel.id} cannot run here: ${entry!.unavailable_reason ?? 'unavailable'}`
+    : await filesUnreachable(embedModel).then((u) =>
+        u ? `the files of ${embedModel.id} cannot be had: ${u}` : null,
+      );
+  if (why) console.log(`test:real-model skips the embeddings test: ${why}`);
+  test.skip(why !== null, why ?? '');
+
+  // The chat model first: the embedding model must not leave it unable to answer.
+  await ready(model.id);
+  const fetched = await download(embedModel.id);
+  expect(fetched.status, fetched.last).toBe(200);
+  expect(JSON.parse(fetched.last), fetched.last).toMatchObject({ phase: 'done' });
+  expect(await catalogEntry(embedModel.id)).toMatchObject({ downloaded: true });
+
+  const sentences = [
+    'A cat sat on the mat.',
+    'A kitten rested on the rug.',
+    'Stock markets fell sharply today.',
+  ];
+  // The request loads the embedding model itself (WebLLM holds one model at a time here).
+  const response = await page.evaluate(
+    async ({ id, input }) => client.embeddings.create({ model: id, input }),
+    { id: embedModel.id, input: sentences },
+  );
+  expect(response.object).toBe('list');
+  expect(response.data.map((d) => d.index)).toEqual([0, 1, 2]);
+  const vectors = response.data.map((d) => d.embedding);
+  for (const [i, vector] of vectors.entries()) {
+    expect(vector, `vector ${i}`).toHaveLength(384);
+    expect(vector.every(Number.isFinite), `vector ${i} is all numbers`).toBe(true);
+    expect(Math.abs(Math.hypot(...vector) - 1), `length of vector ${i}`).toBeLessThan(1e-3);
+  }
+  const [cat, kitten, stocks] = vectors as [number[], number[], number[]];
+  const similar = cosine(cat, kitten);
+  const detail = `cat·kitten ${similar}, cat·stocks ${cosine(cat, stocks)}, kitten·stocks ${cosine(kitten, stocks)}`;
+  expect(similar, detail).toBeGreaterThan(cosine(cat, stocks));
+  expect(similar, detail).toBeGreaterThan(cosine(kitten, stocks));
+  expect(response.usage.prompt_tokens).toBeGreaterThan(0);
+  expect(response.usage.total_tokens).toBe(response.usage.prompt_tokens);
+  expect(await catalogEntry(embedModel.id)).toMatchObject({ downloaded: true, loaded: true });
+
+  // The chat model answers after, loaded again if the embedding model took its place.
+  const completion = await page.evaluate(
+    async (id) =>
+      client.chat.completions.create({
+        model: id,
+        messages: [{ role: 'user', content: 'Name three colours.' }],
+        max_tokens: 32,
+        temperature: 0,
+      }),
+    model.id,
+  );
+  expect(completion.choices[0]!.message.content?.trim().length).toBeGreaterThan(0);
+});
+
 /** The function-calling model of the tools tests, or why there is none. */
 let toolsChoice: Promise<{ id: string } | { skip: string }> | undefined;
 
@@ -546,19 +639,9 @@ test('downloads and loads a function-calling model (several GB)', async () => {
   // Gigabytes: longer than the other tests may take on a slow line.
   test.setTimeout(60 * 60_000);
   const id = await toolsModel();
-  const download = await page.evaluate(async (id) => {
-    const response = await fetch(`v1/hearth/models/${encodeURIComponent(id)}/download`, {
-      method: 'POST',
-      headers: { authorization: 'Bearer real-model' },
-    });
-    // Progress as SSE: the stream keeps the service worker's answer alive for as long as it takes.
-    const text = await response.text();
-    if (!response.ok) return { status: response.status, last: text };
-    const events = text.split('\n\n').filter((e) => e.startsWith('data: '));
-    return { status: response.status, last: events.at(-1)?.slice('data: '.length) ?? '' };
-  }, id);
-  expect(download.status, download.last).toBe(200);
-  expect(JSON.parse(download.last), download.last).toMatchObject({ phase: 'done' });
+  const fetched = await download(id);
+  expect(fetched.status, fetched.last).toBe(200);
+  expect(JSON.parse(fetched.last), fetched.last).toMatchObject({ phase: 'done' });
   await ready(id);
   expect(await catalogEntry(id)).toMatchObject({ downloaded: true, loaded: true, tools: true });
 });

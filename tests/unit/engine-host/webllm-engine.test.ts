@@ -1,17 +1,25 @@
 /**
  * Hearth's WebLLM engine driving WebLLM 0.2.86's own `MLCEngine`, with only the GPU replaced
  * (./webllm-harness.ts): request checks, mutations, prompt templates, streams, stop handling,
- * seeding, usage, logprobs, locks and device losses are the library's, not a fake's.
+ * seeding, usage, logprobs, locks and device losses are the library's, not a fake's. Embeddings
+ * are the exception: the harness's pipelines are chat ones, so `engine.embeddings.create` is a
+ * fake with WebLLM's signature (`embedFake`), on the same engine and the same devices.
  */
+import type { CreateEmbeddingResponse, EmbeddingCreateParams } from '@mlc-ai/web-llm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EngineOutput } from '../../../src/engine-host/engine';
+import type { EmbedOutput, EngineOutput } from '../../../src/engine-host/engine';
 import {
   WebLLMEngine,
   loadPhase,
   type LossStore,
   type MLCEngineLike,
 } from '../../../src/engine-host/webllm-engine';
-import { catalogEntry, type CatalogEntry } from '../../../src/openai/catalog';
+import {
+  catalogEntry,
+  prebuiltCatalog,
+  type CatalogEntry,
+  type WebLLMEntry,
+} from '../../../src/openai/catalog';
 import { modelBaseUrl } from '../../../src/openai/on-device';
 import { parseChatRequest } from '../../../src/openai/validate';
 import { FakeGPUAdapter, NO_TOOL_ROLE, WebLLMHarness, type ScriptedModel } from './webllm-harness';
@@ -50,7 +58,24 @@ const plain = catalogEntry(
   },
   { owner: 'mlc-ai', source: 'prebuilt', tools: false },
 );
-const CATALOG = [hermes, smol, copy, plain];
+/** WebLLM's small Snowflake Arctic Embed, as the catalogue makes it from the prebuilt record. */
+const EMBED_ID = 'snowflake-arctic-embed-s-q0f32-MLC-b4';
+const arctic = ((): WebLLMEntry => {
+  const [entry] = prebuiltCatalog(
+    [
+      {
+        model: `https://huggingface.co/mlc-ai/${EMBED_ID}`,
+        model_id: EMBED_ID,
+        model_lib: 'https://libs.example/arctic-s-ctx512_cs512_batch4.wasm',
+        model_type: 1,
+      },
+    ],
+    [],
+  );
+  if (!entry?.embedding) throw new Error('the catalogue did not take the embedding record');
+  return entry;
+})();
+const CATALOG = [hermes, smol, copy, plain, arctic];
 
 let savedAdapter: unknown;
 beforeAll(() => {
@@ -83,9 +108,15 @@ function lossStore(initial: Record<string, number> = {}) {
   return { store, counts };
 }
 
+/** What `engine.embeddings.create` does in a test; `harness` is that of the engine asked. */
+type EmbedFake = (
+  request: EmbeddingCreateParams,
+  harness: WebLLMHarness,
+) => Promise<CreateEmbeddingResponse>;
+
 function setup(
   scripts: Partial<Record<string, ScriptedModel>>,
-  options: { losses?: Record<string, number> } = {},
+  options: { losses?: Record<string, number>; embed?: EmbedFake } = {},
 ) {
   const harness = new WebLLMHarness();
   for (const entry of CATALOG) {
@@ -99,8 +130,16 @@ function setup(
     caches: { open: async () => ({ match: async () => undefined }) },
     onChange: () => undefined,
     losses: store,
-    createEngine: async (appConfig) =>
-      (await harness.create(appConfig)) as unknown as MLCEngineLike,
+    createEngine: async (appConfig) => {
+      const mlc = (await harness.create(appConfig)) as unknown as MLCEngineLike;
+      const { embed } = options;
+      if (embed) {
+        // WebLLM's `Embeddings.create(request)`, as `MLCEngineLike` types it.
+        const create = (request: EmbeddingCreateParams) => embed(request, harness);
+        mlc.embeddings = { create } as unknown as MLCEngineLike['embeddings'];
+      }
+      return mlc;
+    },
   });
   return { engine, harness, losses: counts };
 }
@@ -488,6 +527,289 @@ describe('WebLLMEngine: GPU device losses', () => {
     expect(engine.failing[smol.id]).toMatch(/twice/);
     await expect(engine.load(smol.id)).rejects.toMatchObject({ code: 'webgpu_unavailable' });
     expect(harness.loads).toHaveLength(2);
+  });
+});
+
+/** WebLLM's raw first-token states, by input position (lengths 5, 2 and 3: not normalised). */
+const RAW = [
+  [3, 4, 0],
+  [0, 0, -2],
+  [1, 2, 2],
+];
+/** The same vectors with length 1. */
+const UNIT = [
+  [0.6, 0.8, 0],
+  [0, 0, -1],
+  [1 / 3, 2 / 3, 2 / 3],
+];
+
+/** WebLLM's request input as a list of inputs (it takes one string or one token-id array too). */
+function inputsOf(input: EmbeddingCreateParams['input']): (string | number[])[] {
+  if (typeof input === 'string') return [input];
+  if (input.length > 0 && input.every((x) => typeof x === 'number')) return [input as number[]];
+  return input as (string | number[])[];
+}
+
+/** Tokens of an input for the fake: a word or an id each, and the [CLS] and [SEP] around them. */
+const tokensOf = (input: string | number[]) =>
+  (typeof input === 'string' ? input.split(' ').filter(Boolean).length : input.length) + 2;
+
+/** WebLLM's error for an input over the context window, as its embedding pipeline throws it. */
+function tooLong(context: number, size: number): Error {
+  const err = new Error(
+    `The embedding model you are using only supports up to ${context} context size.` +
+      `However, an input in the batch has size ${size}.`,
+  );
+  err.name = 'EmbeddingExceedContextWindowSizeError';
+  return err;
+}
+
+/**
+ * `engine.embeddings.create` as WebLLM 0.2.86 answers it: the model by `getModelIdToUse`'s rules,
+ * an input over 512 tokens refused for the whole batch, a state per input (`RAW`, not
+ * normalised), and `data` listed in reverse, which nothing in the API forbids.
+ */
+function webllmEmbeddings(options: { before?: (h: WebLLMHarness) => Promise<void> | void } = {}) {
+  const requests: EmbeddingCreateParams[] = [];
+  const create: EmbedFake = async (request, harness) => {
+    requests.push(structuredClone(request));
+    await options.before?.(harness);
+    const loaded = [...(harness.engine?.loadedModelIdToPipeline.keys() ?? [])];
+    if (loaded.length === 0) {
+      const err = new Error('Model not loaded before trying to complete EmbeddingCreateParams.');
+      err.name = 'ModelNotLoadedError';
+      throw err;
+    }
+    const inputs = inputsOf(request.input);
+    const sizes = inputs.map(tokensOf);
+    const over = sizes.find((n) => n > 512);
+    if (over !== undefined) throw tooLong(512, over);
+    const data = inputs.map((_, index) => ({
+      object: 'embedding' as const,
+      index,
+      embedding: RAW[index % RAW.length] ?? [],
+    }));
+    const tokens = sizes.reduce((a, b) => a + b, 0);
+    return {
+      object: 'list',
+      model: request.model ?? '',
+      data: data.reverse(),
+      usage: { prompt_tokens: tokens, total_tokens: tokens, extra: { prefill_tokens_per_s: 900 } },
+    };
+  };
+  return { create, requests };
+}
+
+async function embedAll(outputs: AsyncIterable<EmbedOutput>): Promise<EmbedOutput[]> {
+  const out: EmbedOutput[] = [];
+  for await (const o of outputs) out.push(o);
+  return out;
+}
+
+const embedRequest = (input: string[] | number[][]) => ({ model: arctic.id, input });
+
+const vectorsOf = (outputs: EmbedOutput[]) => {
+  const last = outputs.at(-1);
+  if (last?.type !== 'embeddings') throw new Error(`no vectors: ${JSON.stringify(outputs)}`);
+  return last;
+};
+
+const lengthOf = (v: Float32Array) => Math.hypot(...v);
+
+describe('WebLLMEngine: embeddings', () => {
+  async function loaded(
+    fake = webllmEmbeddings(),
+    extra: Partial<Record<string, ScriptedModel>> = {},
+  ) {
+    const setupResult = setup(
+      { [arctic.id]: { reply: () => [] }, ...extra },
+      { embed: fake.create },
+    );
+    await setupResult.engine.load(arctic.id);
+    return { ...setupResult, requests: fake.requests };
+  }
+  const embed = (engine: WebLLMEngine, input: string[] | number[][], signal?: AbortSignal) =>
+    embedAll(engine.embed(embedRequest(input), signal ?? new AbortController().signal));
+
+  it('asks WebLLM once, with the model’s WebLLM id and all the inputs as given', async () => {
+    const { engine, requests } = await loaded();
+    const texts = ['a cat', 'a dog', 'a market'];
+    await embed(engine, texts);
+    const ids = [
+      [101, 2009, 102],
+      [101, 7592, 2088, 102],
+    ];
+    await embed(engine, ids);
+    expect(requests).toEqual([
+      { input: texts, model: EMBED_ID },
+      { input: ids, model: EMBED_ID },
+    ]);
+  });
+
+  it('returns the vectors in input order though WebLLM lists them otherwise, each of length 1', async () => {
+    const { engine } = await loaded();
+    const { vectors } = vectorsOf(await embed(engine, ['one', 'two', 'three']));
+    expect(vectors).toHaveLength(3);
+    vectors.forEach((vector, i) => {
+      expect(vector).toBeInstanceOf(Float32Array);
+      const expected = UNIT[i] ?? [];
+      expect(vector).toHaveLength(expected.length);
+      expected.forEach((x, j) => expect(vector[j]).toBeCloseTo(x, 6));
+      expect(lengthOf(vector)).toBeCloseTo(1, 6);
+    });
+  });
+
+  it('takes prompt_tokens from WebLLM’s usage', async () => {
+    const { engine } = await loaded();
+    // The fake counts a token a word and two special tokens an input: 2 + 3 and 3 + 2.
+    const outputs = await embed(engine, ['hello there', 'how are you']);
+    expect(outputs).toEqual([{ type: 'embeddings', vectors: expect.any(Array), prompt_tokens: 9 }]);
+    const ids = await embed(engine, [[1, 2, 3, 4]]);
+    expect(vectorsOf(ids).prompt_tokens).toBe(6);
+  });
+
+  it('gives WebLLM an embedding model’s record with model_type 1, and a chat model’s without one', async () => {
+    const { engine, harness } = await loaded(webllmEmbeddings(), {
+      [smol.id]: { reply: () => ['ok'] },
+    });
+    const record = (id: string) =>
+      harness.engine?.appConfig.model_list.find((r) => r.model_id === id);
+    expect(record(EMBED_ID)).toMatchObject({ model_id: EMBED_ID, model_type: 1 });
+    expect(harness.engine?.loadedModelIdToModelType.get(EMBED_ID)).toBe(1);
+    await engine.load(smol.id);
+    expect(record(smol.model_id)).toBeDefined();
+    expect(record(smol.model_id)).not.toHaveProperty('model_type');
+    expect(harness.engine?.loadedModelIdToModelType.get(smol.model_id)).toBe(0);
+  });
+
+  it('names the input of a batch that WebLLM refuses alone as too long, trying only those that may be', async () => {
+    const { engine, requests } = await loaded();
+    // 600 bytes but one token: may be too long, and is not. 600 words: is.
+    const long = 'word '.repeat(600).trim();
+    const input = ['short', 'a'.repeat(600), long, 'word '.repeat(700).trim()];
+    const error = await embed(engine, input).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      status: 400,
+      code: 'context_length_exceeded',
+      param: 'input[2]',
+      message: expect.stringContaining('Input 2 is longer than'),
+    });
+    // The batch, then the inputs that may be too long, alone, up to the first that is.
+    expect(requests.map((r) => r.input)).toEqual([input, [input[1]], [long]]);
+  });
+
+  it('names `input` when a single input is too long, text or token ids', async () => {
+    const { engine } = await loaded();
+    for (const input of [['word '.repeat(600)], [Array.from({ length: 600 }, (_, i) => i)]]) {
+      await expect(embed(engine, input as string[] | number[][])).rejects.toMatchObject({
+        status: 400,
+        code: 'context_length_exceeded',
+        param: 'input',
+      });
+    }
+  });
+
+  it('ends without vectors when the request is aborted before WebLLM answers, and the next runs', async () => {
+    const abort = new AbortController();
+    let asked: () => void = () => undefined;
+    const askedP = new Promise<void>((resolve) => (asked = resolve));
+    let answer: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (answer = resolve));
+    let first = true;
+    const fake = webllmEmbeddings({
+      before: async () => {
+        if (!first) return;
+        first = false;
+        asked();
+        await gate;
+      },
+    });
+    const { engine } = await loaded(fake);
+    const pending = embed(engine, ['a', 'b'], abort.signal);
+    await askedP;
+    abort.abort();
+    answer();
+    expect(await pending).toEqual([]);
+    expect(vectorsOf(await embed(engine, ['a'])).vectors).toHaveLength(1);
+  });
+
+  it('asks nothing of WebLLM for a request aborted before it starts', async () => {
+    const { engine, requests } = await loaded();
+    const abort = new AbortController();
+    abort.abort();
+    expect(await embed(engine, ['a'], abort.signal)).toEqual([]);
+    expect(requests).toEqual([]);
+  });
+
+  it('fails as chat does when WebLLM has dropped the model: a 503 to retry, and a load next time', async () => {
+    const notLoaded = () => {
+      const err = new Error('Model not loaded before trying to complete EmbeddingCreateParams.');
+      err.name = 'ModelNotLoadedError';
+      return err;
+    };
+    let drop = true;
+    const fake = webllmEmbeddings({
+      before: () => {
+        if (drop) throw notLoaded();
+      },
+    });
+    const { engine, harness } = await loaded(fake, { [smol.id]: { reply: () => ['ok'] } });
+    const embedding = await embed(engine, ['a']).catch((e: unknown) => e);
+    // Chat, on WebLLM's own engine, after WebLLM unloaded by itself.
+    await engine.load(smol.id);
+    await harness.engine?.unload();
+    const chat = await run(engine, request(smol)).catch((e: unknown) => e);
+    expect(chat).toMatchObject({
+      name: 'OpenAIError',
+      message: expect.stringMatching(/loads again/),
+    });
+    const shape = (e: unknown) => {
+      const { status, code, retryAfter, message } = e as Record<string, unknown>;
+      return { status, code, retryAfter, message: String(message).replace(/^\S+/, '<model>') };
+    };
+    expect(shape(embedding)).toEqual(shape(chat));
+    expect(shape(embedding)).toMatchObject({
+      status: 503,
+      code: 'engine_unavailable',
+      retryAfter: 1,
+    });
+    expect(engine.isLoaded(arctic.id)).toBe(false);
+    drop = false;
+    await engine.load(arctic.id);
+    expect(vectorsOf(await embed(engine, ['a'])).vectors).toHaveLength(1);
+  });
+
+  it('turns any other WebLLM failure into a 500 that keeps its name and message, as for chat', async () => {
+    const fake = webllmEmbeddings({
+      before: () => {
+        throw new TypeError('Cannot read properties of undefined');
+      },
+    });
+    const { engine } = await loaded(fake);
+    await expect(embed(engine, ['a'])).rejects.toMatchObject({
+      status: 500,
+      code: 'engine_error',
+      message: 'The engine failed: TypeError: Cannot read properties of undefined',
+    });
+  });
+
+  it('fails the request when the device is lost while embedding with a 503 not to retry, and counts it', async () => {
+    const fake = webllmEmbeddings({
+      before: (h) => {
+        h.device.loseUnexpectedly('GPU process crashed');
+        return new Promise<never>(() => undefined); // WebLLM never answers
+      },
+    });
+    const { engine, losses } = await loaded(fake);
+    await expect(embed(engine, ['a'])).rejects.toMatchObject({
+      status: 503,
+      code: 'webgpu_unavailable',
+      shouldRetry: false,
+      message: expect.stringContaining('GPU process crashed'),
+    });
+    expect(engine.isLoaded(arctic.id)).toBe(false);
+    await engine.settled();
+    expect(losses[arctic.id]).toBe(1);
   });
 });
 
