@@ -495,6 +495,12 @@ const ERRORS: Record<string, [ErrorCode, string | null]> = {
   SpecifiedModelNotFoundError: ['model_not_found', 'model'],
   // The device was lost during the load: most often, not enough GPU memory.
   DeviceLostError: ['webgpu_unavailable', null],
+  // Embeddings (Hearth checks most of these first; the engine has the last word).
+  EmbeddingExceedContextWindowSizeError: ['context_length_exceeded', 'input'],
+  EmbeddingInputEmptyError: ['invalid_value', 'input'],
+  EmbeddingUnsupportedEncodingFormatError: ['unsupported_parameter', 'encoding_format'],
+  EmbeddingUnsupportedModelError: ['invalid_value', 'model'],
+  IncorrectPipelineLoadedError: ['invalid_value', 'model'],
 };
 
 /**

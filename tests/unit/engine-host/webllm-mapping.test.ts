@@ -347,6 +347,18 @@ describe('fromWebLLMError', () => {
       'messages',
     ],
     ['RangeError: Make sure 0 < top_p <= 1.', 400, 'invalid_value', 'top_p'],
+    [
+      'EmbeddingExceedContextWindowSizeError: The embedding model you are using only supports up to 512 context size.But received input size of 600.',
+      400,
+      'context_length_exceeded',
+      'input',
+    ],
+    [
+      'EmbeddingInputEmptyError: Embedding input cannot be empty string or empty token array.',
+      400,
+      'invalid_value',
+      'input',
+    ],
     ['NonNegativeError: Make sure temperature >= 0.', 400, 'invalid_value', 'temperature'],
     ['MinValueError: Make sure `max_tokens` > 0.', 400, 'invalid_value', 'max_tokens'],
     [
