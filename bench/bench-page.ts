@@ -10,6 +10,7 @@ import {
   BENCH_CHANNEL,
   type BenchCall,
   type BenchReply,
+  type DirectEmbed,
   type DirectRun,
 } from '../src/engine-host/bench-hook';
 import { EchoEngine } from '../src/engine-host/echo-engine';
@@ -73,8 +74,8 @@ llamaChannel.onmessage = ({ data }: MessageEvent<BenchCall | BenchReply>) => {
 };
 
 /**
- * Asks the engine worker's own llama.cpp engine (src/engine-host/bench-hook.ts): a generation
- * called directly, timed in the worker, or the threads of its next load.
+ * Asks the engine worker's own llama.cpp engine (src/engine-host/bench-hook.ts): a generation or
+ * embeddings requests called directly, timed in the worker, or the threads of its next load.
  */
 function llama(call: { type: 'threads'; threads: number }): Promise<{ threads: number }>;
 function llama(call: {
@@ -83,6 +84,7 @@ function llama(call: {
   first_only?: boolean;
   max_ms?: number;
 }): Promise<DirectRun>;
+function llama(call: { type: 'embed'; model: string; batches: string[][] }): Promise<DirectEmbed>;
 function llama(call: Omit<BenchCall, 'id'>): Promise<unknown> {
   const id = (lastCall += 1);
   return new Promise((resolve, reject) => {

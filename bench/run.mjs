@@ -1,8 +1,9 @@
 // `npm run bench`: what the API layer costs, measured in headless Chromium against baselines
 // measured in the same run — a bare service worker with no engine (the floor), the echo engine
 // called in the page itself, and llama.cpp on the benchmark GGUF (~50 MB, on the CPU, one thread
-// and several) called directly in the engine worker (bench/real-engine.mjs). Prints a table and
-// writes bench/results/latest.json.
+// and several) called directly in the engine worker (bench/real-engine.mjs), and llama.cpp's
+// embeddings on the benchmark embedding GGUF (~50 MB) likewise (bench/real-embed.mjs). Prints a
+// table and writes bench/results/latest.json.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname } from 'node:path';
@@ -10,7 +11,8 @@ import { chromium } from 'playwright-core';
 import { build, preview } from 'vite';
 import { browserHelp, CHROMIUM_ARGS, findChromium } from '../scripts/browsers.mjs';
 import { workerHeaps } from '../scripts/cdp-workers.mjs';
-import { BENCH_OPTIONS, fixtureGguf } from '../scripts/fixture-gguf.mjs';
+import { BENCH_OPTIONS, fixtureEmbeddingGguf, fixtureGguf } from '../scripts/fixture-gguf.mjs';
+import { EMBED_TARGETS, measureEmbed } from './real-embed.mjs';
 import { LLAMA_TARGETS, measureLlama } from './real-engine.mjs';
 
 const PORT = Number(process.env.BENCH_PORT ?? 4190);
@@ -19,10 +21,17 @@ const KEY = 'Bearer bench';
 /** The benchmark GGUF (scripts/fixture-gguf.mjs, ~50 MB), as the bench build's catalogue has it. */
 const GGUF_ID = 'bench/fixture-bench-GGUF:F32';
 const GGUF_PATH = 'models/bench/fixture-bench.gguf';
+/** The benchmark embedding GGUF (~50 MB, width 512, context 512), served the same way. */
+const EMBED_ID = 'bench/fixture-embed-bench-GGUF:F32';
+const EMBED_PATH = 'models/bench/fixture-embed-bench.gguf';
 const MODELS_FILE = `${OUT_DIR}.models.json`;
 const quick = process.argv.includes('--quick');
 /** Only the stream rows (the floor and the API, streamed): `npm run bench -- --stream`. */
 const streamOnly = process.argv.includes('--stream');
+/** Only the embedding rows: `npm run bench -- --embed`. */
+const embedOnly = process.argv.includes('--embed');
+/** A run of some rows only, which writes a file of its own. */
+const partial = streamOnly || embedOnly;
 /** Sizes of each measurement (a quick run is for checking the bench itself). */
 const N = quick
   ? {
@@ -42,6 +51,7 @@ const N = quick
         ttftRuns: 5,
         ttftBudgetS: 10,
       },
+      embed: { b1BudgetS: 0, b64BudgetS: 0, minRounds: 2 },
     }
   : {
       requests: 500,
@@ -60,6 +70,7 @@ const N = quick
         ttftRuns: 30,
         ttftBudgetS: 30,
       },
+      embed: { b1BudgetS: 15, b64BudgetS: 30, minRounds: 3 },
     };
 
 const median = (xs) => {
@@ -74,11 +85,20 @@ async function buildBench() {
   process.env.HEARTH_OUT_DIR = OUT_DIR;
   process.env.HEARTH_BENCH = '1';
   process.env.PORT = String(PORT);
-  // The bench build's catalogue: the benchmark GGUF, a file of the app (written below).
+  // The bench build's catalogue: the benchmark GGUFs, files of the app (written below).
   writeFileSync(
     MODELS_FILE,
     JSON.stringify({
-      models: [{ id: GGUF_ID, engine: 'llama.cpp', files: [GGUF_PATH], context_window: 2048 }],
+      models: [
+        { id: GGUF_ID, engine: 'llama.cpp', files: [GGUF_PATH], context_window: 2048 },
+        {
+          id: EMBED_ID,
+          engine: 'llama.cpp',
+          files: [EMBED_PATH],
+          context_window: 512,
+          embedding: { dimensions: 512, pooling: 'mean' },
+        },
+      ],
     }),
   );
   process.env.HEARTH_MODELS_FILE = MODELS_FILE;
@@ -86,6 +106,7 @@ async function buildBench() {
   // Served by `vite preview` (Range included) and not precached: the bench downloads it.
   mkdirSync(dirname(`${OUT_DIR}/${GGUF_PATH}`), { recursive: true });
   writeFileSync(`${OUT_DIR}/${GGUF_PATH}`, fixtureGguf(BENCH_OPTIONS));
+  writeFileSync(`${OUT_DIR}/${EMBED_PATH}`, fixtureEmbeddingGguf(BENCH_OPTIONS));
   await build({
     configFile: false,
     logLevel: 'warn',
@@ -199,6 +220,13 @@ async function main() {
     const floorApi = `${origin}/bench/floor/v1/openai/chat/completions`;
     const results = {};
     const log = (what) => process.stderr.write(`bench: ${what}\n`);
+    if (embedOnly) {
+      Object.assign(
+        results,
+        await measureEmbed({ page: bench, model: EMBED_ID, sizes: N.embed, log }),
+      );
+      return { results, chromium: browser.version() };
+    }
 
     if (!streamOnly) {
       log(`${N.requests} requests each, alternating the floor and the API`);
@@ -378,6 +406,11 @@ async function main() {
       results,
       await measureLlama({ browser, page: bench, model: GGUF_ID, sizes: N.llama, log }),
     );
+    // Embeddings last of all: their model loads beside the chat model.
+    Object.assign(
+      results,
+      await measureEmbed({ page: bench, model: EMBED_ID, sizes: N.embed, log }),
+    );
     return { results, chromium: browser.version() };
   } finally {
     await browser.close();
@@ -407,10 +440,11 @@ const TARGETS = [
   ['memory_growth_mb', 'worker + service-worker heap growth, MB', (v) => v <= 5, '≤ 5'],
   ['concurrent_ok', '3 tabs × 10 parallel requests answered right', (v) => v === 30, '30'],
   ...LLAMA_TARGETS,
+  ...EMBED_TARGETS,
 ];
 
 const { results, chromium: version } = await main();
-const rows = TARGETS.filter(([key]) => !streamOnly || key in results).map(
+const rows = TARGETS.filter(([key]) => !partial || key in results).map(
   ([key, what, check, target]) => {
     const value = results[key];
     const missing = value == null || Number.isNaN(value);
@@ -432,6 +466,7 @@ const report = {
   date: new Date().toISOString(),
   quick,
   ...(streamOnly && { stream_only: true }),
+  ...(embedOnly && { embed_only: true }),
   machine: {
     chromium: version,
     cpus: cpus().length,
@@ -441,6 +476,8 @@ const report = {
   ...results,
 };
 mkdirSync('bench/results', { recursive: true });
-const file = `bench/results/${quick ? 'quick' : streamOnly ? 'stream' : 'latest'}.json`;
+// A partial run writes a file of its own, and leaves latest.json (a full run's) whole.
+const name = quick ? 'quick' : streamOnly ? 'stream' : embedOnly ? 'embed' : 'latest';
+const file = `bench/results/${name}.json`;
 writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
 console.log(`\nwrote ${file}`);

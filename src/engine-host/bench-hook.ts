@@ -2,9 +2,9 @@
  * @module
  * `npm run bench` only: the engine worker's own llama.cpp engine, reached by the bench page on a
  * `BroadcastChannel`, so that the bench compares the API with the same engine called directly in
- * the same worker, in the same run (bench/run.mjs). It also sets how many threads llama.cpp gets
- * at its next load. The worker installs it only in a bench build (`HEARTH_BENCH=1`, which sets
- * `VITE_HEARTH_BENCH`); other builds leave this module out.
+ * the same worker, in the same run (bench/run.mjs): chat generations and embeddings. It also sets
+ * how many threads llama.cpp gets at its next load. The worker installs it only in a bench build
+ * (`HEARTH_BENCH=1`, which sets `VITE_HEARTH_BENCH`); other builds leave this module out.
  */
 import { parseChatRequest } from '../openai/validate';
 import { llamaNeedsCompat } from '../openai/llama-compat';
@@ -22,7 +22,12 @@ export type BenchCall =
    * `first_only`, stopped after its first token, and with `max_ms`, after the first token that
    * comes that long after the call, as a client that aborts.
    */
-  | { id: number; type: 'generate'; body: unknown; first_only?: boolean; max_ms?: number };
+  | { id: number; type: 'generate'; body: unknown; first_only?: boolean; max_ms?: number }
+  /**
+   * Embeddings requests given to the engine directly, one after another, each of one batch of
+   * `batches` (the model must be loaded already, as the API loads it).
+   */
+  | { id: number; type: 'embed'; model: string; batches: string[][] };
 
 /** What one direct generation took, timed in the worker. */
 export interface DirectRun {
@@ -34,9 +39,21 @@ export interface DirectRun {
   engine_tps: number | null;
 }
 
+/** What direct embeddings requests took, timed in the worker. */
+export interface DirectEmbed {
+  /** From the first call to the last vector, ms. */
+  ms: number;
+  /** Vectors received, all requests together. */
+  vectors: number;
+  /** The length of the last vector. */
+  dimensions: number;
+  /** Tokens llama.cpp counted, all requests together. */
+  prompt_tokens: number;
+}
+
 /** What the worker answers: the call's id and its result or error. */
 export type BenchReply = { id: number; reply: true } & (
-  { result: DirectRun | { threads: number } } | { error: string }
+  { result: DirectRun | DirectEmbed | { threads: number } } | { error: string }
 );
 
 /** The bench's hook into the engine worker. */
@@ -76,6 +93,31 @@ async function direct(
   return { ttft_ms: first - started, times, engine_tps: engineTps };
 }
 
+/**
+ * Runs each batch on `llama.embed` itself, one request after another, as the queue would, and
+ * times them all. It bypasses the queue: the bench calls it only while no request runs.
+ */
+async function directEmbed(
+  llama: LlamaEngine,
+  model: string,
+  batches: string[][],
+): Promise<DirectEmbed> {
+  const signal = new AbortController().signal;
+  let vectors = 0;
+  let dimensions = 0;
+  let tokens = 0;
+  const started = performance.now();
+  for (const input of batches) {
+    for await (const output of llama.embed({ model, input }, signal)) {
+      if (output.type !== 'embeddings') continue;
+      vectors += output.vectors.length;
+      dimensions = output.vectors.at(-1)?.length ?? 0;
+      tokens += output.prompt_tokens;
+    }
+  }
+  return { ms: performance.now() - started, vectors, dimensions, prompt_tokens: tokens };
+}
+
 /** The hook; `serve` starts answering. */
 export function benchHook(): BenchHook {
   let threads: number | undefined;
@@ -96,10 +138,13 @@ export function benchHook(): BenchHook {
             channel.postMessage({ id: data.id, reply: true, result: { threads } });
             return;
           }
-          const result = await direct(llama, data.body, {
-            firstOnly: data.first_only === true,
-            maxMs: data.max_ms ?? Infinity,
-          });
+          const result =
+            data.type === 'embed'
+              ? await directEmbed(llama, data.model, data.batches)
+              : await direct(llama, data.body, {
+                  firstOnly: data.first_only === true,
+                  maxMs: data.max_ms ?? Infinity,
+                });
           channel.postMessage({ id: data.id, reply: true, result } satisfies BenchReply);
         } catch (err) {
           const error = err instanceof Error ? err.message : String(err);
