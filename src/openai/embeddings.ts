@@ -10,7 +10,7 @@
 import * as v from 'valibot';
 import type { ChatBackend, ChatEvent } from './backend';
 import { assertJsonContentType, readJsonBody } from './body';
-import { ChatRun } from './chat-run';
+import { ChatRun, type Output } from './chat-run';
 import type { ChatDeps, ChatContext } from './chat';
 import { OpenAIError } from './errors';
 import { estimateCost, type ModelInfo } from './models';
@@ -177,10 +177,16 @@ export async function handleEmbeddings(
     stallTimeoutMs: deps.stallTimeoutMs,
   });
   const first = await run.first();
+  if (first.type === 'embeddings') {
+    // The common case: the vectors came before anything else, the body is whole at once.
+    return new Response(JSON.stringify(embeddingBody(call, model, first)), {
+      headers: jsonHeaders(context.requestId),
+    });
+  }
   const encoder = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
-      let output = first;
+      let output: Output = first;
       try {
         for (;;) {
           try {
