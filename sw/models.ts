@@ -18,10 +18,12 @@ import { OpenAIError } from '../src/openai/errors';
 import {
   ECHO_MODEL,
   type ModelDirectory,
+  remoteModelInfo,
   type ModelInfo,
   type ModelPrice,
 } from '../src/openai/models';
 import { missingFiles, planFiles, type CacheStorageLike } from '../src/openai/on-device';
+import type { ServerModel, Servers } from '../src/openai/servers';
 import type { HostStatus } from '../src/openai/status';
 
 /** A catalogue model as `/v1/hearth/catalog` shows it. */
@@ -29,8 +31,8 @@ export interface CatalogModel {
   id: string;
   object: 'model';
   owned_by: string;
-  /** Which engine serves it. */
-  engine: EngineName | 'echo';
+  /** Which engine serves it; `server` for a model of a server the user added. */
+  engine: EngineName | 'echo' | 'server';
   size_mb: number | null;
   vram_required_mb: number | null;
   context_window: number;
@@ -47,11 +49,14 @@ export interface CatalogModel {
   evicted?: string;
   /** It is on the GPU now. */
   loaded: boolean;
-  source: CatalogEntry['source'] | 'built-in';
+  source: CatalogEntry['source'] | 'built-in' | 'server';
   tools: boolean;
   reasoning: boolean;
   /** Only on embedding models: the length of their vectors, pooling, Matryoshka lengths. */
   embedding?: EmbeddingFacts;
+  /** Only on a server's models: requests for them leave this device, for this server. */
+  leaves_device?: true;
+  server?: { name: string; host: string; upstream_id: string };
 }
 
 /** What the directory needs from the service worker. */
@@ -74,7 +79,13 @@ export interface DeviceModelsOptions {
   price?: (model: string) => Promise<ModelPrice | undefined>;
   /** The GGUF models the user added, which join the catalogue after the built-in ones. */
   added?: AddedModels;
+  /** The servers the user added, whose models come last (they leave the device). */
+  servers?: Servers;
+  /** Whether the device is online (a server's models are unavailable when it is not). */
+  online?: () => boolean;
 }
+
+const OFFLINE = 'This device is offline: the server cannot be reached until it is back online.';
 
 /** How long a "files are all there" answer is trusted before the caches are read again. */
 const ON_DEVICE_TTL_MS = 10_000;
@@ -97,6 +108,12 @@ function fitOf(
   if ('unknown' in fit) return { available: null, reason: fit.unknown };
   const reason = unavailableReason(entry, fit);
   return { available: reason === null, reason };
+}
+
+/** What the API says of a server model's origin. */
+function remoteOf(model: ServerModel): { server: string; name: string; host: string } {
+  const host = new URL(model.server.base_url).host;
+  return { server: model.server.name, name: model.server.name, host };
 }
 
 /** The service worker's model directory. */
@@ -185,17 +202,46 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
         ready.push(catalogModelInfo(entry));
       }
     }
+    if (this.#online()) {
+      for (const model of (await this.#options.servers?.models()) ?? []) {
+        ready.push(remoteModelInfo(model.id, remoteOf(model)));
+      }
+    }
     return ready;
+  }
+
+  #online(): boolean {
+    return this.#options.online?.() ?? true;
+  }
+
+  /** The organisations of the catalogue: names a server may not take. */
+  async organisations(): Promise<Set<string>> {
+    return new Set([ECHO_MODEL.owned_by, ...(await this.#entries()).map((e) => e.owned_by)]);
   }
 
   async find(id: string): Promise<ModelInfo | undefined> {
     const entry = await this.#entry(id);
-    const model = id === ECHO_MODEL.id ? ECHO_MODEL : entry && catalogModelInfo(entry);
+    const server = entry ? undefined : await this.#options.servers?.resolve(id);
+    const model =
+      id === ECHO_MODEL.id
+        ? ECHO_MODEL
+        : server
+          ? remoteModelInfo(id, remoteOf(server))
+          : entry && catalogModelInfo(entry);
     const price = model && (await this.#options.price?.(model.id));
     return model && price ? { ...model, price } : model;
   }
 
   async ensureReady(model: ModelInfo, { files } = { files: true }): Promise<void> {
+    if (model.remote) {
+      // A server's model needs no tab and no files: only the network.
+      if (!this.#online()) {
+        throw new OpenAIError('upstream_unavailable', `${model.id}: ${OFFLINE}`, {
+          retryAfter: 30,
+        });
+      }
+      return;
+    }
     const entry = await this.#entry(model.id);
     if (!entry) return; // the echo engine needs nothing
     // Without a host this fails as the request itself would: 503 engine_unavailable.
@@ -237,7 +283,36 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
     };
     const models = [echo];
     for (const entry of await this.#entries()) models.push(await this.#describe(entry, fit, host));
+    for (const model of (await this.#options.servers?.models()) ?? []) {
+      models.push(this.#describeRemote(model));
+    }
     return models;
+  }
+
+  /** A server's model as the catalogue shows it: leaving the device, for the server's host. */
+  #describeRemote(model: ServerModel): CatalogModel {
+    const { name, host } = remoteOf(model);
+    const online = this.#online();
+    return {
+      id: model.id,
+      object: 'model',
+      owned_by: name,
+      engine: 'server',
+      size_mb: null,
+      vram_required_mb: null,
+      context_window: 0,
+      required_features: [],
+      available: online,
+      ...(!online && { unavailable_reason: OFFLINE }),
+      // Nothing to download: it is ready whenever the server is.
+      downloaded: true,
+      loaded: false,
+      source: 'server',
+      tools: true,
+      reasoning: false,
+      leaves_device: true,
+      server: { name, host, upstream_id: model.upstream },
+    };
   }
 
   /** One model as the catalogue shows it. */

@@ -15,7 +15,9 @@ import {
 } from '../src/openai/added-models';
 import { MODEL_CACHES, modelLibUrl, webllmCachesLib } from '../src/openai/on-device';
 import { createApi } from '../src/openai/router';
+import { Servers } from '../src/openai/servers';
 import { Settings } from '../src/openai/settings';
+import { UpstreamBackend } from '../src/openai/upstream';
 import { hearthStatus } from '../src/openai/status';
 import catalog from 'virtual:hearth-catalog';
 import { idbAddedStore } from './added-store';
@@ -24,6 +26,7 @@ import { HostLink } from './host-link';
 import { isolatedFromNetwork, isolationPlugin, setsPolicies } from './isolation';
 import { cacheCompatBuild, compatFromCache, compatUrls } from './llama-compat';
 import { DeviceModels } from './models';
+import { idbServerStore } from './server-store';
 import { idbSettingsStore } from './settings-store';
 
 declare const self: ServiceWorkerGlobalScope;
@@ -51,7 +54,18 @@ const added = new AddedModels(idbAddedStore, {
   onChange: () =>
     addedChannel.postMessage({ type: 'added-models/changed' } satisfies AddedModelsMessage),
 });
-const models = new DeviceModels({
+/** Servers the user added: their models' requests leave the device, for them alone. */
+const servers: Servers = new Servers(idbServerStore, {
+  fetch: (url, init) => fetch(url, init),
+  organisations: (): Promise<Set<string>> => models.organisations(),
+  origin: self.location.origin,
+});
+const upstream = new UpstreamBackend({
+  resolve: (id) => servers.resolve(id),
+  fetch: (url, init) => fetch(url, init),
+  origin: self.location.origin,
+});
+const models: DeviceModels = new DeviceModels({
   catalog,
   appUrl: scope.href,
   caches,
@@ -63,6 +77,8 @@ const models = new DeviceModels({
   host: hostStatus,
   price: (model) => settings.price(model),
   added,
+  servers,
+  online: () => navigator.onLine,
 });
 const api = createApi({
   backend,
@@ -71,6 +87,7 @@ const api = createApi({
   settings,
   status: async () => hearthStatus(await backend.status(), await storageStatus()),
   catalog: () => models.catalog(),
+  servers: { registry: servers, backend: upstream },
   adding: {
     catalog: models,
     appUrl: scope.href,

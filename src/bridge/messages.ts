@@ -177,9 +177,9 @@ export type ReplyMessage =
   | { type: 'chat/tokens'; tokens: Token[] }
   | { type: 'chat/tool_calls'; calls: ToolCall[] }
   | { type: 'chat/choices'; choices: ChoiceResult[] }
-  | { type: 'chat/end'; finish_reason: FinishReason; usage: EngineUsage }
+  | { type: 'chat/end'; finish_reason: FinishReason; usage: EngineUsage | null }
   /** An embeddings request's answer, which ends it. */
-  | { type: 'embed/vectors'; vectors: Float32Array[]; prompt_tokens: number }
+  | { type: 'embed/vectors'; vectors: Float32Array[]; prompt_tokens: number | null }
   | { type: 'chat/error'; error: SerializedError }
   /** The request reached the engine after waiting: is the page that sent it still there? */
   | { type: 'chat/ask-alive' }

@@ -60,10 +60,13 @@ export type ChatEvent =
   | { type: 'tool_calls'; calls: ToolCall[] }
   /** Several whole choices at once (`n` > 1), instead of tokens. */
   | { type: 'choices'; choices: ChoiceResult[] }
-  /** The generation is complete. */
-  | { type: 'end'; finish_reason: FinishReason; usage: EngineUsage }
+  /**
+   * The generation is complete. `usage` is null where the backend could not count (a server the
+   * user added that sends none): Hearth says so rather than invent numbers.
+   */
+  | { type: 'end'; finish_reason: FinishReason; usage: EngineUsage | null }
   /** An embeddings request's whole answer: one vector per input, in order. */
-  | { type: 'embeddings'; vectors: Float32Array[]; prompt_tokens: number };
+  | { type: 'embeddings'; vectors: Float32Array[]; prompt_tokens: number | null };
 
 /** Per-request options. */
 export interface ChatOptions {
@@ -71,6 +74,11 @@ export interface ChatOptions {
   signal: AbortSignal;
   /** The API request's `x-request-id`, for logs. */
   requestId?: string;
+  /**
+   * The body as the client sent it (validated), for a backend that forwards it to a server the
+   * user added; engines read the normalised request instead.
+   */
+  body?: Record<string, unknown>;
   /**
    * Whether the page that sent the request is still there. Asked when the request reaches the
    * engine after waiting, and before it runs again on a new host; absent means it is.

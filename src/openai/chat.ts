@@ -26,6 +26,8 @@ import { parseChatRequest } from './validate';
 /** What the endpoint needs. */
 export interface ChatDeps {
   backend: ChatBackend;
+  /** Forwards requests for the models of servers the user added (`ModelInfo.remote`). */
+  remote?: ChatBackend;
   models: ModelDirectory;
   /** Longest wait for the first token before a 503 (DESIGN §3: 4 minutes). */
   firstTokenTimeoutMs: number;
@@ -63,7 +65,7 @@ function sseBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo)
       case 'end': {
         const usage = toUsage(output.usage, model.price);
         controller.enqueue(
-          encoder.encode(writer.end(output.finish_reason, usage, output.usage.speed)),
+          encoder.encode(writer.end(output.finish_reason, usage, output.usage?.speed)),
         );
         controller.close();
       }
@@ -142,9 +144,10 @@ function jsonBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo
 async function acceptChatRequest(
   request: Request,
   deps: ChatDeps,
-): Promise<{ chat: ChatRequest; model: ModelInfo }> {
+): Promise<{ chat: ChatRequest; model: ModelInfo; body: Record<string, unknown> }> {
   assertJsonContentType(request);
-  const chat = parseChatRequest(await readJsonBody(request, deps.bodyLimit));
+  const body = (await readJsonBody(request, deps.bodyLimit)) as Record<string, unknown>;
+  const chat = parseChatRequest(body);
   const model = await deps.models.find(chat.model);
   if (!model) {
     throw new OpenAIError('model_not_found', `The model '${chat.model}' does not exist.`, {
@@ -153,7 +156,14 @@ async function acceptChatRequest(
   }
   assertCapabilities(chat, model);
   await deps.models.ensureReady(model);
-  return { chat, model };
+  return { chat, model, body };
+}
+
+/** The backend that serves `model`: the device's engines, or the server it belongs to. */
+export function backendFor(model: ModelInfo, deps: Pick<ChatDeps, 'backend' | 'remote'>) {
+  if (!model.remote) return deps.backend;
+  if (!deps.remote) throw new OpenAIError('engine_error', 'No server forwarding is set up.');
+  return deps.remote;
 }
 
 /** The endpoint: the response starts at the first token. */
@@ -162,8 +172,9 @@ export async function handleChatCompletions(
   deps: ChatDeps,
   context: ChatContext,
 ): Promise<Response> {
-  const { chat, model } = await acceptChatRequest(request, deps);
-  const run = new ChatRun((options) => deps.backend.chat(chat, options), {
+  const { chat, model, body } = await acceptChatRequest(request, deps);
+  const backend = backendFor(model, deps);
+  const run = new ChatRun((options) => backend.chat(chat, { ...options, body }), {
     requestId: context.requestId,
     alive: context.alive,
     firstTokenTimeoutMs: deps.firstTokenTimeoutMs,

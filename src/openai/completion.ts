@@ -34,8 +34,9 @@ export interface ReplyMeta {
   logprobs?: boolean;
 }
 
-/** Engine counts plus total and price. */
-export function toUsage(usage: EngineUsage, price: ModelPrice): Usage {
+/** Engine counts plus total and price; null where the backend could not count. */
+export function toUsage(usage: EngineUsage | null, price: ModelPrice): Usage | null {
+  if (usage === null) return null;
   return {
     prompt_tokens: usage.prompt_tokens,
     completion_tokens: usage.completion_tokens,
@@ -72,7 +73,7 @@ export function completionChoice(
 export function completionBody(
   meta: ReplyMeta,
   choices: readonly ChoiceResult[],
-  usage: Usage,
+  usage: Usage | null,
 ): ChatCompletion {
   return {
     id: meta.id,
@@ -103,7 +104,7 @@ export function chunkBody(
 }
 
 /** The chunk that carries usage: no choices. */
-export function usageChunkBody(meta: ReplyMeta, usage: Usage): ChatCompletionChunk {
+export function usageChunkBody(meta: ReplyMeta, usage: Usage | null): ChatCompletionChunk {
   return {
     id: meta.id,
     object: 'chat.completion.chunk',
@@ -165,7 +166,7 @@ export class SseReplyWriter {
    * when it gave any, travel as an SSE comment, which every SSE parser skips: people see them,
    * strict clients never do.
    */
-  end(finish_reason: FinishReason, usage: Usage, speed?: SpeedFigures): string {
+  end(finish_reason: FinishReason, usage: Usage | null, speed?: SpeedFigures): string {
     // An empty reply still opens with the role (DESIGN §3).
     let out = this.#started ? '' : this.tokens(['']);
     out += sseEvent(chunkBody(this.#meta, {}, finish_reason));

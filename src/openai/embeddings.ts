@@ -11,7 +11,7 @@ import * as v from 'valibot';
 import type { ChatBackend, ChatEvent } from './backend';
 import { assertJsonContentType, readJsonBody } from './body';
 import { ChatRun, type Output } from './chat-run';
-import type { ChatDeps, ChatContext } from './chat';
+import { backendFor, type ChatDeps, type ChatContext } from './chat';
 import { OpenAIError } from './errors';
 import { estimateCost, type ModelInfo } from './models';
 import { jsonHeaders } from './respond';
@@ -80,6 +80,8 @@ export function parseEmbeddingRequest(body: unknown): EmbeddingCall {
 
 /** Throws 400 unless `model` makes embeddings and can give vectors of `dimensions`. */
 export function assertEmbeddingModel(model: ModelInfo, dimensions: number | undefined): void {
+  // A server's model: the server says what it embeds, and how long its vectors may be.
+  if (model.remote) return;
   const facts = model.embedding;
   if (!facts) {
     throw new OpenAIError(
@@ -126,11 +128,15 @@ export function embeddingBody(
       };
     }),
     model: model.id,
-    usage: {
-      prompt_tokens: result.prompt_tokens,
-      total_tokens: result.prompt_tokens,
-      estimated_cost: estimateCost(model.price, result.prompt_tokens, 0),
-    },
+    // Null where the backend could not count (a server that sends no usage).
+    usage:
+      result.prompt_tokens === null
+        ? null
+        : {
+            prompt_tokens: result.prompt_tokens,
+            total_tokens: result.prompt_tokens,
+            estimated_cost: estimateCost(model.price, result.prompt_tokens, 0),
+          },
   };
 }
 
@@ -138,9 +144,10 @@ export function embeddingBody(
 async function acceptEmbeddingRequest(
   request: Request,
   deps: ChatDeps,
-): Promise<{ call: EmbeddingCall; model: ModelInfo }> {
+): Promise<{ call: EmbeddingCall; model: ModelInfo; body: Record<string, unknown> }> {
   assertJsonContentType(request);
-  const call = parseEmbeddingRequest(await readJsonBody(request, deps.bodyLimit));
+  const body = (await readJsonBody(request, deps.bodyLimit)) as Record<string, unknown>;
+  const call = parseEmbeddingRequest(body);
   const model = await deps.models.find(call.request.model);
   if (!model) {
     throw new OpenAIError('model_not_found', `The model '${call.request.model}' does not exist.`, {
@@ -149,7 +156,7 @@ async function acceptEmbeddingRequest(
   }
   assertEmbeddingModel(model, call.dimensions);
   await deps.models.ensureReady(model);
-  return { call, model };
+  return { call, model, body };
 }
 
 function embedder(backend: ChatBackend): NonNullable<ChatBackend['embed']> {
@@ -168,9 +175,9 @@ export async function handleEmbeddings(
   deps: ChatDeps,
   context: ChatContext,
 ): Promise<Response> {
-  const { call, model } = await acceptEmbeddingRequest(request, deps);
-  const embed = embedder(deps.backend);
-  const run = new ChatRun((options) => embed(call.request, options), {
+  const { call, model, body } = await acceptEmbeddingRequest(request, deps);
+  const embed = embedder(backendFor(model, deps));
+  const run = new ChatRun((options) => embed(call.request, { ...options, body }), {
     requestId: context.requestId,
     alive: context.alive,
     firstTokenTimeoutMs: deps.firstTokenTimeoutMs,
@@ -184,7 +191,7 @@ export async function handleEmbeddings(
     });
   }
   const encoder = new TextEncoder();
-  const body = new ReadableStream<Uint8Array>({
+  const reply = new ReadableStream<Uint8Array>({
     async pull(controller) {
       let output: Output = first;
       try {
@@ -208,5 +215,5 @@ export async function handleEmbeddings(
       run.cancel();
     },
   });
-  return new Response(body, { headers: jsonHeaders(context.requestId) });
+  return new Response(reply, { headers: jsonHeaders(context.requestId) });
 }

@@ -39,10 +39,24 @@ const CODES = {
   webgpu_unavailable: [503, 'unavailable_error'],
   engine_busy: [503, 'unavailable_error'],
   model_loading: [503, 'unavailable_error'],
+  // A server the user added (DESIGN §3): it answered with an error (passed on with its status
+  // where it gave one), it could not be reached or refused CORS, or it took too long.
+  upstream_error: [502, 'server_error'],
+  upstream_unavailable: [503, 'server_error'],
+  upstream_timeout: [504, 'server_error'],
 } as const satisfies Record<string, readonly [number, string]>;
 
 /** An error code of the API (`error.code` on the wire). */
 export type ErrorCode = keyof typeof CODES;
+
+/** OpenAI's error type for a status it did not choose (an upstream server's). */
+function typeOfStatus(status: number): ErrorType {
+  if (status === 401 || status === 403) return 'authentication_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 429) return 'rate_limit_error';
+  if (status >= 400 && status < 500) return 'invalid_request_error';
+  return status === 503 ? 'unavailable_error' : 'server_error';
+}
 /** An OpenAI error type (`error.type` on the wire). */
 export type ErrorType = (typeof CODES)[ErrorCode][1];
 
@@ -70,6 +84,11 @@ export interface ErrorOptions {
   shouldRetry?: boolean;
   /** Further response headers, e.g. `allow` on a 405. */
   headers?: Record<string, string>;
+  /**
+   * The status, where it is not the code's own: an upstream server's error is passed on with the
+   * status it gave (its type follows the status).
+   */
+  status?: number;
 }
 
 /** An `OpenAIError` as plain data, for `postMessage` and JSON. */
@@ -95,8 +114,8 @@ export class OpenAIError extends Error {
     super(message);
     const [status, type] = CODES[code];
     this.code = code;
-    this.status = status;
-    this.type = type;
+    this.status = options.status ?? status;
+    this.type = options.status === undefined ? type : typeOfStatus(options.status);
     this.param = options.param ?? null;
     this.retryAfter = options.retryAfter;
     this.shouldRetry = options.shouldRetry;
@@ -124,6 +143,7 @@ export class OpenAIError extends Error {
     if (this.retryAfter !== undefined) data.retryAfter = this.retryAfter;
     if (this.shouldRetry !== undefined) data.shouldRetry = this.shouldRetry;
     if (Object.keys(this.headers).length > 0) data.headers = { ...this.headers };
+    if (this.status !== CODES[this.code][0]) data.status = this.status;
     return data;
   }
 

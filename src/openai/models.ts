@@ -48,6 +48,11 @@ export interface ModelInfo {
   price: ModelPrice;
   /** Present for an embedding model, which answers `/v1/openai/embeddings` and never chats. */
   embedding?: EmbeddingFacts;
+  /**
+   * Present for a model of a server the user added: requests for it leave this device, for that
+   * server. It may chat or embed (the server decides), and what it honours is its own.
+   */
+  remote?: { server: string; host: string };
 }
 
 /** The id of the built-in test engine. */
@@ -103,6 +108,11 @@ export function modelObject(model: ModelInfo): ModelObject {
     owned_by: model.owned_by,
     context_window: model.context_window,
     ...(model.embedding && { embeddings: true, dimensions: model.embedding.dimensions }),
+    ...(model.remote && {
+      leaves_device: true,
+      server: model.remote.server,
+      host: model.remote.host,
+    }),
   };
 }
 
@@ -153,6 +163,36 @@ export function assertCapabilities(request: ChatRequest, model: ModelInfo): void
 /** `usage.estimated_cost` in US dollars. */
 export function estimateCost(price: ModelPrice, prompt: number, completion: number): number {
   return prompt * price.prompt + completion * price.completion;
+}
+
+/**
+ * A server model as the API knows it: what the server honours is its own to say, so Hearth's
+ * capability checks let everything through that its wire format can carry (several choices are
+ * never streamed: Hearth's stream has one).
+ */
+export function remoteModelInfo(
+  id: string,
+  remote: { server: string; host: string },
+  price: ModelPrice = { prompt: 0, completion: 0 },
+): ModelInfo {
+  return {
+    id,
+    owned_by: remote.server,
+    created: ECHO_MODEL.created,
+    // Not known: the server checks its own context.
+    context_window: 0,
+    capabilities: {
+      tools: true,
+      tool_choices: ['auto', 'none', 'required'],
+      max_n: 128,
+      stream_n: false,
+      logprobs: true,
+      logprobs_with_tools: true,
+      response_formats: ['text', 'json_object', 'json_schema'],
+    },
+    price,
+    remote,
+  };
 }
 
 /** A directory of models that are always ready (the echo engine needs nothing on the device). */

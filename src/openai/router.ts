@@ -13,6 +13,7 @@ import { OpenAIError } from './errors';
 import { modelObject, type ModelDirectory } from './models';
 import { deleteFile, storeFile, type FileDeps } from './gguf-upload';
 import { errorResponse, jsonResponse, newRequestId } from './respond';
+import { addServer, deleteServer, listServers, patchServer, type Servers } from './servers';
 import type { Settings } from './settings';
 
 /** Everything the API depends on. */
@@ -41,6 +42,8 @@ export interface ApiOptions {
   stallTimeoutMs?: number;
   /** Largest request body (default 4 MiB). */
   bodyLimit?: number;
+  /** The servers the user added (`/v1/hearth/servers`), and the backend that forwards to them. */
+  servers?: { registry: Servers; backend: ChatBackend };
 }
 
 /** What the caller of `Api.fetch` knows about the request beyond the request itself. */
@@ -93,6 +96,7 @@ export function createApi(options: ApiOptions): Api {
     firstTokenTimeoutMs: options.firstTokenTimeoutMs ?? FIRST_TOKEN_TIMEOUT_MS,
     stallTimeoutMs: options.stallTimeoutMs ?? STALL_TIMEOUT_MS,
     bodyLimit: options.bodyLimit ?? BODY_LIMIT,
+    ...(options.servers && { remote: options.servers.backend }),
   };
   const chat: Handler = ({ request, requestId, context }) =>
     handleChatCompletions(request, chatDeps, { requestId, ...context });
@@ -202,6 +206,39 @@ export function createApi(options: ApiOptions): Api {
         method: 'DELETE',
         path: 'hearth/files/*',
         handler: ({ rest, requestId }) => deleteFile(rest, adding, requestId),
+      },
+    );
+  }
+  if (options.servers) {
+    const { registry } = options.servers;
+    const name = (rest: string) => {
+      try {
+        return decodeURIComponent(rest);
+      } catch {
+        return rest;
+      }
+    };
+    routes.push(
+      {
+        method: 'GET',
+        path: 'hearth/servers',
+        handler: ({ requestId }) => listServers(registry, requestId),
+      },
+      {
+        method: 'POST',
+        path: 'hearth/servers',
+        handler: ({ request, requestId }) => addServer(request, registry, requestId),
+      },
+      {
+        method: 'PATCH',
+        path: 'hearth/servers/*',
+        handler: ({ request, rest, requestId }) =>
+          patchServer(request, name(rest), registry, requestId),
+      },
+      {
+        method: 'DELETE',
+        path: 'hearth/servers/*',
+        handler: ({ rest, requestId }) => deleteServer(name(rest), registry, requestId),
       },
     );
   }

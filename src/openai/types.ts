@@ -138,7 +138,8 @@ export interface ChatCompletion {
   created: number;
   model: string;
   choices: CompletionChoice[];
-  usage: Usage;
+  /** Null where the backend could not count (a server that sends no usage). */
+  usage: Usage | null;
 }
 
 /** A tool call as a stream delta carries it. */
@@ -181,6 +182,10 @@ export interface ModelObject {
   embeddings?: true;
   /** An embedding model's vector length (null until known). */
   dimensions?: number | null;
+  /** A model of a server the user added: requests for it leave this device. */
+  leaves_device?: true;
+  server?: string;
+  host?: string;
 }
 
 /**
