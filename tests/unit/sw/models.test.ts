@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { catalogEntry, type GpuFacts } from '../../../src/openai/catalog';
 import { OpenAIError } from '../../../src/openai/errors';
-import { ECHO_MODEL } from '../../../src/openai/models';
+import { ECHO_MODEL, remoteModelInfo } from '../../../src/openai/models';
 import type { CacheStorageLike } from '../../../src/openai/on-device';
+import { memoryServerStore, Servers, type ServerRecord } from '../../../src/openai/servers';
 import { DeviceModels, type DeviceModelsOptions } from '../../../sw/models';
 
 const f32 = catalogEntry(
@@ -222,5 +223,184 @@ describe('DeviceModels', () => {
 
   it('lists the downloaded models while no tab hosts the engine, as their fit is not known', async () => {
     expect((await directory(null).list()).map((m) => m.id)).toEqual([ECHO_MODEL.id, f32.id]);
+  });
+});
+
+/** A server the user added: two models listed, one of them unticked. */
+const GPU_BOX: ServerRecord = {
+  name: 'gpu-box',
+  base_url: 'http://gpu-box:8000/v1',
+  api_key: 'sk-secret',
+  models: ['meta-llama/Llama-3-8B', 'qwen', 'hidden-one'],
+  hidden: ['hidden-one'],
+  added_at: 1,
+};
+
+/** The directory of both catalogue models plus `GPU_BOX`, online as `online` says. */
+function withServers(state: { online: boolean }, options: Partial<DeviceModelsOptions> = {}) {
+  const servers = new Servers(memoryServerStore([GPU_BOX]), {
+    fetch: async () => {
+      throw new Error('no request is expected');
+    },
+    organisations: async () => new Set(),
+  });
+  const models = new DeviceModels({
+    catalog: [f32, f16],
+    appUrl: 'https://app.example/',
+    caches: cachesWith(f32),
+    ...hostOptions(hostWith(GPU)),
+    servers,
+    online: () => state.online,
+    ...options,
+  });
+  return { models, servers };
+}
+
+describe('DeviceModels with servers the user added', () => {
+  it('lists the offered server models last, marked remote, while online', async () => {
+    const { models } = withServers({ online: true });
+    const list = await models.list();
+    expect(list.map((m) => m.id)).toEqual([
+      ECHO_MODEL.id,
+      f32.id,
+      'gpu-box/meta-llama/Llama-3-8B',
+      'gpu-box/qwen',
+    ]);
+    expect(list[2]).toMatchObject({
+      owned_by: 'gpu-box',
+      remote: { server: 'gpu-box', host: 'gpu-box:8000' },
+    });
+    expect(JSON.stringify(list)).not.toContain('sk-secret');
+  });
+
+  it('does not list server models while offline, and lists them again once back online', async () => {
+    const state = { online: false };
+    const { models } = withServers(state);
+    expect((await models.list()).map((m) => m.id)).toEqual([ECHO_MODEL.id, f32.id]);
+    state.online = true;
+    expect((await models.list()).map((m) => m.id)).toContain('gpu-box/qwen');
+  });
+
+  it('follows the servers: a model unticked or a server removed is no longer listed', async () => {
+    const { models, servers } = withServers({ online: true });
+    await servers.offer('gpu-box', { offered: ['qwen'] });
+    expect((await models.list()).map((m) => m.id)).toEqual([ECHO_MODEL.id, f32.id, 'gpu-box/qwen']);
+    expect(await models.find('gpu-box/meta-llama/Llama-3-8B')).toBeUndefined();
+    await servers.remove('gpu-box');
+    expect((await models.list()).map((m) => m.id)).toEqual([ECHO_MODEL.id, f32.id]);
+    expect(await models.find('gpu-box/qwen')).toBeUndefined();
+  });
+
+  it('finds a server model as remoteModelInfo, with the price its owner set', async () => {
+    const price = { prompt: 3e-6, completion: 5e-6 };
+    const { models } = withServers(
+      { online: true },
+      { price: async (id) => (id === 'gpu-box/qwen' ? price : undefined) },
+    );
+    const qwen = await models.find('gpu-box/qwen');
+    expect(qwen).toMatchObject({
+      ...remoteModelInfo('gpu-box/qwen', { server: 'gpu-box', host: 'gpu-box:8000' }, price),
+      remote: { server: 'gpu-box', host: 'gpu-box:8000' },
+    });
+    expect(qwen?.price).toEqual(price);
+    const llama = await models.find('gpu-box/meta-llama/Llama-3-8B');
+    expect(llama).toMatchObject({ owned_by: 'gpu-box', price: { prompt: 0, completion: 0 } });
+    expect(await models.find('gpu-box/hidden-one')).toBeUndefined();
+    expect(await models.find('gpu-box/none')).toBeUndefined();
+  });
+
+  it('finds a server model while offline too (the request is then refused by ensureReady)', async () => {
+    const { models } = withServers({ online: false });
+    expect((await models.find('gpu-box/qwen'))?.remote).toBeDefined();
+  });
+
+  it('answers ensureReady for a server model with 503 upstream_unavailable while offline', async () => {
+    const state = { online: false };
+    const { models } = withServers(state);
+    const model = (await models.find('gpu-box/qwen'))!;
+    await expect(models.ensureReady(model)).rejects.toMatchObject({
+      code: 'upstream_unavailable',
+      status: 503,
+      retryAfter: 30,
+      message: expect.stringMatching(/offline/),
+    });
+    state.online = true;
+    await expect(models.ensureReady(model)).resolves.toBeUndefined();
+  });
+
+  it('needs no tab hosting the engine for a server model', async () => {
+    const { models } = withServers({ online: true }, hostOptions(null));
+    await expect(models.ensureReady((await models.find('gpu-box/qwen'))!)).resolves.toBeUndefined();
+  });
+
+  it('shows the offered server models last in the catalogue, leaving the device', async () => {
+    const { models } = withServers({ online: true });
+    const catalog = await models.catalog();
+    expect(catalog.map((m) => m.id)).toEqual([
+      ECHO_MODEL.id,
+      f32.id,
+      f16.id,
+      'gpu-box/meta-llama/Llama-3-8B',
+      'gpu-box/qwen',
+    ]);
+    const llama = catalog.find((m) => m.id === 'gpu-box/meta-llama/Llama-3-8B');
+    expect(llama).toEqual({
+      id: 'gpu-box/meta-llama/Llama-3-8B',
+      object: 'model',
+      owned_by: 'gpu-box',
+      engine: 'server',
+      size_mb: null,
+      vram_required_mb: null,
+      context_window: 0,
+      required_features: [],
+      available: true,
+      downloaded: true,
+      loaded: false,
+      source: 'server',
+      tools: true,
+      reasoning: false,
+      leaves_device: true,
+      server: { name: 'gpu-box', host: 'gpu-box:8000', upstream_id: 'meta-llama/Llama-3-8B' },
+    });
+    expect(JSON.stringify(catalog)).not.toContain('sk-secret');
+  });
+
+  it('shows the server models in the catalogue while offline as unavailable, saying why', async () => {
+    const { models } = withServers({ online: false });
+    const qwen = (await models.catalog()).find((m) => m.id === 'gpu-box/qwen');
+    expect(qwen).toMatchObject({
+      engine: 'server',
+      leaves_device: true,
+      available: false,
+      unavailable_reason: expect.stringMatching(/offline/),
+    });
+  });
+
+  it('counts hearth and the owners of the catalogue as organisations, not the servers', async () => {
+    const { models } = withServers({ online: true });
+    const organisations = await models.organisations();
+    expect(organisations.has('hearth')).toBe(true);
+    expect(organisations.has('mlc-ai')).toBe(true);
+    expect(organisations.has('gpu-box')).toBe(false);
+  });
+
+  it('refuses a server named after an organisation of the catalogue', async () => {
+    const models = directory();
+    const servers = new Servers(memoryServerStore(), {
+      fetch: async () => Response.json({ data: [{ id: 'x' }] }),
+      organisations: () => models.organisations(),
+    });
+    await expect(servers.add({ name: 'mlc-ai', base_url: 'http://box/v1' })).rejects.toMatchObject({
+      status: 409,
+      code: 'model_exists',
+      param: 'name',
+    });
+    await expect(servers.add({ name: 'hearth', base_url: 'http://box/v1' })).rejects.toMatchObject({
+      status: 409,
+      code: 'model_exists',
+    });
+    await expect(servers.add({ name: 'box', base_url: 'http://box/v1' })).resolves.toMatchObject({
+      models: ['x'],
+    });
   });
 });
