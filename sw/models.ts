@@ -111,9 +111,8 @@ function fitOf(
 }
 
 /** What the API says of a server model's origin. */
-function remoteOf(model: ServerModel): { server: string; name: string; host: string } {
-  const host = new URL(model.server.base_url).host;
-  return { server: model.server.name, name: model.server.name, host };
+function remoteOf(model: ServerModel): { server: string; host: string } {
+  return { server: model.server.name, host: new URL(model.server.base_url).host };
 }
 
 /** The service worker's model directory. */
@@ -291,7 +290,7 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
 
   /** A server's model as the catalogue shows it: leaving the device, for the server's host. */
   #describeRemote(model: ServerModel): CatalogModel {
-    const { name, host } = remoteOf(model);
+    const { server: name, host } = remoteOf(model);
     const online = this.#online();
     return {
       id: model.id,

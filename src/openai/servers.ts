@@ -114,11 +114,13 @@ export function normalizeBaseUrl(text: string): string {
     );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new OpenAIError(
-      'invalid_value',
-      `Invalid value for 'base_url': only http and https servers can be added (got ${url.protocol}).`,
-      { param: 'base_url' },
-    );
+    // `gpu-box:8000/v1` parses, with `gpu-box:` as its scheme: it lacks `http://`.
+    const message = text.includes('//')
+      ? `only http and https servers can be added (got ${url.protocol})`
+      : `${JSON.stringify(text)} has no http:// or https:// in front; give the server's OpenAI address, e.g. http://gpu-box:8000/v1`;
+    throw new OpenAIError('invalid_value', `Invalid value for 'base_url': ${message}.`, {
+      param: 'base_url',
+    });
   }
   if (url.username || url.password) {
     throw new OpenAIError(
@@ -184,6 +186,19 @@ const addBody = noArray(
     api_key: v.optional(v.nullable(v.string())),
   }),
 );
+
+/** The first schema issue as an error; a field the body does not take is named as such. */
+function bodyError(issue: v.BaseIssue<unknown>, fields: string): OpenAIError {
+  if (issue.kind === 'schema' && issue.type === 'strict_object' && issue.expected === 'never') {
+    const field = issue.path?.map((p) => String(p.key)).join('.') ?? 'body';
+    return new OpenAIError(
+      'unsupported_parameter',
+      `Unsupported parameter: '${field}'; this endpoint takes ${fields}.`,
+      { param: field },
+    );
+  }
+  return issueToError(issue);
+}
 
 /** The body of `PATCH /v1/hearth/servers/{name}`: the models to offer. */
 const patchBody = noArray(v.strictObject({ offered: v.array(v.string()) }));
@@ -266,7 +281,15 @@ export class Servers {
       }
       throw await unreachable(url, what, this.#options.fetch, this.#options.origin ?? 'this app');
     }
-    const text = await response.text();
+    let text: string;
+    try {
+      text = await response.text();
+    } catch {
+      throw new OpenAIError(
+        'upstream_timeout',
+        `${what} did not finish answering GET ${url} within ${Math.round(timeoutMs / 1000)} s.`,
+      );
+    }
     if (response.status === 401 || response.status === 403) {
       throw new OpenAIError(
         'invalid_value',
@@ -298,7 +321,7 @@ export class Servers {
   /** Adds a server after reading its models (409 `model_exists` for a name in use). */
   async add(body: unknown): Promise<ServerRecord> {
     const parsed = v.safeParse(addBody, body, { abortEarly: true });
-    if (!parsed.success) throw issueToError(parsed.issues[0]);
+    if (!parsed.success) throw bodyError(parsed.issues[0], 'name, base_url and api_key');
     const { name } = parsed.output;
     if (!NAME.test(name)) {
       throw new OpenAIError(
@@ -337,7 +360,7 @@ export class Servers {
     const record = (await this.#load()).get(name);
     if (!record) throw notFound(name);
     const parsed = v.safeParse(patchBody, body, { abortEarly: true });
-    if (!parsed.success) throw issueToError(parsed.issues[0]);
+    if (!parsed.success) throw bodyError(parsed.issues[0], 'offered');
     const unknown = parsed.output.offered.find((m) => !record.models.includes(m));
     if (unknown !== undefined) {
       throw new OpenAIError(

@@ -12,7 +12,7 @@
 import type { ChatEvent, ChatOptions, EngineUsage, RichToken } from './backend';
 import { OpenAIError } from './errors';
 import { unreachable, upstreamMessage, type FetchLike, type ServerModel } from './servers';
-import type { ChatRequest, EmbeddingRequest, FinishReason, ToolCall } from './types';
+import type { ChatRequest, EmbeddingRequest, FinishReason, TokenLogprob, ToolCall } from './types';
 
 /** What forwarding needs. */
 export interface UpstreamOptions {
@@ -47,6 +47,7 @@ interface UpstreamChunk {
       }[];
     };
     finish_reason?: string | null;
+    logprobs?: { content?: TokenLogprob[] | null } | null;
   }[];
   usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
 }
@@ -60,6 +61,7 @@ interface UpstreamCompletion {
       tool_calls?: ToolCall[];
     };
     finish_reason?: string | null;
+    logprobs?: { content?: TokenLogprob[] | null } | null;
   }[];
   usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
 }
@@ -73,6 +75,31 @@ function usageOf(usage: UpstreamChunk['usage']): EngineUsage | null {
   return { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens ?? 0 };
 }
 
+/** The connection to a server broke while its reply was being read (an abort is rethrown). */
+function lostMidway(err: unknown): unknown {
+  if (err instanceof DOMException && err.name === 'AbortError') return err;
+  const detail = err instanceof Error ? err.message : String(err);
+  return new OpenAIError(
+    'upstream_error',
+    `The connection to the server broke during its reply (${detail}).`,
+  );
+}
+
+/** A whole reply's JSON; a server that sends something else (an HTML login page) says so. */
+async function jsonOf<T>(response: Response, server: string): Promise<T> {
+  const text = await response.text().catch((err: unknown) => {
+    throw lostMidway(err);
+  });
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new OpenAIError(
+      'upstream_error',
+      `The server ${server} answered with something that is not JSON: ${text.slice(0, 200)}`,
+    );
+  }
+}
+
 /** Text events of an SSE body, one `data:` payload each, as they arrive. */
 async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
   const reader = body.getReader();
@@ -81,11 +108,14 @@ async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string
   let data: string[] = [];
   try {
     for (;;) {
-      const { value, done } = await reader.read();
+      const { value, done } = await reader.read().catch((err: unknown) => {
+        throw lostMidway(err);
+      });
       if (done) break;
       buffer += decoder.decode(value, { stream: true });
       let newline: number;
-      while ((newline = buffer.search(/\r\n|\r|\n/)) !== -1) {
+      // A `\r` that ends what came so far may be the first half of `\r\n`: wait for more.
+      while ((newline = buffer.search(/\r\n|\r(?=[^\n])|\n/)) !== -1) {
         const line = buffer.slice(0, newline);
         buffer = buffer.slice(newline + (buffer.startsWith('\r\n', newline) ? 2 : 1));
         if (line === '') {
@@ -96,7 +126,9 @@ async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string
         }
       }
     }
-    if (buffer.startsWith('data:')) data.push(buffer.slice(buffer[5] === ' ' ? 6 : 5));
+    for (const line of buffer.split(/\r\n|\r|\n/)) {
+      if (line.startsWith('data:')) data.push(line.slice(line[5] === ' ' ? 6 : 5));
+    }
     if (data.length > 0) yield data.join('\n');
   } finally {
     // Ends the fetch when the reader stops early (the client went, or the reply failed).
@@ -133,7 +165,12 @@ export class UpstreamBackend {
     const url = `${server.base_url}${path}`;
     const what = `The server ${server.name} (${new URL(server.base_url).host})`;
     const limitMs = this.#options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
-    const timeout = AbortSignal.timeout(limitMs);
+    // Only until the server starts its answer: a stream may then last as long as it needs.
+    const timeout = new AbortController();
+    const timer = setTimeout(
+      () => timeout.abort(new DOMException('timeout', 'TimeoutError')),
+      limitMs,
+    );
     let response: Response;
     try {
       response = await this.#options.fetch(url, {
@@ -143,17 +180,19 @@ export class UpstreamBackend {
           ...(server.api_key && { authorization: `Bearer ${server.api_key}` }),
         },
         body: JSON.stringify(body),
-        signal: AbortSignal.any([signal, timeout]),
+        signal: AbortSignal.any([signal, timeout.signal]),
       });
     } catch (err) {
       if (signal.aborted) throw err;
-      if (timeout.aborted) {
+      if (timeout.signal.aborted) {
         throw new OpenAIError(
           'upstream_timeout',
           `${what} did not start its answer within ${Math.round(limitMs / 1000)} s.`,
         );
       }
       throw await unreachable(url, what, this.#options.fetch, this.#options.origin ?? 'this app');
+    } finally {
+      clearTimeout(timer);
     }
     if (response.ok) return response;
     const text = await response.text().catch(() => '');
@@ -177,7 +216,7 @@ export class UpstreamBackend {
       yield* this.#stream(response.body, target);
       return;
     }
-    yield* this.#whole((await response.json()) as UpstreamCompletion, request.n);
+    yield* this.#whole(await jsonOf<UpstreamCompletion>(response, target.server.name), request.n);
   }
 
   /** A non-streamed reply: its text as one token (or whole choices), then the end. */
@@ -191,6 +230,7 @@ export class UpstreamBackend {
           content: c.message?.content ?? null,
           ...(c.message?.reasoning_content && { reasoning: c.message.reasoning_content }),
           ...(c.message?.tool_calls?.length && { tool_calls: c.message.tool_calls }),
+          ...(c.logprobs?.content && { logprobs: c.logprobs.content }),
           finish_reason: finishReason(c.finish_reason),
         })),
       };
@@ -202,7 +242,9 @@ export class UpstreamBackend {
     if (choice?.message?.reasoning_content) {
       tokens.push({ text: choice.message.reasoning_content, reasoning: true });
     }
-    tokens.push(choice?.message?.content ?? '');
+    const content = choice?.message?.content ?? '';
+    const logprobs = choice?.logprobs?.content;
+    tokens.push(logprobs ? { text: content, logprobs } : content);
     yield { type: 'tokens', tokens };
     if (choice?.message?.tool_calls?.length) {
       yield { type: 'tool_calls', calls: choice.message.tool_calls };
@@ -230,7 +272,7 @@ export class UpstreamBackend {
           `The server ${target.server.name} sent an event that is not JSON: ${data.slice(0, 200)}`,
         );
       }
-      if (chunk.error !== undefined) {
+      if (chunk.error != null) {
         throw new OpenAIError(
           'upstream_error',
           `The server ${target.server.name} failed during the reply: ${upstreamMessage(JSON.stringify(chunk))}`,
@@ -243,7 +285,8 @@ export class UpstreamBackend {
       const delta = choice.delta ?? {};
       const tokens: (string | RichToken)[] = [];
       if (delta.reasoning_content) tokens.push({ text: delta.reasoning_content, reasoning: true });
-      if (delta.content) tokens.push(delta.content);
+      const logprobs = choice.logprobs?.content;
+      if (delta.content) tokens.push(logprobs ? { text: delta.content, logprobs } : delta.content);
       if (tokens.length > 0) yield { type: 'tokens', tokens };
       for (const call of delta.tool_calls ?? []) {
         const index = call.index ?? 0;
@@ -285,10 +328,10 @@ export class UpstreamBackend {
     };
     yield { type: 'state', state: 'running' };
     const response = await this.#post(target, '/embeddings', body, options.signal);
-    const reply = (await response.json()) as {
+    const reply = await jsonOf<{
       data?: { index?: number; embedding?: unknown }[];
       usage?: { prompt_tokens?: number } | null;
-    };
+    }>(response, target.server.name);
     const data = [...(reply.data ?? [])].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
     if (
       data.length !== request.input.length ||

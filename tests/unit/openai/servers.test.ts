@@ -78,7 +78,8 @@ describe('normalizeBaseUrl', () => {
     ['file:///etc/passwd', /only http and https/],
     ['http://user:secret@gpu-box/v1', /api_key/],
     ['http://user@gpu-box/v1', /api_key/],
-    ['gpu-box:8000/v1', /only http and https/],
+    ['gpu-box:8000/v1', /no http:\/\/ or https:\/\/ in front/],
+    ['ftp://gpu-box/v1', /only http and https/],
     ['not a url', /not an absolute URL/],
     ['/v1', /not an absolute URL/],
   ])('refuses %s as a 400 naming base_url', (text, message) => {
@@ -587,17 +588,18 @@ describe('/v1/hearth/servers through the API', () => {
     expect(response.status).toBe(400);
     const body = (await response.json()) as { error: { code: string; param: string } };
     expect(body.error.param).toBe('organization');
-    // What the code answers today ("expected never"): `unsupported_parameter` would say it better.
-    expect(body.error.code).toBe('invalid_type');
+    expect(body.error.code).toBe('unsupported_parameter');
     expect(sent).toHaveLength(0);
   });
 
-  it('refuses a PATCH body with an unknown field with 400', async () => {
+  it('refuses a PATCH body with an unknown field with 400 unsupported_parameter naming it', async () => {
     const { api } = stack();
     await api.fetch(add());
     const response = await api.fetch(request('PATCH', '/box', { offered: [], name: 'x' }));
     expect(response.status).toBe(400);
-    expect(await response.json()).toMatchObject({ error: { param: 'name' } });
+    expect(await response.json()).toMatchObject({
+      error: { param: 'name', code: 'unsupported_parameter' },
+    });
   });
 
   it('answers a taken name with 409 model_exists naming name', async () => {
