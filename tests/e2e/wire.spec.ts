@@ -173,7 +173,7 @@ test.describe('errors on the wire', () => {
     ['no key', 'v1/openai/models', {}, 401, 'invalid_api_key'],
     [
       'an unknown path',
-      'v1/openai/embeddings',
+      'v1/openai/audio/speech',
       { method: 'POST', headers: JSON_KEY, body: '{}' },
       404,
       'unknown_url',
