@@ -136,8 +136,8 @@ export async function listModels(signal?: AbortSignal): Promise<ModelObject[]> {
 export interface CatalogModel {
   id: string;
   owned_by: string;
-  /** Which engine serves it. */
-  engine: 'webllm' | 'llama.cpp' | 'echo';
+  /** Which engine serves it; `server` for a model of a server the user added (it leaves the device). */
+  engine: 'webllm' | 'llama.cpp' | 'echo' | 'server';
   size_mb: number | null;
   vram_required_mb: number | null;
   context_window: number;
@@ -148,12 +148,24 @@ export interface CatalogModel {
   downloaded: boolean;
   evicted?: string;
   loaded: boolean;
-  /** WebLLM's list, Hearth's list of GGUFs, the app's own file, the user, or built in (echo). */
-  source: 'prebuilt' | 'curated' | 'self-hosted' | 'added' | 'built-in';
+  /**
+   * WebLLM's list, Hearth's list of GGUFs, the app's own file, the user, built in (echo), or a
+   * server the user added.
+   */
+  source: 'prebuilt' | 'curated' | 'self-hosted' | 'added' | 'built-in' | 'server';
   tools: boolean;
   reasoning: boolean;
   /** Only on embedding models (for retrieval through the API; they do not chat). */
   embedding?: { dimensions: number | null; pooling: string; matryoshka: number[] };
+  /** Only on a server's models: requests for them leave this device, for the server. */
+  leaves_device?: boolean;
+  /** Only on a server's models: which server, its host, and the model's id there. */
+  server?: { name: string; host: string; upstream_id: string };
+}
+
+/** The host a model's requests go to when they leave this device; null for models run here. */
+export function leavesFor(m: CatalogModel | undefined): string | null {
+  return m?.leaves_device ? (m.server?.host ?? m.owned_by) : null;
 }
 
 export async function catalog(): Promise<CatalogModel[]> {
@@ -166,6 +178,51 @@ export async function catalog(): Promise<CatalogModel[]> {
  */
 export function addModel(body: { source: string; id?: string }): Promise<CatalogModel> {
   return callJson<CatalogModel>('hearth/models', { method: 'POST', body });
+}
+
+/** A server the user added, as `/v1/hearth/servers` shows it (never its key: a hint only). */
+export interface ServerInfo {
+  object: 'hearth.server';
+  name: string;
+  base_url: string;
+  /** `…` and the key's last four characters, or null when it has none. */
+  key_hint: string | null;
+  /** Every model its `GET /models` listed (upstream ids). */
+  models: string[];
+  /** Those offered in the catalogue (all but the ones the user unticked). */
+  offered: string[];
+  host: string;
+}
+
+/** `GET /v1/hearth/servers`. */
+export async function listServers(): Promise<ServerInfo[]> {
+  return (await callJson<{ data: ServerInfo[] }>('hearth/servers')).data;
+}
+
+/**
+ * `POST /v1/hearth/servers`: reads the server's `GET /models` and keeps it. Fails with the API's
+ * error: 400 (`param` names the field), 409 for a name in use, 503 when the server cannot be
+ * reached or refuses this origin (CORS), 504 when it does not answer.
+ */
+export function addServer(body: {
+  name: string;
+  base_url: string;
+  api_key?: string;
+}): Promise<ServerInfo> {
+  return callJson<ServerInfo>('hearth/servers', { method: 'POST', body });
+}
+
+/** `PATCH /v1/hearth/servers/{name}`: the upstream ids to offer (the others are not). */
+export function offerServerModels(name: string, offered: string[]): Promise<ServerInfo> {
+  return callJson<ServerInfo>(`hearth/servers/${encodeURIComponent(name)}`, {
+    method: 'PATCH',
+    body: { offered },
+  });
+}
+
+/** `DELETE /v1/hearth/servers/{name}`: its models leave the catalogue. */
+export async function removeServer(name: string): Promise<void> {
+  await call(`hearth/servers/${encodeURIComponent(name)}`, { method: 'DELETE' });
 }
 
 /** A file stored on the device by `PUT /v1/hearth/files/{name}.gguf`. */

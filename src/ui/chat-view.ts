@@ -4,11 +4,13 @@
  * and the composer: Enter sends (not while an input method is composing), Shift+Enter is a new
  * line, Esc stops. Replies stream in over the API like any client's; what the user typed is kept
  * in the conversation until it is sent, and a failed reply keeps the message that asked for it.
+ * A model of a server the user added is marked, in the picker and above the messages, as leaving
+ * this device for the server's host.
  */
 import { css, html, LitElement, nothing, type PropertyValues } from 'lit';
 import { ECHO_MODEL_ID } from '../openai/models';
 import type { HostStatus } from '../openai/status';
-import { ApiError, streamChat, type CatalogModel } from './api-client';
+import { ApiError, leavesFor, streamChat, type CatalogModel } from './api-client';
 import {
   contextTokens,
   outgoingMessages,
@@ -401,6 +403,7 @@ export class ChatView extends LitElement {
     const window = model?.context_window ?? 0;
     const used = contextTokens(c, c.draft);
     const outgrown = window > 0 && used > window;
+    const remote = leavesFor(model);
     return html`
       <div class="bar">
         <label for="model">Model</label>
@@ -415,9 +418,7 @@ export class ChatView extends LitElement {
           }
           ${this.models.map(
             (m) =>
-              html`<option value=${m.id} ?selected=${m.id === c.model}>
-                ${m.id === ECHO_MODEL_ID ? 'Echo — a test engine, not a language model' : m.id}
-              </option>`,
+              html`<option value=${m.id} ?selected=${m.id === c.model}>${optionText(m)}</option>`,
           )}
         </select>
         <button
@@ -438,6 +439,14 @@ export class ChatView extends LitElement {
               <button class="link" @click=${() => this.#emit('show-models')}>
                 Get a real model
               </button>
+            </p>`
+          : nothing
+      }
+      ${
+        remote
+          ? html`<p class="notice leaves" role="note">
+              <strong>Messages in this conversation go to ${remote}.</strong> They leave this device
+              for the server ${model?.server?.name ?? ''} you added in Settings.
             </p>`
           : nothing
       }
@@ -464,7 +473,9 @@ export class ChatView extends LitElement {
       <div class="log" role="log" aria-label="Messages">
         ${
           c.messages.length === 0
-            ? html`<p class="empty">Ask anything. Nothing leaves this device.</p>`
+            ? html`<p class="empty">
+                ${remote ? `Ask anything. It goes to ${remote}.` : 'Ask anything. Nothing leaves this device.'}
+              </p>`
             : c.messages.map(
                 (m, i) =>
                   html`<chat-message
@@ -611,6 +622,13 @@ export class ChatView extends LitElement {
       }
     </div>`;
   }
+}
+
+/** A model as the picker lists it: a server's model says that it leaves the device, and for where. */
+export function optionText(m: CatalogModel): string {
+  if (m.id === ECHO_MODEL_ID) return 'Echo — a test engine, not a language model';
+  const remote = leavesFor(m);
+  return remote ? `${m.id} — leaves this device (${remote})` : m.id;
 }
 
 customElements.define('chat-view', ChatView);

@@ -56,10 +56,11 @@ export function chatModels(models: readonly CatalogModel[]): CatalogModel[] {
 
 /**
  * The model a new conversation starts with: the one on the GPU, else one on the device, else
- * the echo engine (a test engine, which says so).
+ * the echo engine (a test engine, which says so). Never a server's model: messages leave the
+ * device only for a model the user picked.
  */
 export function defaultModel(models: readonly CatalogModel[]): string {
-  const usable = chatModels(models).filter((m) => m.id !== ECHO_MODEL_ID);
+  const usable = chatModels(models).filter((m) => m.id !== ECHO_MODEL_ID && !m.leaves_device);
   return (usable.find((m) => m.loaded) ?? usable[0])?.id ?? ECHO_MODEL_ID;
 }
 
@@ -506,6 +507,7 @@ export class HearthApp extends LitElement {
           .role=${this.role}
           .persistence=${this.persistence}
           @request-persistence=${() => this.askPersistence()}
+          @catalog-stale=${() => this.refreshCatalog()}
         ></settings-view>`;
       case 'api':
         return html`<api-panel .model=${this.active?.model ?? ECHO_MODEL_ID}></api-panel>`;

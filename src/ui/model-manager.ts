@@ -5,13 +5,14 @@
  * device: download (with progress, speed and time left, also for downloads another tab
  * started), cancel, resume, delete, load and unload, trying again a model marked as failing on
  * this device; adding a GGUF (`<model-add>`) and removing one the user added. The actions are
- * the `ModelActionsController`'s.
+ * the `ModelActionsController`'s. A server's model (Settings → Servers) is marked as leaving this
+ * device for its host, with nothing to download, load or delete.
  */
 import { css, html, LitElement, nothing } from 'lit';
 import { ECHO_MODEL_ID } from '../openai/models';
 import type { DownloadProgress } from '../openai/downloads';
 import type { HostStatus } from '../openai/status';
-import type { CatalogModel } from './api-client';
+import { leavesFor, type CatalogModel } from './api-client';
 import { ModelActionsController } from './model-actions';
 import './model-add';
 import { engineLabel, factsOf, llamaPlace, recommendedModel, sizeOf } from './model-facts';
@@ -125,7 +126,10 @@ export class ModelManager extends LitElement {
           Number(b.downloaded) - Number(a.downloaded) ||
           (a.size_mb ?? Infinity) - (b.size_mb ?? Infinity),
       );
-    const hasReal = this.catalog.some((m) => m.downloaded && m.id !== ECHO_MODEL_ID);
+    // A server's model is no model on this device: the suggestion stays.
+    const hasReal = this.catalog.some(
+      (m) => m.downloaded && m.id !== ECHO_MODEL_ID && !m.leaves_device,
+    );
     const recommended = hasReal ? undefined : recommendedModel(this.catalog);
     const hidden = this.catalog.filter((m) => m.available === false && !m.downloaded).length;
     // What runs where, said once rather than under each of 159 models: WebLLM needs WebGPU;
@@ -149,7 +153,9 @@ export class ModelManager extends LitElement {
       }
       ${
         this.catalog.length > 0 &&
-        this.catalog.every((m) => m.available === false || m.id === ECHO_MODEL_ID)
+        this.catalog.every(
+          (m) => m.available === false || m.id === ECHO_MODEL_ID || m.leaves_device,
+        )
           ? html`<p class="notice" role="note">
               This device cannot run any language model here:
               ${this.catalog.find((m) => m.available === false)?.unavailable_reason ?? ''} Only the
@@ -210,6 +216,8 @@ export class ModelManager extends LitElement {
     const echo = m.id === ECHO_MODEL_ID;
     const engine = engineLabel(m);
     const place = m.engine === 'llama.cpp' ? llamaPlace(this.host) : null;
+    const remote = leavesFor(m);
+    if (remote) return this.#renderRemote(m, remote);
     return html`<li aria-label=${m.id}>
       <div class="head">
         <span class="name">${m.id}</span>
@@ -255,6 +263,26 @@ export class ModelManager extends LitElement {
           : nothing
       }
       ${echo ? nothing : this.#renderActions(m, progress)}
+    </li>`;
+  }
+
+  /** A server's model: where its requests go; nothing to download, load or delete here. */
+  #renderRemote(m: CatalogModel, host: string) {
+    const server = m.server?.name ?? m.owned_by;
+    return html`<li aria-label=${m.id}>
+      <div class="head">
+        <span class="name">${m.id}</span>
+        <span class="badge" title="Requests for it go to ${host}"
+          >leaves this device · ${host}</span
+        >
+        ${m.available === false ? html`<span class="badge warn">unavailable</span>` : nothing}
+      </div>
+      <div class="facts">
+        Served by ${server} (added in Settings →
+        Servers)${m.server ? html`, as <code>${m.server.upstream_id}</code>` : nothing}: messages to
+        it leave this device for ${host}.
+      </div>
+      ${m.unavailable_reason ? html`<div class="facts error">${m.unavailable_reason}</div>` : nothing}
     </li>`;
   }
 

@@ -2,7 +2,7 @@
  * @module
  * `<settings-view>`: this device (WebGPU in plain words), the engine host and its queue, storage
  * and its persistence, who may call the API (any key, or issued keys: created, copied, revoked),
- * and per-model prices for `usage.estimated_cost`.
+ * the servers the user added (`<servers-view>`), and per-model prices for `usage.estimated_cost`.
  */
 import { css, html, LitElement, nothing } from 'lit';
 import { ECHO_MODEL_ID } from '../openai/models';
@@ -22,6 +22,7 @@ import {
 } from './api-client';
 import type { Persistence } from './persistence';
 import { relayPairing } from './relay-pairing';
+import './servers-view';
 import { formatBytes, shared } from './styles';
 
 /** @fires request-persistence - the user asks for persistent storage. */
@@ -47,7 +48,8 @@ export class SettingsView extends LitElement {
         max-width: 52em;
         margin: 0 auto;
       }
-      section {
+      section,
+      servers-view {
         margin-bottom: 1.6em;
       }
       h2 {
@@ -240,6 +242,7 @@ export class SettingsView extends LitElement {
           : nothing
       }
       ${this.#renderDevice()} ${this.#renderEngine()} ${this.#renderStorage()} ${this.#renderKeys()}
+      <servers-view></servers-view>
       ${this.#renderPrices()} ${this.#renderRelay()}
     `;
   }

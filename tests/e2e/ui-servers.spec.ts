@@ -1,0 +1,248 @@
+/**
+ * Settings → Servers in the chat app, as a person uses it: adding an OpenAI-compatible server by
+ * its base URL (its models listed, all ticked), unticking one (it leaves the picker), chatting
+ * with the other (marked, in the picker and above the messages, as leaving this device for the
+ * server's host), the API's errors under the form, the Models view's card, and removing it.
+ * The server is a tiny one of the test's own, with CORS for the app's origin.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect, test, type Page } from '@playwright/test';
+import { composer, openChat, replies, send } from './ui';
+
+/** What the fake server was asked, for the assertions. */
+const asked: { method: string; url: string; authorization: string | undefined; body: string }[] =
+  [];
+let upstream: Server;
+let base: string;
+let host: string;
+
+const SSE = [
+  { choices: [{ index: 0, delta: { role: 'assistant', content: 'Hello' }, finish_reason: null }] },
+  { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
+];
+
+test.beforeAll(async () => {
+  upstream = createServer((request, response) => {
+    const cors = {
+      'access-control-allow-origin': request.headers.origin ?? '*',
+      'access-control-allow-headers': 'authorization, content-type',
+      'access-control-allow-methods': 'GET, POST, OPTIONS',
+      vary: 'origin',
+    };
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    request.on('end', () => {
+      if (request.method === 'OPTIONS') {
+        response.writeHead(204, cors).end();
+        return;
+      }
+      asked.push({
+        method: request.method ?? '',
+        url: request.url ?? '',
+        authorization: request.headers.authorization,
+        body,
+      });
+      if (request.method === 'GET' && request.url === '/v1/models') {
+        response
+          .writeHead(200, { ...cors, 'content-type': 'application/json' })
+          .end(JSON.stringify({ object: 'list', data: [{ id: 'm1' }, { id: 'org/m2' }] }));
+      } else if (request.method === 'POST' && request.url === '/v1/chat/completions') {
+        response.writeHead(200, { ...cors, 'content-type': 'text/event-stream' });
+        for (const event of SSE) response.write(`data: ${JSON.stringify(event)}\n\n`);
+        response.end('data: [DONE]\n\n');
+      } else {
+        response
+          .writeHead(404, { ...cors, 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: `no route ${request.url}` } }));
+      }
+    });
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  const { port } = upstream.address() as AddressInfo;
+  host = `127.0.0.1:${port}`;
+  base = `http://${host}/v1`;
+});
+
+test.afterAll(async () => {
+  await new Promise((resolve) => upstream.close(resolve));
+});
+
+/** A port nothing listens on. */
+async function deadPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function openServers(page: Page) {
+  await page.getByRole('link', { name: 'Settings' }).click();
+  const section = page.getByRole('region', { name: 'Servers' });
+  await expect(section).toBeVisible();
+  return section;
+}
+
+/** Adds a server with the form, as a person does. */
+async function addServer(page: Page, fields: { name?: string; url: string; key?: string }) {
+  const section = await openServers(page);
+  if (fields.name !== undefined) await section.getByLabel('Name').fill(fields.name);
+  await section.getByLabel('Base URL').fill(fields.url);
+  if (fields.key !== undefined) await section.getByLabel('Key (optional)').fill(fields.key);
+  await section.getByRole('button', { name: 'Add' }).click();
+  return section;
+}
+
+const picker = (page: Page) => page.getByLabel('Model', { exact: true });
+
+test('a server added in Settings: its models ticked, one unticked, the other chats, marked as leaving the device; then removed', async ({
+  page,
+}) => {
+  await openChat(page);
+  // Nothing leaves this device before a server is added.
+  await expect(page.getByText('Nothing leaves this device.')).toBeVisible();
+
+  const section = await openServers(page);
+  await expect(section).toContainText('No server added');
+  await expect(section.getByLabel('Base URL')).toHaveAttribute(
+    'placeholder',
+    'http://gpu-box:8000/v1',
+  );
+  await expect(section.getByLabel('Key (optional)')).toHaveAttribute('type', 'password');
+  await addServer(page, { name: 'gpu-box', url: base, key: 'sk-secret-1234' });
+
+  // Listed with its host and the key's hint only; the focus on its heading.
+  const heading = section.getByRole('heading', { name: 'gpu-box' });
+  await expect(heading).toBeFocused();
+  const card = section.getByRole('listitem', { name: 'gpu-box' });
+  await expect(card).toContainText(`leaves this device · ${host}`);
+  await expect(card).toContainText(`Messages to its models leave this device: they go to ${host}.`);
+  await expect(card).toContainText('ends in …1234');
+  await expect(card).not.toContainText('sk-secret');
+  await expect(section.getByRole('status')).toContainText('Added gpu-box: 2 models found');
+  const models = card.getByRole('group', { name: 'Models offered from gpu-box' });
+  await expect(models.getByRole('checkbox', { name: 'm1' })).toBeChecked();
+  await expect(models.getByRole('checkbox', { name: 'org/m2' })).toBeChecked();
+  // The key went to the server, with the request for its models.
+  expect(asked.find((a) => a.url === '/v1/models')?.authorization).toBe('Bearer sk-secret-1234');
+
+  // The key's field is empty again: the key is not kept in the page.
+  await expect(section.getByLabel('Key (optional)')).toHaveValue('');
+
+  // Both in the picker, marked; one unticked leaves it.
+  await page.getByRole('link', { name: 'Chat' }).click();
+  await expect(picker(page).getByRole('option')).toContainText([
+    `gpu-box/m1 — leaves this device (${host})`,
+    `gpu-box/org/m2 — leaves this device (${host})`,
+  ]);
+  // A new conversation does not start on a server's model by itself.
+  await expect(picker(page)).toHaveValue('hearth/echo');
+
+  await openServers(page);
+  await models.getByRole('checkbox', { name: 'm1' }).uncheck();
+  await expect(section.getByRole('status')).toContainText('gpu-box/m1 is no longer offered.');
+  await expect(models.getByRole('checkbox', { name: 'm1' })).not.toBeChecked();
+  await page.getByRole('link', { name: 'Chat' }).click();
+  await expect(picker(page).getByRole('option', { name: /gpu-box\/org\/m2/ })).toHaveCount(1);
+  await expect(picker(page).getByRole('option', { name: /gpu-box\/m1/ })).toHaveCount(0);
+
+  // Chosen: the option and a notice say where messages go.
+  await picker(page).selectOption({ label: `gpu-box/org/m2 — leaves this device (${host})` });
+  await expect(page.getByRole('note')).toContainText(
+    `Messages in this conversation go to ${host}.`,
+  );
+  await expect(page.getByText('Nothing leaves this device.')).toHaveCount(0);
+  await send(page, 'Hi there');
+  await expect(replies(page)).toHaveText(['Hello']);
+  const chat = asked.find((a) => a.url === '/v1/chat/completions');
+  expect(JSON.parse(chat!.body)).toMatchObject({
+    model: 'org/m2',
+    messages: [{ role: 'user', content: 'Hi there' }],
+  });
+  expect(chat!.authorization).toBe('Bearer sk-secret-1234');
+
+  // The Models view: marked, and nothing to download, load or delete.
+  await page.getByRole('link', { name: 'Models' }).click();
+  const modelCard = page.getByRole('listitem', { name: 'gpu-box/org/m2' });
+  await expect(modelCard).toContainText(`leaves this device · ${host}`);
+  await expect(modelCard.getByRole('button')).toHaveCount(0);
+  await expect(page.getByRole('listitem', { name: 'gpu-box/m1' })).toHaveCount(0);
+
+  // Removed, after a yes: gone from the picker; the focus back on the form.
+  await openServers(page);
+  await card.getByRole('button', { name: 'Remove gpu-box' }).click();
+  const confirm = card.getByRole('group', { name: 'Confirm removal of gpu-box' });
+  await expect(confirm.getByRole('button', { name: 'Yes, remove' })).toBeFocused();
+  await confirm.getByRole('button', { name: 'Yes, remove' }).click();
+  await expect(section.getByRole('status')).toContainText('Removed gpu-box');
+  await expect(section.getByRole('listitem')).toHaveCount(0);
+  await expect(section.getByLabel('Name')).toBeFocused();
+  await page.getByRole('link', { name: 'Chat' }).click();
+  await expect(composer(page)).toBeVisible();
+  await expect(picker(page).getByRole('option', { name: /leaves this device/ })).toHaveCount(0);
+});
+
+test("the API's errors show under the form: a bad URL, a server down, one refusing CORS, a name taken", async ({
+  page,
+}) => {
+  await openChat(page);
+  const section = await addServer(page, { name: 'box', url: 'gpu-box port 8000' });
+  const alert = section.getByRole('alert');
+  await expect(alert).toContainText("Invalid value for 'base_url'");
+  await expect(alert).toContainText('e.g. http://gpu-box:8000/v1');
+  await expect(section.getByLabel('Base URL')).toBeFocused();
+  await expect(section.getByLabel('Base URL')).toHaveAttribute('aria-invalid', 'true');
+  // No name typed and no http://: the error is about the address, not the name.
+  await section.getByLabel('Name').fill('');
+  await section.getByLabel('Base URL').fill('gpu-box:8000/v1');
+  await section.getByRole('button', { name: 'Add' }).click();
+  await expect(alert).toContainText('has no http:// or https:// in front');
+  await section.getByLabel('Name').fill('box');
+
+  const port = await deadPort();
+  await section.getByLabel('Base URL').fill(`http://127.0.0.1:${port}/v1`);
+  await section.getByRole('button', { name: 'Add' }).click();
+  await expect(alert).toContainText(
+    `The server at 127.0.0.1:${port} could not be reached: is it running, and is the address right?`,
+  );
+  await expect(section).toContainText('No server added');
+
+  // Up, but without CORS for this app: the message says so, and what to do.
+  const closed = createServer((_, response) => {
+    response.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[]}');
+  });
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const closedHost = `127.0.0.1:${(closed.address() as AddressInfo).port}`;
+  try {
+    await section.getByLabel('Base URL').fill(`http://${closedHost}/v1`);
+    await section.getByRole('button', { name: 'Add' }).click();
+    await expect(alert).toContainText(
+      `The server at ${closedHost} answered but does not let ${new URL(page.url()).origin} read its replies (CORS).`,
+    );
+    await expect(alert).toContainText('OLLAMA_ORIGINS');
+  } finally {
+    await new Promise((resolve) => closed.close(resolve));
+  }
+
+  await section.getByLabel('Name').fill('Hearth');
+  await section.getByLabel('Base URL').fill(base);
+  await section.getByRole('button', { name: 'Add' }).click();
+  await expect(alert).toContainText("Invalid value for 'name'");
+  await expect(section.getByLabel('Name')).toBeFocused();
+
+  // Without a name, the host's becomes it.
+  await section.getByLabel('Name').fill('');
+  await section.getByRole('button', { name: 'Add' }).click();
+  await expect(section.getByRole('heading', { name: '127-0-0-1' })).toBeFocused();
+  await expect(alert).toHaveCount(0);
+  await section.getByLabel('Base URL').fill(base);
+  await section.getByLabel('Name').fill('127-0-0-1');
+  await section.getByRole('button', { name: 'Add' }).click();
+  await expect(alert).toContainText("The name '127-0-0-1' is taken by another server");
+
+  // Clean up for the next test in this browser profile (each test has its own context anyway).
+  await section.getByRole('button', { name: 'Remove 127-0-0-1' }).click();
+  await section.getByRole('button', { name: 'Yes, remove' }).click();
+  await expect(section.getByRole('listitem')).toHaveCount(0);
+});
