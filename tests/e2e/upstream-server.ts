@@ -25,7 +25,7 @@
  *
  * Controls in the request's body (Hearth passes fields it does not know to the server):
  * `delay_ms` (pause before each token), `die_after` (destroy the connection after N tokens of a
- * stream, or before a non-streamed reply), `fail_status` / `fail_message` / `fail_format` (answer an
+ * stream, or halfway through a non-streamed reply), `fail_status` / `fail_message` / `fail_format` (answer an
  * error in the dialect's shape, or as text), `omit_usage` (no usage anywhere, as LM Studio's
  * streams), `flood` / `flood_pad` (a stream of N tokens of about `flood_pad` characters each,
  * written as fast as the connection takes them, minding back-pressure).
@@ -366,6 +366,10 @@ export class UpstreamServer {
     const { tokens, finish, prompt } = echo(body);
     if (typeof body.delay_ms === 'number') await sleep(body.delay_ms * tokens.length);
     if (typeof body.die_after === 'number') {
+      // The status line and half the body, then the connection dies.
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write('{"id":"chatcmpl-broken","object":"chat.completion","choices":[{"ind');
+      await sleep(50);
       response.destroy();
       return;
     }
@@ -444,53 +448,56 @@ export class UpstreamServer {
       ...(dialect === 'llama' && { timings: timings(prompt, emitted) }),
     });
     const event = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
-    // The whole reply as events, made before writing (a flood's total is known up front).
-    const events: string[] = [];
-    // vLLM opens with the role and empty content.
-    if (dialect === 'vllm') events.push(event(chunk({ role: 'assistant', content: '' }, null, 0)));
-    /** Where each token's event stands in `events`. */
-    const firstToken = events.length;
-    for (let i = 0; i < count; i++) {
-      const last = i === count - 1;
-      // llama-server and Ollama repeat the role on every delta.
-      const delta: Record<string, unknown> =
-        dialect === 'vllm' ? { content: token(i) } : { role: 'assistant', content: token(i) };
-      // vLLM puts finish_reason on the last token's chunk; the others send a chunk of their own.
-      events.push(event(chunk(delta, dialect === 'vllm' && last ? finish : null, i + 1)));
+    /** The reply's events, in order, made as they are written (a flood can be 100 MB). */
+    function* events(): Generator<{ text: string; token?: number }> {
+      // vLLM opens with the role and empty content.
+      if (dialect === 'vllm')
+        yield { text: event(chunk({ role: 'assistant', content: '' }, null, 0)) };
+      for (let i = 0; i < count; i++) {
+        const last = i === count - 1;
+        // llama-server and Ollama repeat the role on every delta.
+        const delta: Record<string, unknown> =
+          dialect === 'vllm' ? { content: token(i) } : { role: 'assistant', content: token(i) };
+        // vLLM puts finish_reason on the last token's chunk; the others send a chunk of their own.
+        yield {
+          text: event(chunk(delta, dialect === 'vllm' && last ? finish : null, i + 1)),
+          token: i,
+        };
+      }
+      if (count === dieAfter) yield { text: '', token: count };
+      if (dialect !== 'vllm' || count === 0) {
+        const delta = dialect === 'ollama' ? { role: 'assistant', content: '' } : {};
+        yield { text: event(chunk(delta, finish, count)) };
+      }
+      if (includeUsage) {
+        yield {
+          text: event({
+            ...base,
+            choices: [],
+            usage: usageAt(count),
+            ...(dialect === 'llama' && { timings: timings(prompt, count) }),
+          }),
+        };
+      }
+      // Ollama (some versions) ends without [DONE].
+      if (dialect !== 'ollama') yield { text: 'data: [DONE]\n\n' };
     }
-    if (dialect !== 'vllm' || count === 0) {
-      const delta = dialect === 'ollama' ? { role: 'assistant', content: '' } : {};
-      events.push(event(chunk(delta, finish, count)));
-    }
-    if (includeUsage) {
-      events.push(
-        event({
-          ...base,
-          choices: [],
-          usage: usageAt(count),
-          ...(dialect === 'llama' && { timings: timings(prompt, count) }),
-        }),
-      );
-    }
-    // Ollama (some versions) ends without [DONE].
-    if (dialect !== 'ollama') events.push('data: [DONE]\n\n');
-    record.bytesTotal = events.reduce((n, e) => n + Buffer.byteLength(e), 0);
+    // The total, known before the first byte (for the back-pressure test).
+    for (const { text } of events()) record.bytesTotal += Buffer.byteLength(text);
 
     response.writeHead(200, {
       'content-type': 'text/event-stream',
       'cache-control': 'no-cache',
       connection: 'keep-alive',
     });
-    for (let e = 0; e < events.length; e++) {
-      const tokenIndex = e - firstToken;
-      if (tokenIndex >= 0 && tokenIndex < count && delay > 0) await sleep(delay);
-      if (tokenIndex === dieAfter) {
+    for (const { text, token: index } of events()) {
+      if (index !== undefined && index < count && delay > 0) await sleep(delay);
+      if (index === dieAfter) {
         // The connection dies after `die_after` tokens.
         response.destroy();
         return;
       }
       if (response.destroyed) return;
-      const text = events[e]!;
       const ok = response.write(text);
       record.bytesWritten += Buffer.byteLength(text);
       if (!ok) {
