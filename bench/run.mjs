@@ -2,8 +2,9 @@
 // measured in the same run — a bare service worker with no engine (the floor), the echo engine
 // called in the page itself, and llama.cpp on the benchmark GGUF (~50 MB, on the CPU, one thread
 // and several) called directly in the engine worker (bench/real-engine.mjs), and llama.cpp's
-// embeddings on the benchmark embedding GGUF (~50 MB) likewise (bench/real-embed.mjs). Prints a
-// table and writes bench/results/latest.json.
+// embeddings on the benchmark embedding GGUF (~50 MB) likewise (bench/real-embed.mjs), and a
+// model on a server the user added, against the same server fetched directly from the page
+// (bench/servers.mjs). Prints a table and writes bench/results/latest.json.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname } from 'node:path';
@@ -14,6 +15,7 @@ import { workerHeaps } from '../scripts/cdp-workers.mjs';
 import { BENCH_OPTIONS, fixtureEmbeddingGguf, fixtureGguf } from '../scripts/fixture-gguf.mjs';
 import { EMBED_TARGETS, measureEmbed } from './real-embed.mjs';
 import { LLAMA_TARGETS, measureLlama } from './real-engine.mjs';
+import { SERVER_TARGETS, measureServers } from './servers.mjs';
 
 const PORT = Number(process.env.BENCH_PORT ?? 4190);
 const OUT_DIR = 'dist-bench';
@@ -30,8 +32,10 @@ const quick = process.argv.includes('--quick');
 const streamOnly = process.argv.includes('--stream');
 /** Only the embedding rows: `npm run bench -- --embed`. */
 const embedOnly = process.argv.includes('--embed');
+/** Only the rows of a server the user added: `npm run bench -- --servers`. */
+const serversOnly = process.argv.includes('--servers');
 /** A run of some rows only, which writes a file of its own. */
-const partial = streamOnly || embedOnly;
+const partial = streamOnly || embedOnly || serversOnly;
 /** Sizes of each measurement (a quick run is for checking the bench itself). */
 const N = quick
   ? {
@@ -52,6 +56,14 @@ const N = quick
         ttftBudgetS: 10,
       },
       embed: { b1BudgetS: 0, b64BudgetS: 0, minRounds: 2 },
+      servers: {
+        ttfbRuns: 10,
+        ttfbTokens: 8,
+        streamTokens: 2_000,
+        streamRuns: 1,
+        requestRuns: 10,
+        warmup: 5,
+      },
     }
   : {
       requests: 500,
@@ -71,6 +83,14 @@ const N = quick
         ttftBudgetS: 30,
       },
       embed: { b1BudgetS: 15, b64BudgetS: 30, minRounds: 3 },
+      servers: {
+        ttfbRuns: 100,
+        ttfbTokens: 8,
+        streamTokens: 20_000,
+        streamRuns: 6,
+        requestRuns: 100,
+        warmup: 20,
+      },
     };
 
 const median = (xs) => {
@@ -225,6 +245,12 @@ async function main() {
         results,
         await measureEmbed({ page: bench, model: EMBED_ID, sizes: N.embed, log }),
       );
+      return { results, chromium: browser.version() };
+    }
+    const measureServerRows = async () =>
+      Object.assign(results, await measureServers({ page: bench, origin, sizes: N.servers, log }));
+    if (serversOnly) {
+      await measureServerRows();
       return { results, chromium: browser.version() };
     }
 
@@ -401,6 +427,9 @@ async function main() {
     // Every tab re-renders on each status the host publishes: only the host stays for llama.cpp.
     await Promise.all(tabs.slice(1).map((tab) => tab.close()));
 
+    // Before llama.cpp, whose memory would weigh on them.
+    await measureServerRows();
+
     // llama.cpp last: once loaded, its memory would weigh on the rows above.
     Object.assign(
       results,
@@ -440,6 +469,7 @@ const TARGETS = [
   ['memory_growth_mb', 'worker + service-worker heap growth, MB', (v) => v <= 5, '≤ 5'],
   ['concurrent_ok', '3 tabs × 10 parallel requests answered right', (v) => v === 30, '30'],
   ...LLAMA_TARGETS,
+  ...SERVER_TARGETS,
   ...EMBED_TARGETS,
 ];
 
@@ -467,6 +497,7 @@ const report = {
   quick,
   ...(streamOnly && { stream_only: true }),
   ...(embedOnly && { embed_only: true }),
+  ...(serversOnly && { servers_only: true }),
   machine: {
     chromium: version,
     cpus: cpus().length,
@@ -477,7 +508,15 @@ const report = {
 };
 mkdirSync('bench/results', { recursive: true });
 // A partial run writes a file of its own, and leaves latest.json (a full run's) whole.
-const name = quick ? 'quick' : streamOnly ? 'stream' : embedOnly ? 'embed' : 'latest';
+const name = quick
+  ? 'quick'
+  : streamOnly
+    ? 'stream'
+    : embedOnly
+      ? 'embed'
+      : serversOnly
+        ? 'servers'
+        : 'latest';
 const file = `bench/results/${name}.json`;
 writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
 console.log(`\nwrote ${file}`);

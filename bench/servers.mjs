@@ -1,0 +1,379 @@
+// The server rows of `npm run bench`: a model on a server the user added (README "Servers you
+// add"), read through Hearth (`/v1/openai/chat/completions` for `<server>/<model>`, which the
+// service worker forwards, src/openai/upstream.ts) against the same server called directly from
+// the same page with `fetch`, in the same run, alternating. The server is a small one started
+// here in Node: it answers as fast as the socket takes the bytes, so that what is measured is
+// what Hearth adds, not what a model costs. Both ways send the same headers, so both need the
+// same CORS preflight, which the server lets the browser keep (`Access-Control-Max-Age`) and the
+// warm-up pays (`server_preflights` counts them). The direct request comes from a page the
+// service worker controls, so it too passes the service worker's fetch event (which leaves it to
+// the network): only answering it, and the second fetch, are Hearth's.
+import { createServer } from 'node:http';
+
+const KEY = 'Bearer bench';
+/** The name the server is added under (`bench` is an organisation of the bench catalogue). */
+export const SERVER_NAME = 'bench-server';
+/** The one model the server lists. */
+const UPSTREAM_MODEL = 'fast';
+/** The server's own key: Hearth sends it, and so does the direct request. */
+const UPSTREAM_KEY = 'bench-upstream-key';
+/** How long a browser may keep a preflight (Chromium keeps one at most 2 hours). */
+const PREFLIGHT_MAX_AGE_S = 600;
+
+/**
+ * @typedef {object} ServerSizes
+ * @property {number} ttfbRuns pairs of short streamed requests timed to their first token
+ * @property {number} ttfbTokens tokens of each of those streams
+ * @property {number} streamTokens tokens of the long stream
+ * @property {number} streamRuns pairs of long streams
+ * @property {number} requestRuns pairs of non-streamed requests
+ * @property {number} warmup requests each way before any timing
+ */
+
+/** @param {number[]} xs */
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  /** @param {number} i */
+  const at = (i) => s[i] ?? NaN;
+  const m = s.length >> 1;
+  return s.length % 2 ? at(m) : (at(m - 1) + at(m)) / 2;
+};
+/** @param {number} x */
+const round = (x, digits = 2) => Number(x.toFixed(digits));
+
+/**
+ * An OpenAI-compatible server of one model, on a free port of 127.0.0.1. `POST
+ * /v1/chat/completions` answers `max_tokens` tokens (`w0 w1 …`): streamed, one SSE event per
+ * token written as fast as the socket takes them (a full socket buffer waits for 'drain'), or
+ * as one JSON reply. CORS lets `origin` read it with `authorization` and `content-type`, and
+ * lets it keep the preflight for 10 minutes.
+ * @param {string} origin the bench pages' origin
+ * @returns {Promise<{ baseUrl: string, preflights: () => number, close: () => Promise<void> }>}
+ */
+export async function startUpstream(origin) {
+  const cors = {
+    'access-control-allow-origin': origin,
+    'access-control-allow-methods': 'GET, POST, OPTIONS',
+    'access-control-allow-headers': 'authorization, content-type',
+    'access-control-max-age': String(PREFLIGHT_MAX_AGE_S),
+    vary: 'origin',
+  };
+  let preflights = 0;
+  const server = createServer((req, res) => {
+    /** @param {number} status @param {unknown} body */
+    const json = (status, body) => {
+      const text = JSON.stringify(body);
+      res.writeHead(status, {
+        ...cors,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(text),
+      });
+      res.end(text);
+    };
+    if (req.method === 'OPTIONS') {
+      preflights += 1;
+      res.writeHead(204, cors);
+      res.end();
+      return;
+    }
+    if (req.headers.authorization !== `Bearer ${UPSTREAM_KEY}`) {
+      json(401, { error: { message: 'Invalid API key', type: 'invalid_request_error' } });
+      return;
+    }
+    if (req.method === 'GET' && req.url === '/v1/models') {
+      json(200, {
+        object: 'list',
+        data: [{ id: UPSTREAM_MODEL, object: 'model', created: 0, owned_by: 'bench' }],
+      });
+      return;
+    }
+    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
+      json(404, { error: { message: `No route ${req.method} ${req.url}` } });
+      return;
+    }
+    /** @type {Buffer[]} */
+    const parts = [];
+    req.on('data', (part) => parts.push(part));
+    req.on('end', () => {
+      /** @type {{ model?: string, stream?: boolean, max_tokens?: number }} */
+      const body = JSON.parse(Buffer.concat(parts).toString('utf8'));
+      const tokens = body.max_tokens ?? 16;
+      const model = body.model ?? UPSTREAM_MODEL;
+      const id = `chatcmpl-up${Date.now().toString(36)}`;
+      const created = Math.floor(Date.now() / 1000);
+      const usage = { prompt_tokens: 8, completion_tokens: tokens, total_tokens: 8 + tokens };
+      if (!body.stream) {
+        let content = '';
+        for (let i = 0; i < tokens; i += 1) content += `w${i} `;
+        json(200, {
+          id,
+          object: 'chat.completion',
+          created,
+          model,
+          choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'length' }],
+          usage,
+        });
+        return;
+      }
+      void streamTokens(res, { id, created, model, tokens, usage, cors });
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+  const address = server.address();
+  if (!address || typeof address === 'string') throw new Error('the bench server has no port');
+  return {
+    baseUrl: `http://127.0.0.1:${address.port}/v1`,
+    preflights: () => preflights,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/**
+ * One SSE event per token, as vLLM sends them (the role with the first), then the final chunk
+ * and `[DONE]`; each `write` that fills the socket's buffer waits for 'drain'.
+ * @param {import('node:http').ServerResponse} res
+ * @param {{ id: string, created: number, model: string, tokens: number, usage: object, cors: Record<string, string> }} reply
+ */
+async function streamTokens(res, { id, created, model, tokens, usage, cors }) {
+  res.writeHead(200, {
+    ...cors,
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+  });
+  let closed = false;
+  res.on('close', () => {
+    closed = true;
+  });
+  const head = `data: {"id":"${id}","object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"choices":[{"index":0,"delta":{`;
+  /** @param {string} text */
+  const write = (text) =>
+    res.write(text) ? undefined : new Promise((resolve) => res.once('drain', resolve));
+  for (let i = 0; i < tokens && !closed; i += 1) {
+    const role = i === 0 ? '"role":"assistant",' : '';
+    const wait = write(`${head}${role}"content":"w${i} "},"finish_reason":null}]}\n\n`);
+    if (wait) await wait;
+  }
+  if (closed) return;
+  const end = `data: {"id":"${id}","object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"choices":[{"index":0,"delta":{},"finish_reason":"length"}],"usage":${JSON.stringify(usage)}}\n\ndata: [DONE]\n\n`;
+  res.end(end);
+}
+
+/**
+ * Calls the API from `page`; the reply's text, or throws with the status.
+ * @param {import('playwright-core').Page} page
+ * @param {string} method
+ * @param {string} path
+ * @param {unknown} [body]
+ */
+function call(page, method, path, body) {
+  return page.evaluate(
+    async ({ method, path, body, KEY }) => {
+      const response = await fetch(path, {
+        method,
+        headers: { authorization: KEY, 'content-type': 'application/json' },
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+      });
+      const text = await response.text();
+      if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+      return text;
+    },
+    { method, path, body, KEY },
+  );
+}
+
+/**
+ * @typedef {object} Timed one request, timed in the page from the call to `fetch`
+ * @property {number} first ms to the first body bytes that carry a token
+ * @property {number} total ms to the end of the body
+ * @property {boolean} complete whether the last token (`w<tokens - 1> `) was read
+ */
+
+/**
+ * Rounds of one request through Hearth and the same directly, the order swapped every round so
+ * that drift and the one that goes second hit both alike. Runs in the page, so that no round trip
+ * to Node comes between the two. Both send the same headers (`authorization`, `content-type`),
+ * so both need the same CORS preflight, kept by the browser (`Access-Control-Max-Age`) from the
+ * warm-up on: the service worker's fetch to the server is cross-origin too.
+ * @param {import('playwright-core').Page} page
+ * @param {{ baseUrl: string, model: string, tokens: number, stream: boolean, runs: number, warmup: number }} options
+ * @returns {Promise<{ hearth: Timed[], direct: Timed[] }>}
+ */
+function rounds(page, options) {
+  return page.evaluate(
+    async ({ baseUrl, model, tokens, stream, runs, warmup, KEY, UPSTREAM_KEY, UPSTREAM_MODEL }) => {
+      const messages = [{ role: 'user', content: 'Say many words.' }];
+      /** @param {'hearth' | 'direct'} way @returns {Promise<Timed>} */
+      const once = async (way) => {
+        const hearth = way === 'hearth';
+        const url = hearth ? '/v1/openai/chat/completions' : `${baseUrl}/chat/completions`;
+        const body = JSON.stringify({
+          model: hearth ? model : UPSTREAM_MODEL,
+          messages,
+          max_tokens: tokens,
+          stream,
+        });
+        const headers = {
+          authorization: hearth ? KEY : `Bearer ${UPSTREAM_KEY}`,
+          'content-type': 'application/json',
+        };
+        const started = performance.now();
+        const response = await fetch(url, { method: 'POST', headers, body });
+        if (!response.ok || !response.body) {
+          throw new Error(`${way}: ${response.status} ${await response.text()}`);
+        }
+        const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+        // The last token ends a delta (one event per token, or a batch of them) or the reply.
+        const last = `w${tokens - 1} "`;
+        let first = 0;
+        let complete = false;
+        let tail = '';
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          if (first === 0 && value.includes('"content":"w')) first = performance.now() - started;
+          complete ||= (tail + value).includes(last);
+          tail = value.slice(-last.length);
+        }
+        const total = performance.now() - started;
+        if (first === 0) throw new Error(`${way}: no token in the reply`);
+        return { first, total, complete };
+      };
+      for (let i = 0; i < warmup; i += 1) {
+        await once('direct');
+        await once('hearth');
+      }
+      /** @type {{ hearth: Timed[], direct: Timed[] }} */
+      const out = { hearth: [], direct: [] };
+      for (let r = 0; r < runs; r += 1) {
+        /** @type {('hearth' | 'direct')[]} */
+        const order = r % 2 === 0 ? ['direct', 'hearth'] : ['hearth', 'direct'];
+        for (const way of order) out[way].push(await once(way));
+      }
+      return out;
+    },
+    { ...options, KEY, UPSTREAM_KEY, UPSTREAM_MODEL },
+  );
+}
+
+/**
+ * Starts the server, adds it through `POST /v1/hearth/servers` from `page`, and measures time to
+ * the first token (short streams), tokens per second (a long stream) and non-streamed requests,
+ * through Hearth and directly. Keys: `server_*`.
+ * @param {{ page: import('playwright-core').Page, origin: string, sizes: ServerSizes, log: (what: string) => void }} options
+ * @returns {Promise<Record<string, number>>}
+ */
+export async function measureServers({ page, origin, sizes, log }) {
+  const upstream = await startUpstream(origin);
+  try {
+    log(`a server at ${upstream.baseUrl}, added as ${SERVER_NAME} through /v1/hearth/servers`);
+    const added = JSON.parse(
+      await call(page, 'POST', '/v1/hearth/servers', {
+        name: SERVER_NAME,
+        base_url: upstream.baseUrl,
+        api_key: UPSTREAM_KEY,
+      }),
+    );
+    const model = `${SERVER_NAME}/${UPSTREAM_MODEL}`;
+    if (!added.models?.includes(UPSTREAM_MODEL)) {
+      throw new Error(`the server was added without its model: ${JSON.stringify(added)}`);
+    }
+    const base = { baseUrl: upstream.baseUrl, model };
+    /** @type {Record<string, number>} */
+    const results = {};
+
+    log(`time to first token, ${sizes.ttfbRuns} pairs of ${sizes.ttfbTokens}-token streams`);
+    const ttfb = await rounds(page, {
+      ...base,
+      tokens: sizes.ttfbTokens,
+      stream: true,
+      runs: sizes.ttfbRuns,
+      warmup: sizes.warmup,
+    });
+    results.server_ttfb_ms = round(median(ttfb.hearth.map((t) => t.first)));
+    results.server_ttfb_direct_ms = round(median(ttfb.direct.map((t) => t.first)));
+    // Each Hearth run is paired with the direct run beside it: the median of the differences is
+    // steadier than the difference of the medians on a busy machine.
+    results.server_ttfb_added_ms = round(
+      median(ttfb.hearth.map((t, i) => t.first - (ttfb.direct[i]?.first ?? NaN))),
+    );
+
+    log(`a ${sizes.streamTokens}-token stream, ${sizes.streamRuns} pairs`);
+    const long = await rounds(page, {
+      ...base,
+      tokens: sizes.streamTokens,
+      stream: true,
+      runs: sizes.streamRuns,
+      warmup: 1,
+    });
+    for (const [way, runs] of Object.entries(long)) {
+      if (!runs.every((run) => run.complete)) throw new Error(`${way}: a stream was cut short`);
+    }
+    /** @param {Timed} t */
+    const perSecond = (t) => sizes.streamTokens / (t.total / 1000);
+    results.server_stream_tokens_per_s = Math.round(median(long.hearth.map(perSecond)));
+    results.server_stream_direct_tokens_per_s = Math.round(median(long.direct.map(perSecond)));
+    results.server_stream_ratio = round(
+      results.server_stream_tokens_per_s / results.server_stream_direct_tokens_per_s,
+      3,
+    );
+
+    log(`non-streamed requests of ${sizes.ttfbTokens} tokens, ${sizes.requestRuns} pairs`);
+    const whole = await rounds(page, {
+      ...base,
+      tokens: sizes.ttfbTokens,
+      stream: false,
+      runs: sizes.requestRuns,
+      warmup: sizes.warmup,
+    });
+    results.server_request_ms = round(median(whole.hearth.map((t) => t.total)));
+    results.server_request_direct_ms = round(median(whole.direct.map((t) => t.total)));
+    results.server_request_added_ms = round(
+      median(whole.hearth.map((t, i) => t.total - (whole.direct[i]?.total ?? NaN))),
+    );
+    // Both ways' preflights (the page's and the service worker's), warm-ups included: a few
+    // when the browser keeps them, one per request when it does not.
+    results.server_preflights = upstream.preflights();
+    return results;
+  } finally {
+    await upstream.close();
+  }
+}
+
+/** @type {[string, string, ((v: number) => boolean) | null, string][]} */
+export const SERVER_TARGETS = [
+  [
+    'server_ttfb_added_ms',
+    "time to first token added by Hearth to a server's stream, ms (median of paired differences)",
+    (v) => v <= 2,
+    '≤ 2',
+  ],
+  ['server_ttfb_ms', 'time to first token of a server model through Hearth, ms', null, ''],
+  ['server_ttfb_direct_ms', 'the same, the server fetched directly from the page, ms', null, ''],
+  [
+    'server_stream_ratio',
+    "tokens/s of a server's long stream, through Hearth ÷ directly",
+    (v) => v >= 0.98,
+    '≥ 0.98',
+  ],
+  ['server_stream_tokens_per_s', "tokens/s of a server's long stream through Hearth", null, ''],
+  ['server_stream_direct_tokens_per_s', 'the same, fetched directly from the page', null, ''],
+  [
+    'server_request_added_ms',
+    'time Hearth adds to a non-streamed server request, ms (median of paired differences)',
+    null,
+    '',
+  ],
+  ['server_request_ms', 'non-streamed server request through Hearth, ms', null, ''],
+  ['server_request_direct_ms', 'the same, fetched directly from the page, ms', null, ''],
+  [
+    'server_preflights',
+    'CORS preflights the server saw in all these rows (both ways, warm-ups included)',
+    null,
+    '',
+  ],
+];
