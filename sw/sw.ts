@@ -59,6 +59,9 @@ const servers: Servers = new Servers(idbServerStore, {
   fetch: (url, init) => fetch(url, init),
   organisations: (): Promise<Set<string>> => models.organisations(),
   origin: self.location.origin,
+  // Every tab reads the catalogue again, whichever tab changed the servers.
+  onChange: () =>
+    addedChannel.postMessage({ type: 'servers/changed' } satisfies AddedModelsMessage),
 });
 const upstream = new UpstreamBackend({
   resolve: (id) => servers.resolve(id),

@@ -12,7 +12,7 @@ import {
   type WorkerToPage,
 } from '../bridge/messages';
 import { HostServer } from '../bridge/server';
-import { ADDED_MODELS_CHANNEL } from '../openai/added-models';
+import { ADDED_MODELS_CHANNEL, type AddedModelsMessage } from '../openai/added-models';
 import type { WebLLMEntry } from '../openai/catalog';
 import type { GpuFacts } from '../openai/gpu-facts';
 import { STATUS_CHANNEL, type StatusMessage } from '../openai/status';
@@ -88,7 +88,12 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
       const losses = new DeviceLosses();
       // Built-in and added models, read again whenever the service worker says they changed.
       const live = new LiveCatalog(catalog, idbAddedStore, { onChange });
-      new BroadcastChannel(ADDED_MODELS_CHANNEL).onmessage = () => void live.refresh();
+      // Servers' models are the service worker's alone: only added GGUFs concern the engines.
+      new BroadcastChannel(ADDED_MODELS_CHANNEL).onmessage = (
+        event: MessageEvent<AddedModelsMessage>,
+      ) => {
+        if (event.data.type === 'added-models/changed') void live.refresh();
+      };
       const downloaded = modelSet('downloaded');
       const webllm = new WebLLMEngine({
         catalog: catalog.filter((e): e is WebLLMEntry => e.engine === 'webllm'),

@@ -46,12 +46,15 @@ export function memoryAddedStore(initial: readonly AddedRecord[] = []): AddedMod
   };
 }
 
-/** The channel on which a change of the added models is announced. */
+/**
+ * The channel on which a change of the added models is announced, and of the servers the user
+ * added (whose models join the catalogue too; only the pages care about those).
+ */
 export const ADDED_MODELS_CHANNEL = 'hearth:added-models';
 
 /** What goes out on `ADDED_MODELS_CHANNEL`: the models changed, read them again. */
 export interface AddedModelsMessage {
-  type: 'added-models/changed';
+  type: 'added-models/changed' | 'servers/changed';
 }
 
 function exists(id: string): OpenAIError {

@@ -1,7 +1,7 @@
 /**
  * @module
- * Hears the service worker say that the models the user added changed (a tab added or removed
- * one), so that every tab reads the catalogue again.
+ * Hears the service worker say that the models the user added, or the servers, changed (a tab
+ * added or removed one), so that every tab reads the catalogue again.
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import { ADDED_MODELS_CHANNEL, type AddedModelsMessage } from '../openai/added-models';
@@ -20,7 +20,9 @@ export class AddedModelsWatch implements ReactiveController {
   hostConnected(): void {
     this.#channel = new BroadcastChannel(ADDED_MODELS_CHANNEL);
     this.#channel.addEventListener('message', (event: MessageEvent<AddedModelsMessage>) => {
-      if (event.data.type === 'added-models/changed') this.onChange();
+      if (event.data.type === 'added-models/changed' || event.data.type === 'servers/changed') {
+        this.onChange();
+      }
     });
   }
 

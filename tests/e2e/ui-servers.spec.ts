@@ -246,3 +246,31 @@ test("the API's errors show under the form: a bad URL, a server down, one refusi
   await section.getByRole('button', { name: 'Yes, remove' }).click();
   await expect(section.getByRole('listitem')).toHaveCount(0);
 });
+
+test('a server added in one tab shows in the other tab’s picker, and leaves it when removed', async ({
+  page,
+  context,
+}) => {
+  await openChat(page);
+  const other = await context.newPage();
+  await openChat(other);
+  const option = other.getByLabel('Model').locator('option[value="tabs/m1"]');
+  await expect(option).toHaveCount(0);
+  const call = (method: string, path: string, body?: unknown) =>
+    page.evaluate(
+      async ({ method, path, body }) =>
+        (
+          await fetch(path, {
+            method,
+            headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+            ...(body !== undefined && { body: JSON.stringify(body) }),
+          })
+        ).status,
+      { method, path, body },
+    );
+  expect(await call('POST', 'v1/hearth/servers', { name: 'tabs', base_url: base })).toBe(201);
+  // The other tab is told (no reload), and reads the catalogue again.
+  await expect(option).toHaveCount(1);
+  expect(await call('DELETE', 'v1/hearth/servers/tabs')).toBe(200);
+  await expect(option).toHaveCount(0);
+});
