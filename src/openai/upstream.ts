@@ -100,12 +100,23 @@ async function jsonOf<T>(response: Response, server: string): Promise<T> {
   }
 }
 
-/** Text events of an SSE body, one `data:` payload each, as they arrive. */
-async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+/**
+ * The `data:` payloads of an SSE body, as they arrive: every event one read completes, together,
+ * so that a fast server's burst costs one step here and one write to the client, not one each.
+ */
+async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string[]> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let buffer = '';
   let data: string[] = [];
+  const take = (line: string, events: string[]) => {
+    if (line === '') {
+      if (data.length > 0) events.push(data.join('\n'));
+      data = [];
+    } else if (line.startsWith('data:')) {
+      data.push(line.slice(line[5] === ' ' ? 6 : 5));
+    }
+  };
   try {
     for (;;) {
       const { value, done } = await reader.read().catch((err: unknown) => {
@@ -113,23 +124,36 @@ async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string
       });
       if (done) break;
       buffer += decoder.decode(value, { stream: true });
-      let newline: number;
-      // A `\r` that ends what came so far may be the first half of `\r\n`: wait for more.
-      while ((newline = buffer.search(/\r\n|\r(?=[^\n])|\n/)) !== -1) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + (buffer.startsWith('\r\n', newline) ? 2 : 1));
-        if (line === '') {
-          if (data.length > 0) yield data.join('\n');
-          data = [];
-        } else if (line.startsWith('data:')) {
-          data.push(line.slice(line[5] === ' ' ? 6 : 5));
+      const events: string[] = [];
+      let start = 0;
+      // Most servers end lines with \n alone: look for \r only where there is one.
+      let cr = buffer.indexOf('\r');
+      for (;;) {
+        if (cr !== -1 && cr < start) cr = buffer.indexOf('\r', start);
+        const lf = buffer.indexOf('\n', start);
+        let end: number;
+        let next: number;
+        if (cr !== -1 && (lf === -1 || cr < lf)) {
+          // A \r that ends what came so far may be the first half of \r\n: wait for more.
+          if (cr === buffer.length - 1) break;
+          end = cr;
+          next = buffer[cr + 1] === '\n' ? cr + 2 : cr + 1;
+        } else if (lf !== -1) {
+          end = lf;
+          next = lf + 1;
+        } else {
+          break;
         }
+        take(buffer.slice(start, end), events);
+        start = next;
       }
+      buffer = buffer.slice(start);
+      if (events.length > 0) yield events;
     }
-    for (const line of buffer.split(/\r\n|\r|\n/)) {
-      if (line.startsWith('data:')) data.push(line.slice(line[5] === ' ' ? 6 : 5));
-    }
-    if (data.length > 0) yield data.join('\n');
+    const events: string[] = [];
+    for (const line of buffer.split(/\r\n|\r|\n/)) take(line, events);
+    take('', events);
+    if (events.length > 0) yield events;
   } finally {
     // Ends the fetch when the reader stops early (the client went, or the reply failed).
     await reader.cancel().catch(() => undefined);
@@ -258,49 +282,57 @@ export class UpstreamBackend {
     let usage: EngineUsage | null = null;
     let done = false;
     const calls = new Map<number, ToolCall>();
-    for await (const data of sseData(body)) {
-      if (data.trim() === '[DONE]') {
-        done = true;
-        break;
-      }
-      let chunk: UpstreamChunk;
-      try {
-        chunk = JSON.parse(data) as UpstreamChunk;
-      } catch {
-        throw new OpenAIError(
-          'upstream_error',
-          `The server ${target.server.name} sent an event that is not JSON: ${data.slice(0, 200)}`,
-        );
-      }
-      if (chunk.error != null) {
-        throw new OpenAIError(
-          'upstream_error',
-          `The server ${target.server.name} failed during the reply: ${upstreamMessage(JSON.stringify(chunk))}`,
-        );
-      }
-      // Some servers put usage on every chunk: the last one counts.
-      usage = usageOf(chunk.usage) ?? usage;
-      const choice = chunk.choices?.find((c) => (c.index ?? 0) === 0);
-      if (!choice) continue;
-      const delta = choice.delta ?? {};
+    for await (const batch of sseData(body)) {
+      // Every token of one read goes out as one batch (one write to the client).
       const tokens: (string | RichToken)[] = [];
-      if (delta.reasoning_content) tokens.push({ text: delta.reasoning_content, reasoning: true });
-      const logprobs = choice.logprobs?.content;
-      if (delta.content) tokens.push(logprobs ? { text: delta.content, logprobs } : delta.content);
-      if (tokens.length > 0) yield { type: 'tokens', tokens };
-      for (const call of delta.tool_calls ?? []) {
-        const index = call.index ?? 0;
-        const known = calls.get(index) ?? {
-          id: '',
-          type: 'function' as const,
-          function: { name: '', arguments: '' },
-        };
-        if (call.id) known.id = call.id;
-        if (call.function?.name) known.function.name += call.function.name;
-        if (call.function?.arguments) known.function.arguments += call.function.arguments;
-        calls.set(index, known);
+      for (const data of batch) {
+        if (data.trim() === '[DONE]') {
+          done = true;
+          break;
+        }
+        let chunk: UpstreamChunk;
+        try {
+          chunk = JSON.parse(data) as UpstreamChunk;
+        } catch {
+          if (tokens.length > 0) yield { type: 'tokens', tokens };
+          throw new OpenAIError(
+            'upstream_error',
+            `The server ${target.server.name} sent an event that is not JSON: ${data.slice(0, 200)}`,
+          );
+        }
+        if (chunk.error != null) {
+          if (tokens.length > 0) yield { type: 'tokens', tokens };
+          throw new OpenAIError(
+            'upstream_error',
+            `The server ${target.server.name} failed during the reply: ${upstreamMessage(JSON.stringify(chunk))}`,
+          );
+        }
+        // Some servers put usage on every chunk: the last one counts.
+        usage = usageOf(chunk.usage) ?? usage;
+        const choice = chunk.choices?.find((c) => (c.index ?? 0) === 0);
+        if (!choice) continue;
+        const delta = choice.delta ?? {};
+        if (delta.reasoning_content)
+          tokens.push({ text: delta.reasoning_content, reasoning: true });
+        const logprobs = choice.logprobs?.content;
+        if (delta.content)
+          tokens.push(logprobs ? { text: delta.content, logprobs } : delta.content);
+        for (const call of delta.tool_calls ?? []) {
+          const index = call.index ?? 0;
+          const known = calls.get(index) ?? {
+            id: '',
+            type: 'function' as const,
+            function: { name: '', arguments: '' },
+          };
+          if (call.id) known.id = call.id;
+          if (call.function?.name) known.function.name += call.function.name;
+          if (call.function?.arguments) known.function.arguments += call.function.arguments;
+          calls.set(index, known);
+        }
+        if (choice.finish_reason) finish = finishReason(choice.finish_reason);
       }
-      if (choice.finish_reason) finish = finishReason(choice.finish_reason);
+      if (tokens.length > 0) yield { type: 'tokens', tokens };
+      if (done) break;
     }
     if (finish === undefined && !done) {
       throw new OpenAIError(
