@@ -25,7 +25,8 @@
  *
  * Controls in the request's body (Hearth passes fields it does not know to the server):
  * `delay_ms` (pause before each token), `die_after` (destroy the connection after N tokens of a
- * stream, or halfway through a non-streamed reply), `fail_status` / `fail_message` / `fail_format` (answer an
+ * stream, or halfway through a non-streamed reply), `reset` (destroy the connection before the status line),
+ * `fail_status` / `fail_message` / `fail_format` (answer an
  * error in the dialect's shape, or as text), `omit_usage` (no usage anywhere, as LM Studio's
  * streams), `flood` / `flood_pad` (a stream of N tokens of about `flood_pad` characters each,
  * written as fast as the connection takes them, minding back-pressure).
@@ -310,6 +311,11 @@ export class UpstreamServer {
     }
     if (request.method !== 'POST' || !body) {
       fail(request.method === 'POST' ? 400 : 405, 'Bad request');
+      return;
+    }
+    if (body.reset === true) {
+      // The connection dies before the status line.
+      request.socket.destroy();
       return;
     }
     if (typeof body.fail_status === 'number') {
