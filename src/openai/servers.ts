@@ -80,7 +80,7 @@ export interface ServerView {
   object: 'hearth.server';
   name: string;
   base_url: string;
-  /** The key's last four characters, or null when it has none. */
+  /** The key's last four characters (`…` alone for a key under 12), or null when it has none. */
   key_hint: string | null;
   /** Every model its `/models` listed. */
   models: string[];
@@ -94,7 +94,12 @@ export function serverView(record: ServerRecord): ServerView {
     object: 'hearth.server',
     name: record.name,
     base_url: record.base_url,
-    key_hint: record.api_key ? `…${record.api_key.slice(-4)}` : null,
+    // The last four characters, only of a key long enough that they do not give it away.
+    key_hint: record.api_key
+      ? record.api_key.length >= 12
+        ? `…${record.api_key.slice(-4)}`
+        : '…'
+      : null,
     models: [...record.models],
     offered: record.models.filter((m) => !record.hidden.includes(m)),
     host: new URL(record.base_url).host,
@@ -145,15 +150,21 @@ export async function unreachable(
   what: string,
   fetch: FetchLike,
   origin: string,
+  { added = false }: { added?: boolean } = {},
 ): Promise<OpenAIError> {
   const answered = await fetch(url, { mode: 'no-cors', signal: AbortSignal.timeout(5000) }).then(
     () => true,
     () => false,
   );
+  // A server added before let this origin read its /models: a request that fails while it is up
+  // may be refused CORS for this kind of request (a POST), or it may have dropped the connection.
+  const upButFailed = added
+    ? `${what} is up, but this request failed: it dropped the connection (a crash, a proxy, a restart), or it does not let ${origin} send it (CORS for POST requests). ${CORS_HELP}`
+    : `${what} answered but does not let ${origin} read its replies (CORS). ${CORS_HELP}`;
   return new OpenAIError(
     'upstream_unavailable',
     answered
-      ? `${what} answered but does not let ${origin} read its replies (CORS). ${CORS_HELP}`
+      ? upButFailed
       : `${what} could not be reached: is it running, and is the address right?`,
     { retryAfter: answered ? undefined : 5 },
   );

@@ -76,19 +76,19 @@ function usageOf(usage: UpstreamChunk['usage']): EngineUsage | null {
 }
 
 /** The connection to a server broke while its reply was being read (an abort is rethrown). */
-function lostMidway(err: unknown): unknown {
+function lostMidway(err: unknown, server: string): unknown {
   if (err instanceof DOMException && err.name === 'AbortError') return err;
   const detail = err instanceof Error ? err.message : String(err);
   return new OpenAIError(
     'upstream_error',
-    `The connection to the server broke during its reply (${detail}).`,
+    `The connection to the server ${server} broke during its reply (${detail}).`,
   );
 }
 
 /** A whole reply's JSON; a server that sends something else (an HTML login page) says so. */
 async function jsonOf<T>(response: Response, server: string): Promise<T> {
   const text = await response.text().catch((err: unknown) => {
-    throw lostMidway(err);
+    throw lostMidway(err, server);
   });
   try {
     return JSON.parse(text) as T;
@@ -104,7 +104,10 @@ async function jsonOf<T>(response: Response, server: string): Promise<T> {
  * The `data:` payloads of an SSE body, as they arrive: every event one read completes, together,
  * so that a fast server's burst costs one step here and one write to the client, not one each.
  */
-async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string[]> {
+async function* sseData(
+  body: ReadableStream<Uint8Array>,
+  server: string,
+): AsyncGenerator<string[]> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let buffer = '';
@@ -120,7 +123,7 @@ async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string
   try {
     for (;;) {
       const { value, done } = await reader.read().catch((err: unknown) => {
-        throw lostMidway(err);
+        throw lostMidway(err, server);
       });
       if (done) break;
       buffer += decoder.decode(value, { stream: true });
@@ -214,7 +217,9 @@ export class UpstreamBackend {
           `${what} did not start its answer within ${Math.round(limitMs / 1000)} s.`,
         );
       }
-      throw await unreachable(url, what, this.#options.fetch, this.#options.origin ?? 'this app');
+      throw await unreachable(url, what, this.#options.fetch, this.#options.origin ?? 'this app', {
+        added: true,
+      });
     } finally {
       clearTimeout(timer);
     }
@@ -282,7 +287,7 @@ export class UpstreamBackend {
     let usage: EngineUsage | null = null;
     let done = false;
     const calls = new Map<number, ToolCall>();
-    for await (const batch of sseData(body)) {
+    for await (const batch of sseData(body, target.server.name)) {
       // Every token of one read goes out as one batch (one write to the client).
       const tokens: (string | RichToken)[] = [];
       for (const data of batch) {

@@ -341,6 +341,15 @@ describe('serverView', () => {
     });
   });
 
+  it('shows none of a key under 12 characters in key_hint (its last four would be a third of it)', async () => {
+    const { servers } = registry();
+    const view = serverView(
+      await servers.add({ name: 'box', base_url: 'http://box/v1', api_key: 'sk-short' }),
+    );
+    expect(view.key_hint).toBe('…');
+    expect(JSON.stringify(view)).not.toContain('hort');
+  });
+
   it('has a null key_hint for a server without a key', async () => {
     const { servers } = registry();
     expect(serverView(await servers.add({ name: 'box', base_url: 'http://box/v1' })).key_hint).toBe(
@@ -490,7 +499,7 @@ describe('/v1/hearth/servers through the API', () => {
     });
 
   const add = (
-    body: unknown = { name: 'box', base_url: 'http://box:8000/v1/', api_key: 'sk-abcd1234' },
+    body: unknown = { name: 'box', base_url: 'http://box:8000/v1/', api_key: 'sk-abcdefgh1234' },
   ) => request('POST', '', body);
 
   it('adds a server: 201 with its view, never the key', async () => {
@@ -499,7 +508,7 @@ describe('/v1/hearth/servers through the API', () => {
     expect(response.status).toBe(201);
     expect(response.headers.get('x-request-id')).toBeTruthy();
     const text = await response.text();
-    expect(text).not.toContain('sk-abcd1234');
+    expect(text).not.toContain('sk-abcdefgh1234');
     expect(JSON.parse(text)).toEqual({
       object: 'hearth.server',
       name: 'box',
@@ -524,7 +533,7 @@ describe('/v1/hearth/servers through the API', () => {
     const body = (await listed.json()) as { object: string; data: { name: string }[] };
     expect(body.object).toBe('list');
     expect(body.data.map((s) => s.name)).toEqual(['box']);
-    expect(JSON.stringify(body)).not.toContain('sk-abcd1234');
+    expect(JSON.stringify(body)).not.toContain('sk-abcdefgh1234');
   });
 
   it('chooses the models offered with PATCH', async () => {
