@@ -16,7 +16,7 @@ if (!firefox) throw new Error(browserHelp('firefox'));
  * needs what only Chromium has (CDP) skips itself there with its reason (helpers.ts).
  */
 const FIREFOX_SUITES =
-  /\/(wire|sdk|hosts|faults|relay|ui-chat|ui-conversations|ui-servers|offline|llama|gguf-downloads|fixture-gguf|add-model|embeddings|sdk-embeddings|servers|servers-clients)\.spec\.ts$/;
+  /\/(wire|sdk|hosts|faults|relay|ui-chat|ui-conversations|ui-servers|offline|llama|gguf-downloads|fixture-gguf|add-model|embeddings|sdk-embeddings|servers-clients)\.spec\.ts$/;
 
 /** Ports of their own, so that the tests never talk to an app left running by `npm start`. */
 const PORT = Number(process.env.E2E_PORT ?? 4179);
