@@ -12,8 +12,10 @@ if (!firefox) throw new Error(browserHelp('firefox'));
 
 /**
  * The suites that run in Firefox too: the API and the SDK, tabs and failover, faults (abort, the
- * queue), the relay, the chat app, offline, and GGUF models on llama.cpp. A test in them that
- * needs what only Chromium has (CDP) skips itself there with its reason (helpers.ts).
+ * queue), the relay, the chat app, offline, GGUF models on llama.cpp, embeddings, and the clients
+ * and UI of servers the user adds (their contract suite, servers.spec.ts, runs in Chromium only:
+ * a minute more would take a fresh clone's CI past 25 minutes). A test in them that needs what
+ * only Chromium has (CDP) skips itself there with its reason (helpers.ts).
  */
 const FIREFOX_SUITES =
   /\/(wire|sdk|hosts|faults|relay|ui-chat|ui-conversations|ui-servers|offline|llama|gguf-downloads|fixture-gguf|add-model|embeddings|sdk-embeddings|servers-clients)\.spec\.ts$/;
