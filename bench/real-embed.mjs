@@ -4,6 +4,7 @@
 // engine worker (src/engine-host/bench-hook.ts), in the same run, alternating, for requests of
 // one input and of 64.
 import { FIXTURE_EMBEDDING_WORDS } from '../scripts/fixture-gguf.mjs';
+import { median, round } from './stats.mjs';
 
 const KEY = 'Bearer bench';
 /**
@@ -18,17 +19,6 @@ const INPUT_WORDS = { 1: 128, 64: 16 };
  * @property {number} b64BudgetS no further round of requests of 64 inputs starts after this long
  * @property {number} minRounds rounds of each size that run whatever the time
  */
-
-/** @param {number[]} xs */
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  /** @param {number} i */
-  const at = (i) => s[i] ?? NaN;
-  const m = s.length >> 1;
-  return s.length % 2 ? at(m) : (at(m - 1) + at(m)) / 2;
-};
-/** @param {number} x */
-const round = (x, digits = 2) => Number(x.toFixed(digits));
 
 /**
  * `n` inputs of `words` fixture words each, different from one another (a fixed pseudo-random

@@ -3,6 +3,7 @@
 // run (src/engine-host/bench-hook.ts), with one thread and with min(4, cores).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { attachToWorkers } from '../scripts/cdp-workers.mjs';
+import { median, round } from './stats.mjs';
 
 const KEY = 'Bearer bench';
 const PROMPT = 'Tell me a story about a fox.';
@@ -17,16 +18,6 @@ const PROMPT = 'Tell me a story about a fox.';
  * @property {number} ttftBudgetS no further run starts after this many seconds (three always run)
  */
 
-/** @param {number[]} xs */
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  /** @param {number} i */
-  const at = (i) => s[i] ?? NaN;
-  const m = s.length >> 1;
-  return s.length % 2 ? at(m) : (at(m - 1) + at(m)) / 2;
-};
-/** @param {number} x */
-const round = (x, digits = 2) => Number(x.toFixed(digits));
 const MB = 1024 * 1024;
 
 /**

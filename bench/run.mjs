@@ -16,6 +16,7 @@ import { BENCH_OPTIONS, fixtureEmbeddingGguf, fixtureGguf } from '../scripts/fix
 import { EMBED_TARGETS, measureEmbed } from './real-embed.mjs';
 import { LLAMA_TARGETS, measureLlama } from './real-engine.mjs';
 import { SERVER_TARGETS, measureServers } from './servers.mjs';
+import { median, round } from './stats.mjs';
 
 const PORT = Number(process.env.BENCH_PORT ?? 4190);
 const OUT_DIR = 'dist-bench';
@@ -93,13 +94,7 @@ const N = quick
       },
     };
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 const words = (n) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
-const round = (x, digits = 2) => Number(x.toFixed(digits));
 
 async function buildBench() {
   process.env.HEARTH_OUT_DIR = OUT_DIR;

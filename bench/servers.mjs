@@ -9,6 +9,7 @@
 // service worker controls, so it too passes the service worker's fetch event (which leaves it to
 // the network): only answering it, and the second fetch, are Hearth's.
 import { createServer } from 'node:http';
+import { median, round } from './stats.mjs';
 
 const KEY = 'Bearer bench';
 /** The name the server is added under (`bench` is an organisation of the bench catalogue). */
@@ -29,17 +30,6 @@ const PREFLIGHT_MAX_AGE_S = 600;
  * @property {number} requestRuns pairs of non-streamed requests
  * @property {number} warmup requests each way before any timing
  */
-
-/** @param {number[]} xs */
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  /** @param {number} i */
-  const at = (i) => s[i] ?? NaN;
-  const m = s.length >> 1;
-  return s.length % 2 ? at(m) : (at(m - 1) + at(m)) / 2;
-};
-/** @param {number} x */
-const round = (x, digits = 2) => Number(x.toFixed(digits));
 
 /**
  * An OpenAI-compatible server of one model, on a free port of 127.0.0.1. `POST

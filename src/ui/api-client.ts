@@ -7,6 +7,7 @@
 import type { DownloadProgress } from '../openai/downloads';
 import { decodeSse } from '../openai/sse';
 import type { HearthStatus } from '../openai/status';
+import type { ServerView } from '../openai/servers';
 import type { ChatCompletionChunk, ListBody, ModelObject, Usage } from '../openai/types';
 
 /** The key the app sends while any non-empty key is accepted. */
@@ -181,18 +182,7 @@ export function addModel(body: { source: string; id?: string }): Promise<Catalog
 }
 
 /** A server the user added, as `/v1/hearth/servers` shows it (never its key: a hint only). */
-export interface ServerInfo {
-  object: 'hearth.server';
-  name: string;
-  base_url: string;
-  /** `…` and the key's last four characters, or null when it has none. */
-  key_hint: string | null;
-  /** Every model its `GET /models` listed (upstream ids). */
-  models: string[];
-  /** Those offered in the catalogue (all but the ones the user unticked). */
-  offered: string[];
-  host: string;
-}
+export type ServerInfo = ServerView;
 
 /** `GET /v1/hearth/servers`. */
 export async function listServers(): Promise<ServerInfo[]> {

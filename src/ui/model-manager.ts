@@ -16,7 +16,7 @@ import { leavesFor, type CatalogModel } from './api-client';
 import { ModelActionsController } from './model-actions';
 import './model-add';
 import { engineLabel, factsOf, llamaPlace, recommendedModel, sizeOf } from './model-facts';
-import { formatBytes, formatDuration, shared } from './styles';
+import { cards, formatBytes, formatDuration, shared } from './styles';
 
 /** @fires catalog-stale - something changed what the catalogue says. */
 export class ModelManager extends LitElement {
@@ -29,6 +29,7 @@ export class ModelManager extends LitElement {
 
   static override styles = [
     shared,
+    cards,
     css`
       :host {
         display: block;
@@ -57,18 +58,6 @@ export class ModelManager extends LitElement {
         display: flex;
         flex-direction: column;
         gap: 0.6em;
-      }
-      li {
-        border: 1px solid var(--border);
-        border-radius: var(--radius);
-        padding: 0.7em 0.9em;
-        background: var(--bg-raised);
-      }
-      .head {
-        display: flex;
-        flex-wrap: wrap;
-        gap: 0.4em;
-        align-items: baseline;
       }
       .name {
         font-weight: 600;

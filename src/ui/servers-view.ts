@@ -16,7 +16,7 @@ import {
   removeServer,
   type ServerInfo,
 } from './api-client';
-import { shared } from './styles';
+import { cards, shared } from './styles';
 
 /**
  * A server's name from its address when the user gave none: `gpu-box` for
@@ -62,6 +62,7 @@ export class ServersView extends LitElement {
 
   static override styles = [
     shared,
+    cards,
     css`
       :host {
         display: block;
@@ -96,18 +97,6 @@ export class ServersView extends LitElement {
         display: flex;
         flex-direction: column;
         gap: 0.6em;
-      }
-      li {
-        border: 1px solid var(--border);
-        border-radius: var(--radius);
-        padding: 0.7em 0.9em;
-        background: var(--bg-raised);
-      }
-      .head {
-        display: flex;
-        flex-wrap: wrap;
-        gap: 0.4em;
-        align-items: baseline;
       }
       dl {
         display: grid;

@@ -4,6 +4,22 @@
  */
 import { css } from 'lit';
 
+/** A list of cards (models, servers): each `li` a raised box, its `.head` a row of badges. */
+export const cards = css`
+  li {
+    border: 1px solid var(--border);
+    border-radius: var(--radius);
+    padding: 0.7em 0.9em;
+    background: var(--bg-raised);
+  }
+  .head {
+    display: flex;
+    flex-wrap: wrap;
+    gap: 0.4em;
+    align-items: baseline;
+  }
+`;
+
 export const shared = css`
   :host {
     font: var(--font);

@@ -36,6 +36,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { echoTokens } from '../../src/engine-host/echo-engine';
 
 /** The port of the upstream server (E2E_UPSTREAM_PORT, else three past the model server's). */
 export const UPSTREAM_PORT = Number(
@@ -81,14 +82,8 @@ export function upstreamVector(text: string): number[] {
   });
 }
 
-/** Splits text into echo tokens, as src/engine-host/echo-engine.ts does. */
-export function echoTokens(text: string): string[] {
-  const tokens = text.match(/\S+\s*/g);
-  if (!tokens) return text === '' ? [] : [text];
-  const lead = text.length - text.trimStart().length;
-  if (lead > 0) tokens[0] = text.slice(0, lead) + (tokens[0] ?? '');
-  return tokens;
-}
+/** The echo engine's tokens: the server answers as `hearth/echo` does, to compare the two. */
+export { echoTokens };
 
 /** One request the server received. */
 export interface UpstreamRequest {
