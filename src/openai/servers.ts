@@ -236,11 +236,6 @@ export class Servers {
     return this.#records;
   }
 
-  /** Reads the store again on next use: another service worker changed it. */
-  reload(): void {
-    this.#records = undefined;
-  }
-
   async list(): Promise<ServerRecord[]> {
     return [...(await this.#load()).values()].sort((a, b) => a.added_at - b.added_at);
   }
@@ -264,12 +259,6 @@ export class Servers {
       return undefined;
     }
     return { id, server, upstream };
-  }
-
-  /** Whether `id` names one of a server's models (offered or not): its organisation is one. */
-  async owns(id: string): Promise<boolean> {
-    const slash = id.indexOf('/');
-    return slash > 0 && (await this.#load()).has(id.slice(0, slash));
   }
 
   /** Reads the server's `/models` with its key: the upstream ids, or why not. */
