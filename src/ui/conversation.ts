@@ -29,6 +29,19 @@ export interface Message {
   stopped?: boolean;
   /** Why it ended (`stop`, `length`). */
   finish_reason?: string;
+  /**
+   * The other versions of this message and of everything after it, kept when the user edits it
+   * (a user message) or asks for it again (a reply). Absent while there is only one.
+   */
+  versions?: Versions;
+}
+
+/**
+ * Versions of a message, each with what followed it. `tails[i]` holds version i's messages from
+ * this one on; the version on show is `null` there, because it lives in `Conversation.messages`.
+ */
+export interface Versions {
+  tails: (Message[] | null)[];
 }
 
 /** The settings of one conversation. */
@@ -50,6 +63,10 @@ export interface Conversation {
   messages: Message[];
   /** What the user was typing and has not sent: never lost to a reload. */
   draft: string;
+  /** Kept at the top of the list. */
+  pinned?: boolean;
+  /** Out of the list (and out of search), until the user shows the archive. */
+  archived?: boolean;
 }
 
 export const DEFAULT_SETTINGS: ConversationSettings = {
