@@ -8,7 +8,11 @@ import { Workbox } from 'workbox-window';
 import type { PageToSw } from './bridge/messages';
 import { joinElection } from './engine-host/leader';
 import './ui/hearth-app';
+import { watchPreferences } from './ui/preferences';
 import './ui/theme.css';
+
+// The chosen theme before the first paint, and every tab follows a change made in another.
+watchPreferences();
 
 const BASE = import.meta.env.BASE_URL;
 /** Set while reloading to get control, so that a page that cannot get it does not loop. */
