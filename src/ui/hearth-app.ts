@@ -13,6 +13,7 @@ import './api-panel';
 import './api-status';
 import type { TabRole } from './api-status';
 import './chat-view';
+import { chatModels, defaultModel } from './chat-models';
 import {
   exportConversations,
   importConversations,
@@ -47,21 +48,6 @@ const VIEWS: { view: View; label: string }[] = [
 function viewOf(hash: string): View {
   const name = hash.replace(/^#\/?/, '');
   return VIEWS.some((v) => v.view === name) ? (name as View) : 'chat';
-}
-
-/** The models a conversation can use: on the device, runnable, and not embedding models. */
-export function chatModels(models: readonly CatalogModel[]): CatalogModel[] {
-  return models.filter((m) => m.available && m.downloaded && !m.embedding);
-}
-
-/**
- * The model a new conversation starts with: the one on the GPU, else one on the device, else
- * the echo engine (a test engine, which says so). Never a server's model: messages leave the
- * device only for a model the user picked.
- */
-export function defaultModel(models: readonly CatalogModel[]): string {
-  const usable = chatModels(models).filter((m) => m.id !== ECHO_MODEL_ID && !m.leaves_device);
-  return (usable.find((m) => m.loaded) ?? usable[0])?.id ?? ECHO_MODEL_ID;
 }
 
 export class HearthApp extends LitElement {
