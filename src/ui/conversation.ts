@@ -146,7 +146,10 @@ const exportFile = v.object({
 
 type ExportedMessage = v.InferOutput<typeof exportedMessage>;
 
-/** The conversations as an export file's object. */
+/**
+ * The conversations as an export file's object: each as it is shown, the versions of edited and
+ * rewritten messages on show and no others (the OpenAI format has no place for them).
+ */
 export function exportConversations(conversations: readonly Conversation[]) {
   return {
     format: EXPORT_FORMAT,
@@ -185,7 +188,7 @@ export function exportConversations(conversations: readonly Conversation[]) {
 
 /**
  * The conversations of an export file, with new ids (an import never overwrites), or an error
- * that says what is wrong with the file.
+ * that says what is wrong with the file. They have one version of each message, as exported.
  */
 export function importConversations(text: string): Conversation[] {
   let json: unknown;
@@ -279,4 +282,79 @@ export function contextTokens(conversation: Conversation, draft = ''): number {
   const from = exact ? lastExact + 1 : 0;
   for (const m of conversation.messages.slice(from)) tokens += estimateTokens(m.content);
   return tokens + estimateTokens(draft);
+}
+
+/** Which version of `m` is on show (0-based) and how many it has; null while it has one. */
+export function versionOf(m: Message): { current: number; count: number } | null {
+  const tails = m.versions?.tails;
+  if (!tails || tails.length < 2) return null;
+  return { current: tails.indexOf(null), count: tails.length };
+}
+
+/**
+ * Messages from `index` on, as a version keeps them: the first without its `versions` (they
+ * belong to the place, not to one version); those after it keep theirs, so versions nested in a
+ * kept version come back with it.
+ */
+function tailFrom(c: Conversation, index: number): Message[] {
+  const [first, ...rest] = c.messages.slice(index);
+  if (!first) throw new RangeError(`No message at ${index}.`);
+  const kept = { ...first };
+  delete kept.versions;
+  return [kept, ...rest];
+}
+
+/**
+ * The versions of the message at `index`, with the one on show stored: those it already had, or a
+ * new list holding it alone.
+ */
+function keepShown(c: Conversation, index: number): (Message[] | null)[] {
+  const tails = [...(c.messages[index]?.versions?.tails ?? [null])];
+  tails[tails.indexOf(null)] = tailFrom(c, index);
+  return tails;
+}
+
+/**
+ * The user edited their message at `index`: what it said and everything after it stay as its
+ * previous version, and the conversation goes on from the new text (a new version, on show).
+ * The first message's new text names the conversation again.
+ */
+export function editMessage(c: Conversation, index: number, content: string): void {
+  if (c.messages[index]?.role !== 'user') throw new RangeError(`No user message at ${index}.`);
+  const tails = [...keepShown(c, index), null];
+  c.messages = [...c.messages.slice(0, index), { role: 'user', content, versions: { tails } }];
+  if (index === 0) c.title = titleFrom(content);
+}
+
+/**
+ * The reply at `index` is to be written again: it and everything after it stay as a version, and
+ * a new empty reply takes its place (the last version, on show). Returns that reply, for the
+ * caller to name its model and stream into.
+ */
+export function replyAgain(c: Conversation, index: number): Message {
+  if (c.messages[index]?.role !== 'assistant') throw new RangeError(`No reply at ${index}.`);
+  const reply: Message = {
+    role: 'assistant',
+    content: '',
+    versions: { tails: [...keepShown(c, index), null] },
+  };
+  c.messages = [...c.messages.slice(0, index), reply];
+  return reply;
+}
+
+/**
+ * Shows version `version` (0-based) of the message at `index`, with what followed it then; the
+ * version on show until now is kept, with what follows it now.
+ */
+export function showVersion(c: Conversation, index: number, version: number): void {
+  const versions = c.messages[index]?.versions;
+  const chosen = versions?.tails[version];
+  if (!versions || chosen === undefined) {
+    throw new RangeError(`Message ${index} has no version ${version}.`);
+  }
+  if (chosen === null) return;
+  const tails = keepShown(c, index);
+  tails[version] = null;
+  const [first, ...rest] = chosen;
+  c.messages = [...c.messages.slice(0, index), { ...first!, versions: { tails } }, ...rest];
 }
