@@ -9,12 +9,12 @@ import { css, html, LitElement, nothing, type PropertyValues } from 'lit';
 import { ECHO_MODEL_ID } from '../openai/models';
 import { catalog as fetchCatalog, type CatalogModel } from './api-client';
 import { AddedModelsWatch } from './added-models-watch';
-import './api-panel';
 import './api-status';
 import type { TabRole } from './api-status';
 import './chat-view';
 import { chatModels, defaultModel } from './chat-models';
 import {
+  DEFAULT_SETTINGS,
   exportConversations,
   importConversations,
   newConversation,
@@ -30,6 +30,7 @@ import {
   saveConversation,
 } from './conversation-store';
 import { HostStatusController } from './host-status';
+import { preferences } from './preferences';
 import './model-manager';
 import { requestPersistence, type Persistence } from './persistence';
 import { relayPairing } from './relay-pairing';
@@ -37,25 +38,33 @@ import './relay-status';
 import './settings-view';
 import { shared } from './styles';
 
-type View = 'chat' | 'models' | 'settings' | 'api';
+type View = 'chat' | 'models' | 'settings';
 const VIEWS: { view: View; label: string }[] = [
   { view: 'chat', label: 'Chat' },
   { view: 'models', label: 'Models' },
   { view: 'settings', label: 'Settings' },
-  { view: 'api', label: 'API' },
 ];
 
-function viewOf(hash: string): View {
-  const name = hash.replace(/^#\/?/, '');
-  return VIEWS.some((v) => v.view === name) ? (name as View) : 'chat';
+/** The view and its section of an address's hash (`#/settings/developer`). */
+export function routeOf(hash: string): { view: View; section: string } {
+  const [name = '', section = ''] = hash.replace(/^#\/?/, '').split('/');
+  // The API panel was a view of its own; old links land where it lives now.
+  if (name === 'api') return { view: 'settings', section: 'developer' };
+  const view = VIEWS.find((v) => v.view === name)?.view ?? 'chat';
+  return { view, section: view === 'settings' ? section || 'preferences' : '' };
 }
+
+/** How long a notice that something went right stays before it closes by itself. */
+const NOTICE_MS = 6000;
 
 export class HearthApp extends LitElement {
   static override properties = {
     role: {},
     detail: {},
     view: { state: true },
+    section: { state: true },
     catalog: { state: true },
+    catalogKnown: { state: true },
     conversations: { state: true },
     active: { state: true },
     persistence: { state: true },
@@ -64,6 +73,7 @@ export class HearthApp extends LitElement {
     updateReady: { type: Boolean },
     updating: { state: true },
     offline: { state: true },
+    offlineDismissed: { state: true },
   };
 
   static override styles = [
@@ -81,9 +91,8 @@ export class HearthApp extends LitElement {
         display: flex;
         align-items: center;
         gap: 1em;
-        padding: 0.5em 1em;
+        padding: 0.4em 1em;
         border-bottom: 1px solid var(--border);
-        flex-wrap: wrap;
       }
       h1 {
         font-size: 1.2em;
@@ -107,7 +116,11 @@ export class HearthApp extends LitElement {
         background: var(--bg-soft);
         font-weight: 600;
       }
-      .menu {
+      .end {
+        margin-left: auto;
+      }
+      .menu,
+      aside nav {
         display: none;
       }
       aside {
@@ -122,28 +135,107 @@ export class HearthApp extends LitElement {
       }
       aside conversation-list {
         flex: 1;
+        min-height: 0;
       }
+      /* The banners take what they need and the view the rest: a banner never pushes the
+         composer off the screen, the conversation's log shrinks instead. */
       main {
         min-height: 0;
         min-width: 0;
+        display: flex;
+        flex-direction: column;
+      }
+      .view {
+        flex: 1;
+        min-height: 0;
         overflow: auto;
       }
-      main.chat {
+      main.chat .view {
         overflow: hidden;
       }
       .banner {
-        margin: 0.5em 1em 0;
+        margin: 0.4em 1em 0;
+        display: flex;
+        flex-wrap: wrap;
+        align-items: center;
+        gap: 0.3em 0.8em;
+        padding: 0.35em 0.8em;
+      }
+      .banner button {
+        margin-left: auto;
+      }
+      /* Notices of something done float above the view and close by themselves. */
+      .toast {
+        position: fixed;
+        top: 0.8em;
+        left: 50%;
+        transform: translateX(-50%);
+        z-index: 10;
+        max-width: min(34em, 92vw);
+        box-shadow: 0 4px 18px rgb(0 0 0 / 25%);
+        display: flex;
+        gap: 0.8em;
+        align-items: center;
+      }
+      dialog {
+        max-width: min(34em, 92vw);
+        border: 1px solid var(--border);
+        border-radius: var(--radius);
+        background: var(--bg);
+        color: var(--fg);
+      }
+      dialog::backdrop {
+        background: rgb(0 0 0 / 40%);
+      }
+      dialog h2 {
+        margin-top: 0;
+        font-size: 1.15em;
+      }
+      dl.keys {
+        display: grid;
+        grid-template-columns: auto 1fr;
+        gap: 0.4em 1em;
+        margin: 0 0 1em;
+      }
+      dl.keys dt {
+        white-space: nowrap;
+      }
+      dl.keys dd {
+        margin: 0;
+      }
+      kbd {
+        font: var(--mono);
+        border: 1px solid var(--border);
+        border-bottom-width: 2px;
+        border-radius: 4px;
+        padding: 0 0.3em;
+        background: var(--bg-soft);
       }
       @media (max-width: 720px) {
         :host {
           grid-template-columns: 1fr;
         }
+        /* One bar on a phone: the conversation's own (chat-view), which opens this drawer. */
+        :host([view='chat']) header {
+          display: none;
+        }
+        :host([view='chat']) {
+          grid-template-rows: 0 1fr;
+        }
         .menu {
           display: inline-block;
+        }
+        header nav,
+        header .end {
+          display: none;
+        }
+        aside nav {
+          display: block;
         }
         aside {
           display: none;
           border-right: none;
+          grid-row: 2;
         }
         :host([drawer-open]) aside {
           display: flex;
@@ -153,10 +245,11 @@ export class HearthApp extends LitElement {
         }
         header {
           gap: 0.5em;
-          padding: 0.4em 0.6em;
+          padding: 0.3em 0.6em;
         }
-        nav a {
-          padding: 0.3em 0.45em;
+        .banner {
+          margin: 0.3em 0.5em 0;
+          font-size: 0.92em;
         }
       }
     `,
@@ -165,7 +258,11 @@ export class HearthApp extends LitElement {
   declare role: TabRole;
   declare detail: string;
   declare private view: View;
+  /** The part of a view the address names (Settings' sections). */
+  declare private section: string;
   declare private catalog: CatalogModel[];
+  /** The catalogue was read at least once: until then the app says it is checking. */
+  declare private catalogKnown: boolean;
   declare private conversations: Conversation[];
   declare private active: Conversation | null;
   declare private persistence: Persistence;
@@ -176,19 +273,22 @@ export class HearthApp extends LitElement {
   declare updateReady: boolean;
   declare private updating: boolean;
   declare private offline: boolean;
+  declare private offlineDismissed: boolean;
   readonly #host = new HostStatusController(this);
   #catalogKey = '';
   #persistAsked = false;
   #pairingStarted = false;
   /** Catalogue reads started, so that only the latest one's answer is shown. */
   #catalogRequests = 0;
+  #noticeTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor() {
     super();
     this.role = 'starting';
     this.detail = '';
-    this.view = viewOf(location.hash);
+    ({ view: this.view, section: this.section } = routeOf(location.hash));
     this.catalog = [];
+    this.catalogKnown = false;
     this.conversations = [];
     this.active = null;
     this.persistence = 'unknown';
@@ -197,6 +297,7 @@ export class HearthApp extends LitElement {
     this.updateReady = false;
     this.updating = false;
     this.offline = !navigator.onLine;
+    this.offlineDismissed = false;
     // A model added or removed in any tab changes the catalogue.
     new AddedModelsWatch(this, () => void this.refreshCatalog());
     this.#host.listen((status) => {
@@ -227,6 +328,7 @@ export class HearthApp extends LitElement {
     addEventListener('hashchange', this.#onHash);
     addEventListener('online', this.#onNetwork);
     addEventListener('offline', this.#onNetwork);
+    addEventListener('keydown', this.#onKey);
     void this.#loadConversations();
   }
 
@@ -235,20 +337,58 @@ export class HearthApp extends LitElement {
     removeEventListener('hashchange', this.#onHash);
     removeEventListener('online', this.#onNetwork);
     removeEventListener('offline', this.#onNetwork);
+    removeEventListener('keydown', this.#onKey);
   }
 
   readonly #onNetwork = () => {
     this.offline = !navigator.onLine;
+    // Going offline again is news again.
+    if (this.offline) this.offlineDismissed = false;
   };
+
+  /** The app's keyboard shortcuts (listed in the help dialog, `shortcuts()`). */
+  readonly #onKey = (event: KeyboardEvent) => {
+    const mod = event.ctrlKey || event.metaKey;
+    const key = event.key.toLowerCase();
+    if (event.key === 'Escape' && this.navOpen) {
+      event.preventDefault();
+      this.#closeDrawer();
+    } else if (mod && event.shiftKey && key === 'o') {
+      event.preventDefault();
+      void this.#new();
+    } else if (mod && event.key === '/') {
+      event.preventDefault();
+      this.#dialog('#shortcuts')?.showModal();
+    } else if (event.shiftKey && event.key === 'Escape') {
+      event.preventDefault();
+      void this.#focusComposer();
+    } else if (mod && event.shiftKey && key === 'c' && this.view === 'chat') {
+      event.preventDefault();
+      void this.renderRoot.querySelector('chat-view')?.copyLastReply();
+    }
+  };
+
+  #dialog(selector: string): HTMLDialogElement | null {
+    return this.renderRoot.querySelector<HTMLDialogElement>(selector);
+  }
 
   #acceptUpdate(): void {
     this.updating = true;
     this.dispatchEvent(new CustomEvent('update-accepted'));
   }
 
+  protected override willUpdate(changed: PropertyValues): void {
+    if (changed.has('active') || changed.has('conversations') || changed.has('view')) {
+      const title =
+        this.view === 'chat' ? this.active?.title : VIEWS.find((v) => v.view === this.view)?.label;
+      document.title = title ? `${title} — Hearth` : 'Hearth';
+    }
+  }
+
   protected override updated(changed: PropertyValues<this>): void {
     // On a phone the conversations take the place of the view while open.
     this.toggleAttribute('drawer-open', this.navOpen);
+    this.setAttribute('view', this.view);
     if (changed.has('role') && (this.role === 'host' || this.role === 'waiting')) {
       void this.refreshCatalog();
     }
@@ -262,9 +402,39 @@ export class HearthApp extends LitElement {
   }
 
   readonly #onHash = () => {
-    this.view = viewOf(location.hash);
+    ({ view: this.view, section: this.section } = routeOf(location.hash));
     this.navOpen = false;
   };
+
+  /** Opens the phone's drawer and puts focus in it (where the list is). */
+  async #openDrawer(): Promise<void> {
+    this.navOpen = true;
+    await this.updateComplete;
+    this.renderRoot.querySelector<HTMLElement>('aside nav a[aria-current="page"]')?.focus();
+  }
+
+  /** Closes the phone's drawer and gives focus back to what opened it. */
+  async #closeDrawer(): Promise<void> {
+    this.navOpen = false;
+    await this.updateComplete;
+    const chat = this.renderRoot.querySelector('chat-view');
+    if (this.view === 'chat' && chat) chat.focusMenu();
+    else this.renderRoot.querySelector<HTMLElement>('header .menu')?.focus();
+  }
+
+  async #focusComposer(): Promise<void> {
+    if (this.view !== 'chat') location.hash = '#/chat';
+    await this.updateComplete;
+    await this.renderRoot.querySelector('chat-view')?.updateComplete;
+    this.renderRoot.querySelector('chat-view')?.focusComposer();
+  }
+
+  /** Says something; a success closes by itself, an error stays until dismissed. */
+  #say(text: string, error = false): void {
+    clearTimeout(this.#noticeTimer);
+    this.notice = { text, error };
+    if (!error) this.#noticeTimer = setTimeout(() => (this.notice = null), NOTICE_MS);
+  }
 
   /** Asks the browser for persistent storage (after a download, and after installation). */
   async askPersistence(): Promise<void> {
@@ -284,6 +454,7 @@ export class HearthApp extends LitElement {
     // would put back what the later one saw change.
     if (request !== this.#catalogRequests) return;
     this.catalog = catalog;
+    this.catalogKnown = true;
     // An empty conversation that started before the catalogue was known gets a better model.
     const a = this.active;
     if (a && a.messages.length === 0 && a.model === ECHO_MODEL_ID) {
@@ -298,9 +469,20 @@ export class HearthApp extends LitElement {
 
   async #loadConversations(): Promise<void> {
     this.conversations = await listConversations();
+    const visible = this.conversations.filter((c) => !c.archived);
     const remembered = this.conversations.find((c) => c.id === openConversationId());
-    if (remembered ?? this.conversations[0]) this.#open((remembered ?? this.conversations[0])!);
+    const first = remembered ?? visible[0];
+    if (first) this.#open(first);
     else await this.#new();
+    await this.#focusComposerOnLoad();
+  }
+
+  /** On load, the composer has focus, as in the chat apps people know (not on a phone: the keyboard would cover the page). */
+  async #focusComposerOnLoad(): Promise<void> {
+    if (this.view !== 'chat' || matchMedia('(max-width: 720px)').matches) return;
+    await this.updateComplete;
+    await this.renderRoot.querySelector('chat-view')?.updateComplete;
+    this.renderRoot.querySelector('chat-view')?.focusComposer();
   }
 
   #open(conversation: Conversation): void {
@@ -315,32 +497,39 @@ export class HearthApp extends LitElement {
     settings: ConversationSettings;
     draft: string;
   }): Promise<void> {
-    const c = newConversation(seed?.model ?? defaultModel(this.catalog), seed?.settings);
+    const prefs = preferences();
+    const c = newConversation(
+      seed?.model ?? defaultModel(this.catalog, prefs.defaultModel),
+      seed?.settings ?? { ...DEFAULT_SETTINGS, system: prefs.defaultSystem },
+    );
     if (seed) c.draft = seed.draft;
     await saveConversation(c);
     this.conversations = [c, ...this.conversations];
     this.#open(c);
-    await this.updateComplete;
-    this.renderRoot
-      .querySelector('chat-view')
-      ?.shadowRoot?.querySelector<HTMLElement>('#composer')
-      ?.focus();
+    await this.#focusComposer();
   }
 
-  async #rename(id: string, title: string): Promise<void> {
+  async #change(id: string, patch: Partial<Pick<Conversation, 'title' | 'pinned' | 'archived'>>) {
     const c = this.conversations.find((x) => x.id === id);
     if (!c) return;
-    c.title = title;
-    c.updated = Date.now();
+    Object.assign(c, patch);
+    // Pinning or archiving is not a change of the conversation: it keeps its place in time.
+    if (patch.title !== undefined) c.updated = Date.now();
     await saveConversation(c);
     this.conversations = [...this.conversations];
+    if (patch.archived && this.active?.id === id) {
+      const next = this.conversations.find((x) => !x.archived);
+      if (next) this.#open(next);
+      else await this.#new();
+    }
   }
 
   async #remove(id: string): Promise<void> {
     await deleteConversation(id);
     this.conversations = this.conversations.filter((c) => c.id !== id);
     if (this.active?.id === id) {
-      const next = this.conversations[0];
+      const next = this.conversations.find((c) => !c.archived);
+      // The list moves focus to its next row itself; only a new conversation takes it here.
       if (next) this.#open(next);
       else await this.#new();
     }
@@ -361,21 +550,30 @@ export class HearthApp extends LitElement {
       const imported = importConversations(await file.text());
       for (const c of imported) await saveConversation(c);
       this.conversations = await listConversations();
-      this.notice = {
-        text: `Imported ${imported.length} conversation${imported.length === 1 ? '' : 's'}.`,
-        error: false,
-      };
+      this.#say(`Imported ${imported.length} conversation${imported.length === 1 ? '' : 's'}.`);
     } catch (err) {
-      this.notice = {
-        text: `Nothing was imported: ${err instanceof Error ? err.message : String(err)}`,
-        error: true,
-      };
+      this.#say(`Nothing was imported: ${err instanceof Error ? err.message : String(err)}`, true);
     }
   }
 
   #onChanged(c: Conversation): void {
     // Most recently changed first, as the store lists them.
     this.conversations = [c, ...this.conversations.filter((x) => x.id !== c.id)];
+  }
+
+  #renderNav() {
+    return html`<nav aria-label="Views">
+      <ul>
+        ${VIEWS.map(
+          (v) =>
+            html`<li>
+              <a href="#/${v.view}" aria-current=${this.view === v.view ? 'page' : 'false'}
+                >${v.label}</a
+              >
+            </li>`,
+        )}
+      </ul>
+    </nav>`;
   }
 
   protected override render() {
@@ -386,25 +584,18 @@ export class HearthApp extends LitElement {
           class="menu"
           aria-expanded=${this.navOpen ? 'true' : 'false'}
           aria-controls="sidebar"
-          @click=${() => (this.navOpen = !this.navOpen)}
+          @click=${() => (this.navOpen ? this.#closeDrawer() : this.#openDrawer())}
         >
-          Conversations
+          Menu
         </button>
         <h1>Hearth</h1>
-        <nav aria-label="Views">
-          <ul>
-            ${VIEWS.map(
-              (v) =>
-                html`<li>
-                  <a href="#/${v.view}" aria-current=${this.view === v.view ? 'page' : 'false'}
-                    >${v.label}</a
-                  >
-                </li>`,
-            )}
-          </ul>
-        </nav>
+        ${this.navOpen ? nothing : this.#renderNav()}
+        <button class="link end" @click=${() => this.#dialog('#shortcuts')?.showModal()}>
+          Keyboard shortcuts
+        </button>
       </header>
       <aside id="sidebar" aria-label="Conversations">
+        ${this.navOpen ? this.#renderNav() : nothing}
         <conversation-list
           .conversations=${this.conversations}
           .active=${this.active?.id ?? ''}
@@ -414,7 +605,11 @@ export class HearthApp extends LitElement {
           }}
           @new=${() => this.#new()}
           @rename=${(e: CustomEvent<{ id: string; title: string }>) =>
-            this.#rename(e.detail.id, e.detail.title)}
+            this.#change(e.detail.id, { title: e.detail.title })}
+          @pin=${(e: CustomEvent<{ id: string; pinned: boolean }>) =>
+            this.#change(e.detail.id, { pinned: e.detail.pinned })}
+          @archive=${(e: CustomEvent<{ id: string; archived: boolean }>) =>
+            this.#change(e.detail.id, { archived: e.detail.archived })}
           @remove=${(e: CustomEvent<string>) => this.#remove(e.detail)}
           @export=${() => this.#export()}
           @import=${(e: CustomEvent<File>) => this.#import(e.detail)}
@@ -426,43 +621,87 @@ export class HearthApp extends LitElement {
         ></api-status>
       </aside>
       <main class=${this.view}>
-        ${
-          this.offline
-            ? html`<p class="notice banner" role="status">
-                Offline. Hearth keeps working: chat, the models on this device and your
-                conversations. Downloading a model needs the network.
-              </p>`
-            : nothing
-        }
-        ${
-          this.updateReady
-            ? html`<p class="notice banner" role="status">
-                ${
-                  this.updating
-                    ? 'Updating once the replies in progress are done…'
-                    : html`A new version of Hearth is ready.
-                        <button class="primary" @click=${() => this.#acceptUpdate()}>
-                          Reload to update
-                        </button>`
-                }
-              </p>`
-            : nothing
-        }
-        <relay-status></relay-status>
-        ${
-          this.notice
-            ? html`<p
-                class="notice banner ${this.notice.error ? 'error' : ''}"
-                role=${this.notice.error ? 'alert' : 'status'}
-              >
-                ${this.notice.text}
-                <button class="link" @click=${() => (this.notice = null)}>Dismiss</button>
-              </p>`
-            : nothing
-        }
-        ${this.#renderView(usable)}
+        ${this.#renderBanners()}
+        <div class="view">${this.#renderView(usable)}</div>
       </main>
+      ${this.#renderShortcuts()}
     `;
+  }
+
+  #renderBanners() {
+    return html`
+      ${
+        this.offline && !this.offlineDismissed
+          ? html`<p class="notice banner" role="status">
+              <span
+                ><strong>Offline.</strong> Chat, the models on this device and your conversations
+                keep working; downloads need the network.</span
+              >
+              <button class="link" @click=${() => (this.offlineDismissed = true)}>Dismiss</button>
+            </p>`
+          : nothing
+      }
+      ${
+        this.updateReady
+          ? html`<p class="notice banner" role="status">
+              ${
+                this.updating
+                  ? 'Updating once the replies in progress are done…'
+                  : html`<span>A new version of Hearth is ready.</span>
+                      <button class="primary" @click=${() => this.#acceptUpdate()}>
+                        Reload to update
+                      </button>`
+              }
+            </p>`
+          : nothing
+      }
+      <relay-status></relay-status>
+      ${
+        this.notice
+          ? html`<p
+              class="notice ${this.notice.error ? 'banner error' : 'toast'}"
+              role=${this.notice.error ? 'alert' : 'status'}
+            >
+              <span>${this.notice.text}</span>
+              <button
+                class="link"
+                @click=${() => {
+                  clearTimeout(this.#noticeTimer);
+                  this.notice = null;
+                }}
+              >
+                Dismiss
+              </button>
+            </p>`
+          : nothing
+      }
+    `;
+  }
+
+  #renderShortcuts() {
+    const mod = /Mac|iPhone|iPad/.test(navigator.platform) ? '⌘' : 'Ctrl';
+    const keys: [string[], string][] = [
+      [[mod, 'Shift', 'O'], 'New conversation'],
+      [['Shift', 'Esc'], 'Focus the message box'],
+      [['Esc'], 'Stop the reply'],
+      [[mod, 'Shift', 'C'], 'Copy the last reply'],
+      [[mod, '/'], 'Show these shortcuts'],
+      [
+        preferences().sendKey === 'enter' ? ['Enter'] : [mod, 'Enter'],
+        'Send the message (Settings → Preferences changes it)',
+      ],
+    ];
+    return html`<dialog id="shortcuts" aria-labelledby="shortcuts-title">
+      <h2 id="shortcuts-title">Keyboard shortcuts</h2>
+      <dl class="keys">
+        ${keys.map(
+          ([combo, what]) =>
+            html`<dt>${combo.map((k, i) => html`${i ? ' + ' : ''}<kbd>${k}</kbd>`)}</dt>
+              <dd>${what}</dd>`,
+        )}
+      </dl>
+      <form method="dialog"><button class="primary">Close</button></form>
+    </dialog>`;
   }
 
   #renderView(usable: CatalogModel[]) {
@@ -472,12 +711,16 @@ export class HearthApp extends LitElement {
           ? html`<chat-view
               .conversation=${this.active}
               .models=${usable}
+              .catalog=${this.catalog}
+              .checking=${!this.catalogKnown}
               .host=${this.#host.value}
               @conversation-changed=${(e: CustomEvent<Conversation>) => this.#onChanged(e.detail)}
               @new-conversation=${(
                 e: CustomEvent<{ model: string; settings: ConversationSettings; draft: string }>,
               ) => this.#new(e.detail)}
               @show-models=${() => (location.hash = '#/models')}
+              @open-drawer=${() => this.#openDrawer()}
+              @catalog-stale=${() => this.refreshCatalog()}
             ></chat-view>`
           : nothing;
       case 'models':
@@ -488,6 +731,8 @@ export class HearthApp extends LitElement {
         ></model-manager>`;
       case 'settings':
         return html`<settings-view
+          .section=${this.section}
+          .model=${this.active?.model ?? ECHO_MODEL_ID}
           .host=${this.#host.value}
           .catalog=${this.catalog}
           .role=${this.role}
@@ -495,8 +740,6 @@ export class HearthApp extends LitElement {
           @request-persistence=${() => this.askPersistence()}
           @catalog-stale=${() => this.refreshCatalog()}
         ></settings-view>`;
-      case 'api':
-        return html`<api-panel .model=${this.active?.model ?? ECHO_MODEL_ID}></api-panel>`;
     }
   }
 }

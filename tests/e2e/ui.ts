@@ -38,9 +38,9 @@ export async function replaceNumber(field: Locator, value: number): Promise<void
   await field.blur();
 }
 
-/** Opens the conversation's settings, if they are closed. */
+/** Opens the conversation's options (system prompt, sampling), if they are closed. */
 export async function openSettings(page: Page): Promise<void> {
-  const toggle = page.getByRole('button', { name: 'Settings', exact: true });
+  const toggle = page.getByRole('button', { name: 'Chat options', exact: true });
   if ((await toggle.getAttribute('aria-expanded')) !== 'true') await toggle.click();
 }
 
