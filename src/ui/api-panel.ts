@@ -1,31 +1,28 @@
 /**
  * @module
- * `<api-panel>`: what a developer needs to call this API from their own code on this origin —
- * the base URL, a key, and snippets for the `openai` SDK and for plain `fetch`.
+ * `<api-panel>` (Settings → Developer): what a developer needs to call this API from their own
+ * code on this origin — the base URL, a key, and snippets for the `openai` SDK and plain `fetch`.
  */
 import { css, html, LitElement } from 'lit';
 import { appKey, sdkBaseUrl } from './api-client';
 import { shared } from './styles';
 
 export class ApiPanel extends LitElement {
-  static override properties = { model: {}, copied: { state: true } };
+  static override properties = { model: {}, key: {}, copied: { state: true } };
 
   static override styles = [
     shared,
     css`
       :host {
         display: block;
-        padding: 1em;
-        max-width: 52em;
-        margin: 0 auto;
-      }
-      h2 {
-        font-size: 1.3em;
-        margin: 0 0 0.6em;
       }
       h3 {
         font-size: 1.05em;
-        margin: 1.2em 0 0.4em;
+        margin: 0 0 0.4em;
+      }
+      h4 {
+        font-size: 1em;
+        margin: 0;
       }
       .field {
         display: flex;
@@ -41,8 +38,13 @@ export class ApiPanel extends LitElement {
         border-radius: 6px;
         overflow-wrap: anywhere;
       }
-      .snippet {
-        position: relative;
+      .snippet-head {
+        display: flex;
+        gap: 0.5em;
+        align-items: center;
+        justify-content: space-between;
+        flex-wrap: wrap;
+        margin: 1.1em 0 0.4em;
       }
       pre {
         background: var(--code-bg);
@@ -52,22 +54,24 @@ export class ApiPanel extends LitElement {
         font: var(--mono);
         margin: 0;
       }
-      .snippet button {
-        position: absolute;
-        top: 0.4em;
-        right: 0.4em;
-        font-size: 0.85em;
+      pre code {
+        background: none;
+        padding: 0;
+        font: inherit;
       }
     `,
   ];
 
   /** The model the snippets name. */
   declare model: string;
+  /** The key the snippets send: the one this app sends now. */
+  declare key: string;
   declare private copied: string;
 
   constructor() {
     super();
     this.model = 'hearth/echo';
+    this.key = appKey();
     this.copied = '';
   }
 
@@ -77,15 +81,25 @@ export class ApiPanel extends LitElement {
     setTimeout(() => (this.copied = ''), 1500);
   }
 
-  #copyButton(what: string, text: string, label: string) {
+  /** A Copy button; `unseen` finishes its name for screen readers (“Copy the fetch snippet”). */
+  #copyButton(what: string, text: string, label: string, unseen = '') {
     return html`<button @click=${() => this.#copy(what, text)}>
-      ${this.copied === what ? 'Copied' : label}
+      ${this.copied === what ? 'Copied' : label}${unseen ? html`<span class="sr-only"> ${unseen}</span>` : ''}
     </button>`;
+  }
+
+  /** A snippet under its heading, its Copy button beside the heading (never over the code). */
+  #snippet(what: string, heading: unknown, label: string, code: string) {
+    return html`<div class="snippet-head">
+        <h4 id="${what}-snippet">${heading}</h4>
+        ${this.#copyButton(what, code, 'Copy', label)}
+      </div>
+      <pre tabindex="0" role="region" aria-labelledby="${what}-snippet"><code>${code}</code></pre>`;
   }
 
   protected override render() {
     const base = sdkBaseUrl();
-    const key = appKey();
+    const key = this.key;
     const sdk = `import OpenAI from 'openai';
 
 const client = new OpenAI({
@@ -116,7 +130,7 @@ for await (const chunk of stream) {
 const reply = await response.json();
 console.log(reply.choices[0].message.content);`;
     return html`
-      <h2>Use the API from your code</h2>
+      <h3>Use the API from your code</h3>
       <p>
         Any page of this origin can call the model running in this browser with the tools it already
         knows. Nothing leaves the device.
@@ -131,16 +145,8 @@ console.log(reply.choices[0].message.content);`;
         <output aria-label="Key">${key}</output>
         ${this.#copyButton('key', key, 'Copy key')}
       </div>
-      <h3>The <code>openai</code> SDK in a page</h3>
-      <div class="snippet">
-        <pre><code>${sdk}</code></pre>
-        ${this.#copyButton('sdk', sdk, 'Copy')}
-      </div>
-      <h3>Plain <code>fetch</code></h3>
-      <div class="snippet">
-        <pre><code>${fetchSnippet}</code></pre>
-        ${this.#copyButton('fetch', fetchSnippet, 'Copy')}
-      </div>
+      ${this.#snippet('sdk', html`The <code>openai</code> SDK in a page`, 'the SDK snippet', sdk)}
+      ${this.#snippet('fetch', html`Plain <code>fetch</code>`, 'the fetch snippet', fetchSnippet)}
       <p class="muted">
         Wait until the page is controlled by Hearth's service worker before the first call
         (<code>navigator.serviceWorker.ready</code>, then a <code>controller</code>); see the

@@ -31,7 +31,7 @@ const KEY = 'hearth:preferences';
 export const PREFERENCES_EVENT = 'hearth-preferences';
 
 /** What was stored, each field checked: a damaged or older entry falls back field by field. */
-function parse(raw: string | null): Preferences {
+export function parsePreferences(raw: string | null): Preferences {
   let stored: Record<string, unknown> = {};
   try {
     const value: unknown = raw === null ? {} : JSON.parse(raw);
@@ -58,7 +58,7 @@ function read(): string | null {
 }
 
 export function preferences(): Preferences {
-  return parse(read());
+  return parsePreferences(read());
 }
 
 /** Changes some preferences; applies the theme and tells this tab (other tabs hear `storage`). */
@@ -85,7 +85,7 @@ export function watchPreferences(): void {
   applyTheme();
   window.addEventListener('storage', (event: StorageEvent) => {
     if (event.key !== KEY) return;
-    const next = parse(event.newValue);
+    const next = parsePreferences(event.newValue);
     applyTheme(next.theme);
     dispatchEvent(new CustomEvent(PREFERENCES_EVENT, { detail: next }));
   });

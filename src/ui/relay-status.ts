@@ -31,7 +31,7 @@ export class RelayStatus extends LitElement {
         color: var(--fg);
       }
       dialog::backdrop {
-        background: rgb(0 0 0 / 40%);
+        background: light-dark(rgb(0 0 0 / 40%), rgb(0 0 0 / 60%));
       }
       dialog h2 {
         margin-top: 0;

@@ -297,7 +297,7 @@ export class ServersView extends LitElement {
           maxlength="40"
           placeholder="gpu-box"
           aria-invalid=${invalid('name')}
-          aria-describedby=${error?.field === 'name' ? 'server-name-hint server-error' : 'server-name-hint'}
+          aria-describedby=${described(error?.field === 'name' ? 'server-name-hint server-error' : 'server-name-hint', this.adding)}
           ?disabled=${this.adding}
         />
         <p class="hint muted" id="server-name-hint">
@@ -312,7 +312,7 @@ export class ServersView extends LitElement {
           spellcheck="false"
           placeholder="http://gpu-box:8000/v1"
           aria-invalid=${invalid('base_url')}
-          aria-describedby=${error?.field === 'base_url' ? 'server-error' : nothing}
+          aria-describedby=${described(error?.field === 'base_url' ? 'server-error' : '', this.adding) || nothing}
           ?disabled=${this.adding}
         />
         <label for="server-key">Key (optional)</label>
@@ -322,19 +322,26 @@ export class ServersView extends LitElement {
           type="password"
           autocomplete="off"
           aria-invalid=${invalid('api_key')}
-          aria-describedby=${error?.field === 'api_key' ? 'server-key-hint server-error' : 'server-key-hint'}
+          aria-describedby=${described(error?.field === 'api_key' ? 'server-key-hint server-error' : 'server-key-hint', this.adding)}
           ?disabled=${this.adding}
         />
         <p class="hint muted" id="server-key-hint">
           Kept in this browser and sent only to this server; never shown again.
         </p>
         <div class="actions row">
-          <button type="submit" class="primary" ?disabled=${this.adding}>
+          <button
+            type="submit"
+            class="primary"
+            ?disabled=${this.adding}
+            aria-describedby=${this.adding ? ADDING : nothing}
+          >
             ${this.adding ? 'Adding…' : 'Add'}
           </button>
           ${
             this.adding
-              ? html`<span class="muted" role="status">Reading the server's models…</span>`
+              ? html`<span class="muted" role="status" id=${ADDING}
+                  >Reading the server's models: the form waits for them.</span
+                >`
               : nothing
           }
         </div>
@@ -359,6 +366,7 @@ export class ServersView extends LitElement {
     const busy = this.busy.has(s.name);
     const error = this.errors.get(s.name);
     const heading = headingId(s.name);
+    const why = `server-busy-${s.name}`;
     return html`<li aria-labelledby=${heading}>
       <div class="head">
         <h4 id=${heading} tabindex="-1">${s.name}</h4>
@@ -390,11 +398,17 @@ export class ServersView extends LitElement {
         }
       </fieldset>
       ${error ? html`<p class="error" role="alert">${error}</p>` : nothing}
+      ${busy ? html`<p class="muted" id=${why}>Saving a change to ${s.name}…</p>` : nothing}
       ${
         this.confirming === s.name
           ? html`<div class="row" role="group" aria-label="Confirm removal of ${s.name}">
               <span>Remove ${s.name}? Its models leave the model picker.</span>
-              <button class="danger" ?disabled=${busy} @click=${() => this.#remove(s.name)}>
+              <button
+                class="danger"
+                ?disabled=${busy}
+                aria-describedby=${busy ? why : nothing}
+                @click=${() => this.#remove(s.name)}
+              >
                 Yes, remove
               </button>
               <button @click=${() => this.#confirm(null, s.name)}>Keep it</button>
@@ -404,6 +418,7 @@ export class ServersView extends LitElement {
                 class="danger"
                 aria-label="Remove ${s.name}"
                 ?disabled=${busy}
+                aria-describedby=${busy ? why : nothing}
                 @click=${() => this.#confirm(s.name, s.name)}
               >
                 Remove
@@ -423,6 +438,14 @@ export class ServersView extends LitElement {
       : card?.querySelector<HTMLElement>('button.danger');
     target?.focus();
   }
+}
+
+/** The id of the line that says why the form is disabled while a server is being added. */
+const ADDING = 'server-adding';
+
+/** A field's `aria-describedby`: its own hints, and while adding, why it is disabled. */
+function described(ids: string, adding: boolean): string {
+  return adding ? `${ids} ${ADDING}`.trim() : ids;
 }
 
 function messageOf(err: unknown): string {
