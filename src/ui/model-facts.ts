@@ -20,6 +20,12 @@ const RECOMMENDED = [
   'gemma-2-2b-it',
 ];
 
+/** Where `m` stands among the models worth starting with (0 first; after them all if not one). */
+export function recommendedRank(m: Pick<CatalogModel, 'id'>): number {
+  const rank = RECOMMENDED.findIndex((name) => m.id.includes(name));
+  return rank === -1 ? RECOMMENDED.length : rank;
+}
+
 /** The model to suggest to someone who has none: a small one this device can run. */
 export function recommendedModel(models: readonly CatalogModel[]): CatalogModel | undefined {
   const runnable = models.filter((m) => m.available && m.id !== ECHO_MODEL_ID);
