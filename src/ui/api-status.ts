@@ -1,18 +1,17 @@
 /**
  * @module
- * `<api-status>`: a compact line on the engine: whether the API answers, which tab hosts the
- * engine, the queue, the downloads under way, and the base URL to give an SDK.
+ * `<api-status>`: one line on the engine — a dot and a word or three ("Ready", "Loading model
+ * 42 %") — that opens, as a disclosure, on the details: whether the API answers, which tab hosts
+ * the engine, the queue, the downloads under way, and the base URL to give an SDK.
  */
 import { css, html, LitElement, nothing, type PropertyValues } from 'lit';
 import { HostStatusController } from './host-status';
 import { listModels, sdkBaseUrl } from './api-client';
+import { summarize, type ApiState, type TabRole } from './engine-summary';
 import type { Persistence } from './persistence';
 import { shared } from './styles';
 
-/** This tab's part in the engine-host election, as the page reports it. */
-export type TabRole = 'starting' | 'waiting' | 'host' | 'refused' | 'unsupported' | 'uncontrolled';
-
-type ApiState = 'checking' | 'ready' | 'failed';
+export type { TabRole } from './engine-summary';
 
 const ROLE_TEXT: Record<TabRole, string> = {
   starting: 'Starting…',
@@ -37,6 +36,7 @@ export class ApiStatus extends LitElement {
     persistence: { reflect: true },
     models: { state: true },
     error: { state: true },
+    open: { state: true },
   };
 
   static override styles = [
@@ -46,6 +46,60 @@ export class ApiStatus extends LitElement {
         display: block;
         font-size: 0.8em;
         color: var(--fg-soft);
+        min-width: 0;
+      }
+      .summary {
+        display: flex;
+        align-items: center;
+        gap: 0.5em;
+        width: 100%;
+        border: none;
+        background: none;
+        color: inherit;
+        font: inherit;
+        padding: 0.3em 0.4em;
+        text-align: left;
+        white-space: nowrap;
+        overflow: hidden;
+        text-overflow: ellipsis;
+      }
+      .summary:hover {
+        color: var(--fg);
+      }
+      .state {
+        overflow: hidden;
+        text-overflow: ellipsis;
+        min-width: 0;
+      }
+      .dot {
+        flex: none;
+        width: 0.7em;
+        height: 0.7em;
+        border-radius: 50%;
+        background: var(--ok);
+      }
+      .dot[data-tone='busy'] {
+        background: none;
+        border: 2px solid var(--accent);
+      }
+      .dot[data-tone='bad'] {
+        background: var(--danger);
+      }
+      .chevron {
+        margin-left: auto;
+        flex: none;
+        transition: transform 0.15s;
+      }
+      [aria-expanded='true'] .chevron {
+        transform: rotate(90deg);
+      }
+      @media (prefers-reduced-motion: reduce) {
+        .chevron {
+          transition: none;
+        }
+      }
+      .details {
+        padding: 0 0.4em;
       }
       p {
         margin: 0.2em 0;
@@ -66,6 +120,8 @@ export class ApiStatus extends LitElement {
   declare persistence: Persistence;
   declare private models: string[];
   declare private error: string;
+  /** Whether the details show. */
+  declare private open: boolean;
   readonly #host = new HostStatusController(this);
 
   constructor() {
@@ -76,6 +132,7 @@ export class ApiStatus extends LitElement {
     this.persistence = 'unknown';
     this.models = [];
     this.error = '';
+    this.open = false;
   }
 
   protected override updated(changed: PropertyValues<this>): void {
@@ -96,16 +153,38 @@ export class ApiStatus extends LitElement {
   }
 
   protected override render() {
+    const summary = summarize(this.role, this.state, this.#host.value);
     const api =
       this.state === 'ready'
         ? html`<p>The API is ready. Models: ${this.models.map((m) => html`<code>${m}</code> `)}</p>`
         : this.state === 'failed'
-          ? html`<p class="failed" role="alert">The API did not answer: ${this.error}</p>`
+          ? html`<p class="failed">The API did not answer: ${this.error}</p>`
           : html`<p>Checking the API…</p>`;
+    // What needs the user is said aloud at once, even with the details closed.
+    const alert =
+      this.state === 'failed'
+        ? `The API did not answer: ${this.error}`
+        : summary.tone === 'bad'
+          ? ROLE_TEXT[this.role]
+          : '';
     return html`
-      <p>${ROLE_TEXT[this.role]} ${this.detail}</p>
-      ${api} ${this.#renderHost()}
-      <p>SDK base URL: <code>${sdkBaseUrl()}</code></p>
+      <button
+        class="summary"
+        aria-expanded=${this.open ? 'true' : 'false'}
+        aria-controls="details"
+        title="Engine: ${summary.text}"
+        @click=${() => (this.open = !this.open)}
+      >
+        <span class="dot" data-tone=${summary.tone}></span>
+        <span class="state"><span class="sr-only">Engine: </span>${summary.text}</span>
+        <span class="chevron" aria-hidden="true">›</span>
+      </button>
+      ${alert ? html`<p class="sr-only" role="alert">${alert}</p>` : nothing}
+      <div id="details" class="details" ?hidden=${!this.open}>
+        <p>${ROLE_TEXT[this.role]} ${this.detail}</p>
+        ${api} ${this.#renderHost()}
+        <p>SDK base URL: <code>${sdkBaseUrl()}</code></p>
+      </div>
     `;
   }
 
