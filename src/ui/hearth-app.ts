@@ -124,6 +124,7 @@ export class HearthApp extends LitElement {
         display: none;
       }
       aside {
+        grid-row: 2;
         border-right: 1px solid var(--border);
         padding: 0.8em;
         display: flex;
@@ -140,6 +141,7 @@ export class HearthApp extends LitElement {
       /* The banners take what they need and the view the rest: a banner never pushes the
          composer off the screen, the conversation's log shrinks instead. */
       main {
+        grid-row: 2;
         min-height: 0;
         min-width: 0;
         display: flex;
@@ -235,7 +237,6 @@ export class HearthApp extends LitElement {
         aside {
           display: none;
           border-right: none;
-          grid-row: 2;
         }
         :host([drawer-open]) aside {
           display: flex;
