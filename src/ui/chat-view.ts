@@ -665,6 +665,8 @@ export class ChatView extends LitElement {
   get #firstRun(): boolean {
     if (this.firstRunDismissed || this.conversation.messages.length > 0) return false;
     if (this.checking) return true;
+    // The user picked a server's model: they have a real one.
+    if (leavesFor(this.#model)) return false;
     return !this.models.some((m) => m.id !== ECHO_MODEL_ID && !m.leaves_device);
   }
 

@@ -102,8 +102,9 @@ export class FirstRun extends LitElement {
     return html`<section aria-labelledby="first-run-title">
       <h2 id="first-run-title">Welcome to Hearth</h2>
       <p>
-        Hearth runs a language model on this device, in this browser. What you write stays here:
-        nothing is sent anywhere unless you add a server of your own.
+        Hearth runs a language model in this browser, on this device. Nothing leaves this device.
+        (You can add a server of your own in Settings; the app then says wherever your messages go
+        to it.)
       </p>
       ${
         measuring
