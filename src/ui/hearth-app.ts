@@ -217,8 +217,18 @@ export class HearthApp extends LitElement {
         :host {
           grid-template-columns: 1fr;
         }
-        /* One bar on a phone: the conversation's own (chat-view), which opens this drawer. */
+        /* One bar on a phone: the conversation's own (chat-view), which opens this drawer. The
+           header stays for screen readers, as the page's heading. */
         :host([view='chat']) header {
+          position: absolute;
+          width: 1px;
+          height: 1px;
+          padding: 0;
+          overflow: hidden;
+          clip-path: inset(50%);
+          white-space: nowrap;
+        }
+        :host([view='chat']) header .menu {
           display: none;
         }
         :host([view='chat']) {

@@ -1,0 +1,99 @@
+/**
+ * axe-core on every view of the app — a chat with a long Markdown reply, the first-run card,
+ * Models, Settings (Preferences and Developer), offline — light and dark, at desktop and phone
+ * width: no violation of any impact. One app boot per theme and width: the views are visited in
+ * turn.
+ */
+import AxeBuilder from '@axe-core/playwright';
+import { expect, test, type Page } from '@playwright/test';
+import { composer, openChat, replies, send } from './ui';
+
+/** A reply with what Markdown can hold: headings, a wide table, code, a quote, lists, a link. */
+const LONG_MARKDOWN = `# A heading in a reply
+
+Some **bold**, some *italic*, \`inline code\` and a [link](https://example.com/docs).
+
+## A table wider than a phone
+
+| Model | Parameters | Quantisation | Download | Context window |
+|---|---|---|---|---|
+| Llama 3.2 1B Instruct | 1,235,814,400 | q4f16_1 | 879 MB | 131,072 tokens |
+| Qwen2.5 0.5B Instruct | 494,032,768 | Q4_K_M | 398 MB | 32,768 tokens |
+
+## Code
+
+\`\`\`python
+def greet(name: str) -> str:
+    return f"Hello, {name}! This line is long enough to scroll sideways on a phone screen."
+\`\`\`
+
+> A quote, for good measure.
+
+1. one
+2. two
+   - nested
+
+---
+
+The end.`;
+
+/** Runs axe on the page as it is now and fails on any violation, naming each with its nodes. */
+async function audit(page: Page, where: string): Promise<void> {
+  const results = await new AxeBuilder({ page }).analyze();
+  const found = results.violations.map(
+    (v) =>
+      `${v.id} (${v.impact}): ${v.help} — ${v.nodes
+        .slice(0, 3)
+        .map((n) => n.target.join(' '))
+        .join(' | ')}`,
+  );
+  expect(found, `axe on ${where}`).toEqual([]);
+}
+
+const SIZES = [
+  { name: 'desktop', width: 1280, height: 800 },
+  { name: 'phone', width: 390, height: 844 },
+] as const;
+
+for (const size of SIZES) {
+  for (const scheme of ['light', 'dark'] as const) {
+    test(`every view passes axe with no violation, ${scheme}, on a ${size.name}`, async ({
+      page,
+      context,
+    }) => {
+      test.setTimeout(120_000);
+      await page.setViewportSize({ width: size.width, height: size.height });
+      await page.emulateMedia({ colorScheme: scheme });
+      await openChat(page);
+      await audit(page, 'the first-run card');
+
+      await send(page, LONG_MARKDOWN);
+      await expect(replies(page)).toHaveCount(1);
+      await expect(replies(page).locator('.hljs-keyword, [class*="hljs-"]').first()).toBeVisible();
+      await audit(page, 'a chat with a long Markdown reply');
+
+      await page.getByRole('button', { name: 'Chat options' }).click();
+      await audit(page, 'the chat options');
+      await page.getByRole('button', { name: 'Chat options' }).click();
+
+      await page.goto('#/models');
+      await expect(page.getByRole('heading', { name: 'Models', level: 2 })).toBeVisible();
+      await audit(page, 'Models');
+
+      await page.goto('#/settings/preferences');
+      await expect(page.getByRole('heading', { level: 2 }).first()).toBeVisible();
+      await audit(page, 'Settings → Preferences');
+
+      await page.goto('#/settings/developer');
+      await expect(page.getByRole('heading', { level: 2 }).first()).toBeVisible();
+      await audit(page, 'Settings → Developer');
+
+      await page.goto('#/chat');
+      await context.setOffline(true);
+      await expect(page.getByRole('status').filter({ hasText: 'Offline.' })).toBeVisible();
+      await expect(composer(page)).toBeVisible();
+      await audit(page, 'the chat, offline');
+      await context.setOffline(false);
+    });
+  }
+}
