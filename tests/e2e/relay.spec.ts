@@ -482,8 +482,8 @@ test.describe('paired by its link', () => {
     await expect(page.getByText('The pairing was ended.')).toBeVisible();
     await expect.poll(relay.output).toContain('The tab ended the pairing');
     expect((await curl([...auth(relay.key), `${relay.baseUrl}/models`])).status).toBe(503);
-    // The settings list the relay's key among the issued ones.
-    await page.goto('./#/settings');
+    // Settings → Developer lists the relay's key among the issued ones.
+    await page.goto('./#/settings/developer');
     await expect(page.getByRole('cell', { name: /^Relay at 127\.0\.0\.1:\d+$/ })).toBeVisible();
   });
 });

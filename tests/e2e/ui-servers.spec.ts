@@ -79,6 +79,10 @@ async function deadPort(): Promise<number> {
 
 async function openServers(page: Page) {
   await page.getByRole('link', { name: 'Settings' }).click();
+  await page
+    .getByRole('navigation', { name: 'Settings sections' })
+    .getByRole('link', { name: 'Servers' })
+    .click();
   const section = page.getByRole('region', { name: 'Servers' });
   await expect(section).toBeVisible();
   return section;
@@ -161,6 +165,19 @@ test('a server added in Settings: its models ticked, one unticked, the other cha
     messages: [{ role: 'user', content: 'Hi there' }],
   });
   expect(chat!.authorization).toBe('Bearer sk-secret-1234');
+
+  // Chosen in Preferences (marked there too), a server's model is where new conversations start.
+  await page.getByRole('link', { name: 'Settings' }).click();
+  const preferred = page.getByLabel('Default model for new conversations');
+  await expect(preferred.getByRole('option')).toContainText([
+    'Automatic',
+    'hearth/echo',
+    `gpu-box/org/m2 — leaves this device (${host})`,
+  ]);
+  await preferred.selectOption({ label: `gpu-box/org/m2 — leaves this device (${host})` });
+  await page.getByRole('link', { name: 'Chat' }).click();
+  await page.getByRole('button', { name: 'New chat' }).click();
+  await expect(picker(page)).toHaveValue('gpu-box/org/m2');
 
   // The Models view: marked, and nothing to download, load or delete.
   await page.getByRole('link', { name: 'Models' }).click();

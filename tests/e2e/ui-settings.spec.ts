@@ -1,15 +1,36 @@
 /**
- * Settings, status and the API panel in the chat app: the device and the engine in plain words,
- * storage, issued keys (created, copied, revoked, and the key the app uses itself), prices for
- * `estimated_cost`, and snippets that work as they are.
+ * Settings in the chat app. Preferences: the theme, and the model, system prompt and send key a
+ * new conversation starts with. Developer: the device and the engine in plain words, storage,
+ * issued keys (created, copied, revoked, the key the app uses itself, and what switching to them
+ * does, said first), prices for `estimated_cost`, and the API's snippets that work as they are.
  */
+import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
-import { openChat, send } from './ui';
+import { composer, openChat, openSettings, replies, send, userMessages } from './ui';
 
-async function openSettingsView(page: Page): Promise<void> {
+/** Opens Settings from the app's bar, then one of its sections from the row of links. */
+async function openSettingsView(
+  page: Page,
+  section: 'Preferences' | 'Servers' | 'Developer',
+): Promise<void> {
   await page.getByRole('link', { name: 'Settings' }).click();
-  await expect(page.getByRole('heading', { name: 'Settings and status' })).toBeVisible();
+  await expect(page.getByRole('heading', { name: 'Settings', exact: true })).toBeVisible();
+  const sections = page.getByRole('navigation', { name: 'Settings sections' });
+  // Settings opens on Preferences.
+  await expect(sections.getByRole('link', { name: 'Preferences' })).toHaveAttribute(
+    'aria-current',
+    'page',
+  );
+  if (section !== 'Preferences') await sections.getByRole('link', { name: section }).click();
+  await expect(sections.getByRole('link', { name: section })).toHaveAttribute(
+    'aria-current',
+    'page',
+  );
 }
+
+/** The page's background colour, as painted. */
+const background = (page: Page) =>
+  page.evaluate(() => getComputedStyle(document.body).backgroundColor);
 
 /** A chat request from the page with `key`: its status. */
 const chatWith = (page: Page, key: string) =>
@@ -22,9 +43,64 @@ const chatWith = (page: Page, key: string) =>
     return response.status;
   }, key);
 
+test('Preferences: Dark applies at once and after a reload; a new conversation starts with the default system prompt; Ctrl+Enter sends when chosen', async ({
+  page,
+}) => {
+  await openChat(page);
+  // The browser's own scheme is light here.
+  const light = await background(page);
+  await openSettingsView(page, 'Preferences');
+  await expect(page.getByRole('radio', { name: 'System' })).toBeChecked();
+  await expect(page.getByRole('group', { name: 'Theme' })).toHaveAccessibleDescription(
+    /follows your device's light or dark setting/,
+  );
+  await page.getByRole('radio', { name: 'Dark' }).check();
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+  await expect.poll(() => background(page)).toBe('rgb(24, 24, 27)');
+  expect(light).not.toBe('rgb(24, 24, 27)');
+  // Nothing in Settings breaks an accessibility rule in the dark either.
+  const axe = await new AxeBuilder({ page })
+    .include({ fromShadowDom: ['hearth-app', 'settings-view'] })
+    .analyze();
+  expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
+
+  await page.reload();
+  await expect(composer(page)).toBeVisible();
+  expect(await background(page)).toBe('rgb(24, 24, 27)');
+  await openSettingsView(page, 'Preferences');
+  await expect(page.getByRole('radio', { name: 'Dark' })).toBeChecked();
+
+  // Where new conversations start: the model (the choices are the models that chat here).
+  const model = page.getByLabel('Default model for new conversations');
+  await expect(model).toHaveValue('');
+  await expect(model.getByRole('option')).toHaveText([
+    'Automatic (the loaded model, else one on this device)',
+    'hearth/echo',
+  ]);
+  await page
+    .getByLabel('Default system prompt for new conversations')
+    .fill('Answer like a pirate.');
+  await page.getByRole('radio', { name: /^Ctrl\+Enter .* sends/ }).check();
+
+  await page.getByRole('link', { name: 'Chat' }).click();
+  await page.getByRole('button', { name: 'New chat' }).click();
+  await openSettings(page);
+  await expect(page.getByLabel('System prompt')).toHaveValue('Answer like a pirate.');
+  await page.getByRole('button', { name: 'Chat options', exact: true }).click();
+  // Enter is a new line now, and Ctrl+Enter sends.
+  await composer(page).fill('ahoy');
+  await composer(page).press('Enter');
+  await expect(composer(page)).toHaveValue('ahoy\n');
+  await expect(userMessages(page)).toHaveCount(0);
+  await composer(page).press('Control+Enter');
+  await expect(userMessages(page)).toHaveText(['ahoy']);
+  // The echo engine shows the system prompt it was sent.
+  await expect(replies(page)).toHaveText(['[Answer like a pirate.] ahoy']);
+});
+
 test('the device, the engine and the storage are shown in plain words', async ({ page }) => {
   await openChat(page);
-  await openSettingsView(page);
+  await openSettingsView(page, 'Developer');
   const device = page.getByRole('region', { name: 'This device' });
   await expect(device).toContainText(/WebGPU\s+available/);
   // SwiftShader: a software adapter, and no 16-bit shaders.
@@ -42,22 +118,42 @@ test('the device, the engine and the storage are shown in plain words', async ({
   await expect(storage).toContainText(/Persistent\s+(yes|no)/);
 });
 
-test('issued keys: switching them on locks other callers out, not the app; keys are shown once and revoked', async ({
+test('issued keys: switching them on says first what it does (Cancel changes nothing), then locks other callers out, not the app; keys are shown once and revoked', async ({
   page,
   context,
 }) => {
   await context.grantPermissions(['clipboard-read', 'clipboard-write']);
   await openChat(page);
-  await openSettingsView(page);
+  await openSettingsView(page, 'Developer');
   const keys = page.getByRole('region', { name: 'API keys' });
   await expect(keys).toContainText(/This app sends\s+hearth-app\s*\./);
   expect(await chatWith(page, 'anything')).toBe(200);
 
-  await keys.getByLabel('Only keys issued here').check();
-  await expect(page.getByRole('status')).toContainText('Only issued keys may call the API now.');
+  const any = keys.getByRole('radio', { name: 'Any non-empty key (as local servers do)' });
+  const issued = keys.getByRole('radio', { name: 'Only keys issued here' });
+  const confirm = page.getByRole('dialog', { name: 'Only keys issued here?' });
+  await issued.click();
+  await expect(confirm).toContainText("Every caller of this app's API will need a key issued here");
+  await expect(confirm).toContainText('This app gets a key of its own automatically');
+  await confirm.getByRole('button', { name: 'Cancel' }).click();
+  await expect(confirm).toHaveCount(0);
+  await expect(any).toBeChecked();
+  await expect(any).toBeFocused();
+  await expect(issued).not.toBeChecked();
+  expect(await chatWith(page, 'anything')).toBe(200);
+  await expect(keys).toContainText(/This app sends\s+hearth-app\s*\./);
+
+  await issued.click();
+  await confirm.getByRole('button', { name: 'Switch to issued keys' }).click();
+  await expect(keys.getByText('Only issued keys may call the API now.')).toHaveRole('status');
+  await expect(issued).toBeChecked();
   await expect(keys).toContainText(/This app sends\s+its own issued key, ending in\s+\S{4}\./);
   await expect(keys.getByRole('row', { name: /This app/ })).toContainText('this app');
+  // Disabled, and it says why.
   await expect(keys.getByRole('button', { name: 'Revoke This app' })).toBeDisabled();
+  await expect(keys.getByRole('button', { name: 'Revoke This app' })).toHaveAccessibleDescription(
+    'This app sends it.',
+  );
   expect(await chatWith(page, 'anything')).toBe(401);
 
   // A key for a gateway: shown once, copied, and it works.
@@ -76,37 +172,44 @@ test('issued keys: switching them on locks other callers out, not the app; keys 
   await send(page, 'still allowed');
   await expect(page.getByRole('article', { name: 'Reply' })).toHaveText(['still allowed']);
 
-  await openSettingsView(page);
+  await openSettingsView(page, 'Developer');
   await keys.getByRole('button', { name: 'Revoke my gateway' }).click();
   await expect(keys.getByRole('row', { name: /my gateway/ })).toHaveCount(0);
   expect(await chatWith(page, key)).toBe(401);
 
-  await keys.getByLabel('Any non-empty key (as local servers do)').check();
-  await expect(page.getByRole('status')).toContainText('Any non-empty key may call the API now.');
+  await any.check();
+  await expect(keys.getByText('Any non-empty key may call the API now.')).toHaveRole('status');
   expect(await chatWith(page, 'anything')).toBe(200);
 });
 
 test('a price set for a model shows as the estimated cost of its replies', async ({ page }) => {
   await openChat(page);
-  await openSettingsView(page);
+  await openSettingsView(page, 'Developer');
   await page.getByLabel('Prompt price of hearth/echo').fill('100000');
   await page.getByLabel('Completion price of hearth/echo').fill('200000');
   await page.getByRole('button', { name: 'Save prices of hearth/echo' }).click();
-  await expect(page.getByRole('status')).toContainText('Prices of hearth/echo saved.');
+  await expect(page.getByRole('region', { name: 'Prices' }).getByRole('status')).toContainText(
+    'Prices of hearth/echo saved.',
+  );
   await page.getByRole('link', { name: 'Chat' }).click();
   await send(page, 'one two three');
   // 3 prompt tokens at $0.10 each and 3 completion tokens at $0.20 each.
   await expect(page.locator('chat-message .stats')).toContainText('$0.90');
 });
 
-test('the API panel gives the base URL, a key, and snippets that work as they are', async ({
+test('the API panel (Settings → Developer, where #/api leads now) gives the base URL, a key, and snippets that work as they are', async ({
   page,
 }) => {
   await openChat(page);
-  await page.getByRole('link', { name: 'API' }).click();
+  await page.evaluate(() => (location.hash = '#/api'));
+  await expect(
+    page
+      .getByRole('navigation', { name: 'Settings sections' })
+      .getByRole('link', { name: 'Developer' }),
+  ).toHaveAttribute('aria-current', 'page');
   const base = new URL('v1/openai', page.url()).href;
   await expect(page.getByLabel('Base URL')).toHaveText(base);
-  await expect(page.getByLabel('Key')).toHaveText('hearth-app');
+  await expect(page.getByLabel('Key', { exact: true })).toHaveText('hearth-app');
   // Each snippet runs in the page as it is shown (what it logs is collected), the SDK's import
   // aside: the tests load the SDK's browser bundle as a global. Evaluated over the DevTools
   // protocol, as the page's Content Security Policy forbids eval.
