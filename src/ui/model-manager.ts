@@ -1,22 +1,79 @@
 /**
  * @module
- * `<model-manager>`: the catalogue with what each model needs, which engine runs it (WebLLM, or
- * llama.cpp on the GPU or the CPU) and whether this device can run it, and the models on the
- * device: download (with progress, speed and time left, also for downloads another tab
- * started), cancel, resume, delete, load and unload, trying again a model marked as failing on
- * this device; adding a GGUF (`<model-add>`) and removing one the user added. The actions are
- * the `ModelActionsController`'s. A server's model (Settings → Servers) is marked as leaving this
- * device for its host, with nothing to download, load or delete.
+ * `<model-manager>`: the models people can choose from, one card per model (its name, family,
+ * parameters and what it is good for) with its variants inside (quantisations, engines, a
+ * server's copy: see model-variant.ts), found by words (every word, any order) and narrowed by
+ * size, capability, engine and what this device can run, sorted, counted. What this device
+ * cannot run is said once at the top, with the next step: where WebGPU is missing, a GGUF on the
+ * processor through llama.cpp, one button away. When nothing this device can run matches, the
+ * matches it cannot run are offered, with why. The actions are the `ModelActionsController`'s;
+ * adding a GGUF is `<model-add>`'s.
  */
-import { css, html, LitElement, nothing } from 'lit';
-import { ECHO_MODEL_ID } from '../openai/models';
-import type { DownloadProgress } from '../openai/downloads';
+import { css, html, LitElement, nothing, type PropertyValues } from 'lit';
+import { repeat } from 'lit/directives/repeat.js';
 import type { HostStatus } from '../openai/status';
-import { leavesFor, type CatalogModel } from './api-client';
+import type { CatalogModel } from './api-client';
 import { ModelActionsController } from './model-actions';
 import './model-add';
-import { engineLabel, factsOf, llamaPlace, recommendedModel, sizeOf } from './model-facts';
-import { cards, formatBytes, formatDuration, shared } from './styles';
+import { engineLabel, llamaPlace, recommendedModel, sizeOf } from './model-facts';
+import { describeModel } from './model-info';
+import {
+  DEFAULT_FILTERS,
+  ModelIndex,
+  onDevice,
+  viewModels,
+  type Filters,
+  type ModelCard,
+  type ModelView,
+} from './model-search';
+import { renderVariant, type VariantContext } from './model-variant';
+import { cards, shared } from './styles';
+
+/** The choices of each filter, as the selects offer them. */
+const CHOICES: { [K in keyof Filters]: [Filters[K], string][] } = {
+  size: [
+    ['any', 'Any size'],
+    ['small', 'Under 1 GB'],
+    ['medium', '1–4 GB'],
+    ['large', 'Over 4 GB'],
+  ],
+  capability: [
+    ['any', 'Anything'],
+    ['chat', 'Chat'],
+    ['coding', 'Coding'],
+    ['reasoning', 'Reasoning'],
+    ['tools', 'Tools'],
+    ['maths', 'Maths'],
+    ['embeddings', 'Embeddings (retrieval)'],
+  ],
+  engine: [
+    ['any', 'Any engine'],
+    ['webllm', 'WebLLM'],
+    ['llama.cpp', 'llama.cpp'],
+    ['server', 'Your servers'],
+  ],
+  show: [
+    ['runnable', 'Models this device can run'],
+    ['downloaded', 'Models on this device'],
+    ['all', 'All models'],
+  ],
+  sort: [
+    ['recommended', 'Recommended'],
+    ['smallest', 'Smallest first'],
+    ['largest', 'Largest first'],
+    ['name', 'Name'],
+  ],
+};
+
+const LABELS: Record<keyof Filters, string> = {
+  size: 'Size',
+  capability: 'Good for',
+  engine: 'Engine',
+  show: 'Show',
+  sort: 'Sort by',
+};
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /** @fires catalog-stale - something changed what the catalogue says. */
 export class ModelManager extends LitElement {
@@ -24,7 +81,7 @@ export class ModelManager extends LitElement {
     catalog: { attribute: false },
     host: { attribute: false },
     query: { state: true },
-    showUnavailable: { state: true },
+    filters: { state: true },
   };
 
   static override styles = [
@@ -41,15 +98,42 @@ export class ModelManager extends LitElement {
         margin: 0 0 0.5em;
         font-size: 1.3em;
       }
-      .filters {
-        display: flex;
-        flex-wrap: wrap;
-        gap: 1em;
-        align-items: center;
+      .device {
+        border: 1px solid var(--accent);
+        border-radius: var(--radius);
+        padding: 0.8em 1em;
         margin-bottom: 1em;
       }
-      .filters input[type='search'] {
-        flex: 1 1 16em;
+      .device p {
+        margin: 0 0 0.5em;
+      }
+      .filters {
+        display: grid;
+        grid-template-columns: repeat(auto-fill, minmax(10em, 1fr));
+        gap: 0.5em 0.8em;
+        margin-bottom: 0.6em;
+      }
+      .filter {
+        display: flex;
+        flex-direction: column;
+        gap: 0.15em;
+      }
+      .filter label {
+        font-size: 0.9em;
+        color: var(--fg-soft);
+      }
+      .filters select {
+        color: var(--fg);
+      }
+      .search {
+        display: flex;
+        margin-bottom: 0.6em;
+      }
+      .search input {
+        flex: 1;
+      }
+      .count {
+        margin: 0 0 0.6em;
       }
       ul {
         list-style: none;
@@ -59,30 +143,51 @@ export class ModelManager extends LitElement {
         flex-direction: column;
         gap: 0.6em;
       }
-      .name {
-        font-weight: 600;
+      .card h3 {
+        margin: 0;
+        font-size: 1.08em;
         overflow-wrap: anywhere;
-        margin-right: 0.3em;
+      }
+      .card > p {
+        margin: 0.15em 0 0.3em;
+        font-size: 0.9em;
+      }
+      ul.variants {
+        gap: 0;
+      }
+      ul.variants > li {
+        border: none;
+        border-top: 1px solid var(--border);
+        border-radius: 0;
+        background: none;
+        padding: 0.5em 0 0.4em;
+      }
+      .variant {
+        font-weight: 600;
+        font-family: var(--mono);
+        font-size: 0.92em;
       }
       .facts {
         font-size: 0.88em;
         color: var(--fg-soft);
         margin: 0.2em 0;
+        overflow-wrap: anywhere;
+      }
+      .facts.error {
+        color: var(--danger);
       }
       .actions {
         display: flex;
         flex-wrap: wrap;
         gap: 0.4em;
         margin-top: 0.4em;
+        align-items: center;
       }
       progress {
         width: 100%;
       }
-      .recommend {
-        border: 1px solid var(--accent);
-        border-radius: var(--radius);
-        padding: 0.8em 1em;
-        margin-bottom: 1em;
+      .empty {
+        margin: 0.5em 0 1em;
       }
     `,
   ];
@@ -92,99 +197,250 @@ export class ModelManager extends LitElement {
   /** The engine host's last status (downloads, loading, where llama.cpp runs). */
   declare host: HostStatus | null;
   declare private query: string;
-  declare private showUnavailable: boolean;
+  declare private filters: Filters;
   readonly #actions = new ModelActionsController(this);
+  /** The index of the catalogue it was made of: made again only when that changes. */
+  #index = new ModelIndex([]);
+  #view: { index: ModelIndex; query: string; filters: Filters; result: ModelView } | null = null;
+  /** A model the user removed: once it leaves the catalogue, the focus goes to the search. */
+  #removed: string | null = null;
 
   constructor() {
     super();
     this.catalog = [];
     this.host = null;
     this.query = '';
-    this.showUnavailable = false;
+    this.filters = DEFAULT_FILTERS;
+  }
+
+  protected override willUpdate(changed: PropertyValues<this>): void {
+    if (changed.has('catalog')) this.#index = new ModelIndex(this.catalog);
+  }
+
+  protected override updated(changed: PropertyValues<this>): void {
+    if (
+      changed.has('catalog') &&
+      this.#removed &&
+      !this.catalog.some((m) => m.id === this.#removed)
+    ) {
+      this.#removed = null;
+      this.renderRoot.querySelector<HTMLInputElement>('#search')?.focus();
+    }
+  }
+
+  /** The cards for the query and filters, computed again only when one of them changed. */
+  #result(): ModelView {
+    const v = this.#view;
+    if (v && v.index === this.#index && v.query === this.query && v.filters === this.filters)
+      return v.result;
+    const result = viewModels(this.#index, this.query, this.filters);
+    this.#view = { index: this.#index, query: this.query, filters: this.filters, result };
+    return result;
+  }
+
+  /** Deletes or removes `id`, then puts the focus where the person was (WCAG 2.4.3). */
+  async #remove(id: string, added: boolean): Promise<void> {
+    if (added) this.#removed = id;
+    const done = this.#actions.delete(id, added);
+    await this.updateComplete;
+    // The model stays (its files gone): the focus stays on it, not on the vanished buttons.
+    if (!added)
+      this.renderRoot.querySelector<HTMLElement>(`li[data-id="${CSS.escape(id)}"]`)?.focus();
+    await done;
   }
 
   protected override render() {
-    const q = this.query.trim().toLowerCase();
-    const shown = this.catalog
-      // A model whose fit is not known yet is shown: hiding it would say it cannot run.
-      .filter((m) => this.showUnavailable || m.available !== false || m.downloaded)
-      .filter((m) => q === '' || m.id.toLowerCase().includes(q))
-      .sort(
-        (a, b) =>
-          Number(b.loaded) - Number(a.loaded) ||
-          Number(b.downloaded) - Number(a.downloaded) ||
-          (a.size_mb ?? Infinity) - (b.size_mb ?? Infinity),
-      );
-    // A server's model is no model on this device: the suggestion stays.
-    const hasReal = this.catalog.some(
-      (m) => m.downloaded && m.id !== ECHO_MODEL_ID && !m.leaves_device,
-    );
-    const recommended = hasReal ? undefined : recommendedModel(this.catalog);
-    const hidden = this.catalog.filter((m) => m.available === false && !m.downloaded).length;
-    // What runs where, said once rather than under each of 159 models: WebLLM needs WebGPU;
-    // GGUF models run in every browser, on the processor where there is no usable GPU.
-    const webllm = this.catalog.filter((m) => m.engine === 'webllm');
-    const noWebLLM = webllm.length > 0 && webllm.every((m) => m.available === false);
+    const result = this.#result();
+    const context: VariantContext = {
+      actions: this.#actions,
+      host: this.host,
+      remove: (id, added) => void this.#remove(id, added),
+    };
     return html`
       <h2>Models</h2>
-      ${
-        recommended
-          ? html`<div class="recommend">
-              <p>
-                No language model is on this device yet. A good first one here:
-                <strong>${recommended.id}</strong> (${sizeOf(recommended)}).
-              </p>
-              <button class="primary" @click=${() => this.#actions.download(recommended.id)}>
-                Download ${recommended.id}
-              </button>
-            </div>`
-          : nothing
-      }
-      ${
-        this.catalog.length > 0 &&
-        this.catalog.every(
-          (m) => m.available === false || m.id === ECHO_MODEL_ID || m.leaves_device,
-        )
-          ? html`<p class="notice" role="note">
-              This device cannot run any language model here:
-              ${this.catalog.find((m) => m.available === false)?.unavailable_reason ?? ''} Only the
-              echo test engine works.
-            </p>`
-          : nothing
-      }
-      ${
-        noWebLLM
-          ? html`<p class="notice" role="note">
-              WebLLM's models cannot run in this browser: ${webllm[0]?.unavailable_reason ?? ''}
-              GGUF models run here through llama.cpp, on the processor where there is no usable
-              graphics card.
-            </p>`
-          : nothing
-      }
+      ${this.#renderDevice()}
       <model-add></model-add>
       ${this.#renderGone()}
-      <div class="filters">
+      <div class="search" role="search">
         <label class="sr-only" for="search">Search models</label>
         <input
           id="search"
           type="search"
-          placeholder="Search models"
+          placeholder="Search models: llama 3.2, qwen coder, Q4_K_M…"
           .value=${this.query}
           @input=${(e: Event) => (this.query = (e.target as HTMLInputElement).value)}
         />
-        <label>
-          <input
-            type="checkbox"
-            .checked=${this.showUnavailable}
-            @change=${(e: Event) => (this.showUnavailable = (e.target as HTMLInputElement).checked)}
-          />
-          Show the ${hidden} models this device cannot run
-        </label>
       </div>
-      <ul aria-label="Models">
-        ${shown.map((m) => this.#renderModel(m))}
-      </ul>
+      <div class="filters">
+        ${(Object.keys(CHOICES) as (keyof Filters)[]).map(
+          (key) =>
+            html`<div class="filter">
+              <label for="filter-${key}">${LABELS[key]}</label>
+              <select
+                id="filter-${key}"
+                .value=${this.filters[key]}
+                @change=${(e: Event) =>
+                  (this.filters = {
+                    ...this.filters,
+                    [key]: (e.target as HTMLSelectElement).value,
+                  })}
+              >
+                ${CHOICES[key].map(
+                  ([value, label]) =>
+                    html`<option value=${value} ?selected=${this.filters[key] === value}>
+                      ${label}
+                    </option>`,
+                )}
+              </select>
+            </div>`,
+        )}
+      </div>
+      <p class="count" role="status">${this.#countText(result)}</p>
+      ${
+        result.cards.length > 0
+          ? html`<ul aria-label="Models">
+              ${repeat(
+                result.cards,
+                (c) => c.key,
+                (c) => this.#renderCard(c, context),
+              )}
+            </ul>`
+          : this.#renderEmpty(result, context)
+      }
     `;
+  }
+
+  #countText(result: ModelView): string {
+    const hidden = result.hidden
+      ? ` · ${plural(result.hidden, 'more variant')} this device cannot run`
+      : '';
+    if (result.cards.length === 0) return `No models match${hidden}.`;
+    const models = plural(result.cards.length, 'model');
+    const variants =
+      result.variants === result.cards.length ? '' : ` (${plural(result.variants, 'variant')})`;
+    return `${models}${variants}${hidden}`;
+  }
+
+  #renderCard(card: ModelCard, context: VariantContext) {
+    const about = [
+      card.family !== card.name ? card.family : null,
+      card.parameters && `${card.parameters} parameters`,
+    ]
+      .filter(Boolean)
+      .join(' · ');
+    return html`<li class="card" aria-label=${card.name}>
+      <h3>${card.name}</h3>
+      ${about ? html`<p class="muted">${about}</p>` : nothing}
+      ${card.goodFor.length ? html`<p>Good for ${card.goodFor.join(', ')}</p>` : nothing}
+      <ul class="variants" aria-label="Variants of ${card.name}">
+        ${repeat(
+          card.variants,
+          (v) => v.model.id,
+          (v) => renderVariant(v, context),
+        )}
+      </ul>
+    </li>`;
+  }
+
+  /** Nothing to show: what this device cannot run that matches, or a way back to everything. */
+  #renderEmpty(result: ModelView, context: VariantContext) {
+    if (result.elsewhere.length > 0) {
+      return html`<p class="empty">
+          Nothing this device can run matches. ${plural(result.elsewhere.length, 'model')} that
+          ${result.elsewhere.length === 1 ? 'matches' : 'match'} cannot run here; each says why:
+        </p>
+        <ul aria-label="Models this device cannot run">
+          ${repeat(
+            result.elsewhere,
+            (c) => c.key,
+            (c) => this.#renderCard(c, context),
+          )}
+        </ul>`;
+    }
+    return html`<p class="empty">
+      No model matches these words and filters.
+      <button
+        @click=${() => {
+          this.query = '';
+          this.filters = DEFAULT_FILTERS;
+        }}
+      >
+        Clear the search and filters
+      </button>
+    </p>`;
+  }
+
+  /**
+   * What this device cannot run, said once, with the next step: the model to start with while
+   * none is here (a GGUF on the processor where WebGPU is missing).
+   */
+  #renderDevice() {
+    const catalog = this.catalog;
+    const local = catalog.filter((m) => m.engine !== 'echo' && !m.leaves_device);
+    // A server's model is no model on this device: the suggestion stays.
+    const hasReal = local.some(onDevice);
+    const recommended = hasReal ? undefined : recommendedModel(catalog);
+    // What runs where, said once rather than under each of 180 models: WebLLM needs WebGPU;
+    // GGUF models run in every browser, on the processor where there is no usable GPU.
+    const webllm = catalog.filter((m) => m.engine === 'webllm');
+    const noWebLLM = webllm.length > 0 && webllm.every((m) => m.available === false);
+    const nothingRuns = local.length > 0 && local.every((m) => m.available === false);
+    const cannot = local.filter((m) => m.available === false && !m.downloaded);
+    const reasons = new Map<string, number>();
+    for (const m of cannot)
+      if (m.unavailable_reason)
+        reasons.set(m.unavailable_reason, (reasons.get(m.unavailable_reason) ?? 0) + 1);
+    const common = [...reasons].sort((a, b) => b[1] - a[1])[0]?.[0];
+    let limit: unknown = nothing;
+    if (nothingRuns) {
+      limit = html`<p role="note">
+        This device cannot run any language model here: ${common ?? ''} Only the echo test engine
+        works.
+      </p>`;
+    } else if (noWebLLM) {
+      limit = html`<p role="note">
+        WebLLM's models cannot run in this browser: ${webllm[0]?.unavailable_reason ?? ''} GGUF
+        models run here through llama.cpp, on the processor where there is no usable graphics card
+        (slower than a GPU; small models answer well).
+      </p>`;
+    } else if (cannot.length > 0) {
+      const why = common?.includes('shader-f16')
+        ? html`, most because this GPU lacks <code>shader-f16</code>: their f16 builds (q4f16,
+            q0f16) cannot run here, and the f32 builds (q4f32, q0f32) of the same models can.`
+        : common
+          ? html`, most for this reason: ${common}`
+          : '.';
+      limit = html`<p role="note">
+        This device cannot run
+        ${cannot.length === 1 ? 'one variant' : `${cannot.length} of the variants`}${why} They are
+        left out unless you choose <em>All models</em> under Show.
+      </p>`;
+    }
+    if (limit === nothing && !recommended) return nothing;
+    return html`<section class="device" aria-label="What this device can run">
+      ${limit} ${recommended ? this.#renderRecommended(recommended) : nothing}
+    </section>`;
+  }
+
+  /** The model to start with, one button away. */
+  #renderRecommended(m: CatalogModel) {
+    const info = describeModel(m);
+    const engine = engineLabel(m);
+    const where = m.engine === 'llama.cpp' ? (llamaPlace(this.host)?.label ?? 'GPU or CPU') : 'GPU';
+    const progress = this.host?.downloads.find((d) => d.model === m.id);
+    return html`<p>
+        No language model is on this device yet. A good first one here:
+        <strong>${info.name}</strong> (${[info.quantisation?.label, sizeOf(m)]
+          .filter(Boolean)
+          .join(', ')}${engine ? `, ${engine} on the ${where}` : ''}).
+      </p>
+      ${
+        progress
+          ? html`<p class="muted">Downloading ${info.name}: its progress is on its card below.</p>`
+          : html`<button class="primary" @click=${() => this.#actions.download(m.id)}>
+              Download ${info.name}
+            </button>`
+      }`;
   }
 
   /** What became of models no longer in the catalogue (an added one, removed). */
@@ -196,151 +452,6 @@ export class ModelManager extends LitElement {
           ${id}: ${note.text}
         </p>`,
     );
-  }
-
-  #renderModel(m: CatalogModel) {
-    const progress = this.host?.downloads.find((d) => d.model === m.id);
-    const loading = this.host?.loading?.model === m.id ? this.host.loading : null;
-    const note = this.#actions.notes.get(m.id);
-    const echo = m.id === ECHO_MODEL_ID;
-    const engine = engineLabel(m);
-    const place = m.engine === 'llama.cpp' ? llamaPlace(this.host) : null;
-    const remote = leavesFor(m);
-    if (remote) return this.#renderRemote(m, remote);
-    return html`<li aria-label=${m.id}>
-      <div class="head">
-        <span class="name">${m.id}</span>
-        ${echo ? html`<span class="badge">test engine</span>` : nothing}
-        ${engine ? html`<span class="badge engine" title="Runs in ${engine}">${engine}</span>` : nothing}
-        ${place ? html`<span class="badge" title=${place.detail}>${place.label}</span>` : nothing}
-        ${m.source === 'added' ? html`<span class="badge">added</span>` : nothing}
-        ${m.downloaded && !echo ? html`<span class="badge ok">downloaded</span>` : nothing}
-        ${m.loaded ? html`<span class="badge ok">loaded</span>` : nothing}
-        ${m.evicted ? html`<span class="badge warn">evicted</span>` : nothing}
-        ${m.available === false ? html`<span class="badge warn">cannot run here</span>` : nothing}
-        ${m.available === null ? html`<span class="badge">fit not known yet</span>` : nothing}
-        ${m.tools ? html`<span class="badge">tools</span>` : nothing}
-        ${m.reasoning ? html`<span class="badge">reasoning</span>` : nothing}
-        ${
-          m.embedding
-            ? html`<span class="badge" title="For /v1/openai/embeddings; it does not chat"
-                >embeddings${m.embedding.dimensions ? ` · ${m.embedding.dimensions} dims` : ''}</span
-              >`
-            : nothing
-        }
-        ${m.source === 'self-hosted' ? html`<span class="badge">self-hosted</span>` : nothing}
-      </div>
-      <div class="facts">
-        ${echo ? 'Repeats your message: for trying the API without a GPU.' : factsOf(m, this.host)}
-      </div>
-      ${m.unavailable_reason ? html`<div class="facts error">${m.unavailable_reason}</div>` : nothing}
-      ${m.evicted ? html`<div class="facts error">${m.evicted}</div>` : nothing}
-      ${progress ? this.#renderProgress(progress) : nothing}
-      ${
-        loading
-          ? html`<div role="status">
-              Loading: ${loading.phase} ${Math.round(loading.progress * 100)} %
-              <progress max="1" value=${loading.progress} aria-label="Loading ${m.id}"></progress>
-            </div>`
-          : nothing
-      }
-      ${
-        note
-          ? html`<p class=${note.error ? 'error' : 'muted'} role=${note.error ? 'alert' : 'status'}>
-              ${note.text}
-            </p>`
-          : nothing
-      }
-      ${echo ? nothing : this.#renderActions(m, progress)}
-    </li>`;
-  }
-
-  /** A server's model: where its requests go; nothing to download, load or delete here. */
-  #renderRemote(m: CatalogModel, host: string) {
-    const server = m.server?.name ?? m.owned_by;
-    return html`<li aria-label=${m.id}>
-      <div class="head">
-        <span class="name">${m.id}</span>
-        <span class="badge" title="Requests for it go to ${host}"
-          >leaves this device · ${host}</span
-        >
-        ${m.available === false ? html`<span class="badge warn">unavailable</span>` : nothing}
-      </div>
-      <div class="facts">
-        Served by ${server} (added in Settings →
-        Servers)${m.server ? html`, as <code>${m.server.upstream_id}</code>` : nothing}: messages to
-        it leave this device for ${host}.
-      </div>
-      ${m.unavailable_reason ? html`<div class="facts error">${m.unavailable_reason}</div>` : nothing}
-    </li>`;
-  }
-
-  #renderProgress(p: DownloadProgress) {
-    const speed = this.#actions.speed.speed(p);
-    const left =
-      speed && p.bytes_total ? formatDuration((p.bytes_total - p.bytes_done) / speed) : null;
-    return html`<div role="status" aria-label="Download of ${p.model}">
-      <progress
-        max=${p.bytes_total ?? 1}
-        value=${p.bytes_total ? p.bytes_done : 0}
-        aria-label="Downloaded of ${p.model}"
-      ></progress>
-      <span class="muted">
-        ${formatBytes(p.bytes_done)} of ${p.bytes_total === null ? '…' : formatBytes(p.bytes_total)}
-        ${speed ? html` · ${formatBytes(speed)}/s` : nothing}
-        ${left ? html` · ${left} left` : nothing} · ${p.phase}
-      </span>
-    </div>`;
-  }
-
-  #renderActions(m: CatalogModel, progress: DownloadProgress | undefined) {
-    const actions = this.#actions;
-    const added = m.source === 'added';
-    if (progress) {
-      return html`<div class="actions">
-        <button @click=${() => actions.cancel(m.id)}>Cancel download</button>
-      </div>`;
-    }
-    if (actions.confirming === m.id) {
-      return html`<div class="actions" role="group" aria-label="Confirm deletion">
-        <span>
-          ${added ? `Remove ${m.id} and its files from this device?` : `Delete ${m.id} from this device?`}
-        </span>
-        <button class="danger" @click=${() => actions.delete(m.id, added)}>
-          ${added ? 'Yes, remove' : 'Yes, delete'}
-        </button>
-        <button @click=${() => actions.confirm(null)}>Keep it</button>
-      </div>`;
-    }
-    return html`<div class="actions">
-      ${
-        !m.downloaded && m.available
-          ? html`<button class="primary" @click=${() => actions.download(m.id)}>
-              ${actions.stopped.has(m.id) || m.evicted ? 'Resume download' : 'Download'}
-            </button>`
-          : nothing
-      }
-      ${
-        m.downloaded && !m.loaded && m.available
-          ? html`<button @click=${() => actions.load(m.id)}>Load</button>`
-          : nothing
-      }
-      ${
-        // Loading it lifts the mark (the GPU device was lost twice): the user decides to retry.
-        this.host?.failing_models[m.id]
-          ? html`<button @click=${() => actions.load(m.id)}>Try again</button>`
-          : nothing
-      }
-      ${m.loaded ? html`<button @click=${() => actions.unload(m.id)}>Unload</button>` : nothing}
-      ${
-        // A model the user added can always go; others once something of them is here.
-        added
-          ? html`<button class="danger" @click=${() => actions.confirm(m.id)}>Remove</button>`
-          : m.downloaded || m.evicted || actions.stopped.has(m.id)
-            ? html`<button class="danger" @click=${() => actions.confirm(m.id)}>Delete</button>`
-            : nothing
-      }
-    </div>`;
   }
 }
 

@@ -231,6 +231,8 @@ export interface ModelView {
    * Empty otherwise.
    */
   elsewhere: ModelCard[];
+  /** How many variants match but are left out as ones this device cannot run. */
+  hidden: number;
 }
 
 /** The cards for `query` and `filters`, and what else matches where nothing runnable does. */
@@ -249,5 +251,5 @@ export function viewModels(index: ModelIndex, query: string, filters: Filters): 
           scores,
         )
       : [];
-  return { cards, variants: shown.length, elsewhere };
+  return { cards, variants: shown.length, elsewhere, hidden: matching.length - shown.length };
 }

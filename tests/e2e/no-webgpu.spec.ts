@@ -83,13 +83,25 @@ test('the app explains in plain words that without WebGPU GGUF models run on the
   await expect(device).toContainText('No WebGPU here.');
   await expect(device).toContainText('GGUF models run on the processor through llama.cpp');
   await page.getByRole('link', { name: 'Models' }).click();
-  // llama.cpp runs on the CPU: the app offers a first GGUF, not a dead end.
-  await expect(page.getByText('No language model is on this device yet')).toBeVisible();
-  await expect(page.getByRole('button', { name: /^Download .*GGUF/ })).toBeVisible();
-  // What runs where, said once: no WebLLM model here, and why; GGUF models do run.
-  await expect(
-    page.getByRole('note').filter({ hasText: "WebLLM's models cannot run in this browser" }),
-  ).toContainText('GGUF models run here through llama.cpp');
+  // Said once at the top, with the next step: a GGUF on the CPU through llama.cpp, one button away.
+  const here = page.getByRole('region', { name: 'What this device can run' });
+  await expect(here.getByRole('note')).toContainText(
+    "WebLLM's models cannot run in this browser: WebGPU found no usable GPU adapter",
+  );
+  await expect(here.getByRole('note')).toContainText('GGUF models run here through llama.cpp');
+  await expect(here).toContainText(
+    'No language model is on this device yet. A good first one here: Llama 3.2 1B Instruct (Q4_K_M, about',
+  );
+  await expect(here).toContainText('llama.cpp on the CPU');
+  await expect(here.getByRole('button', { name: 'Download Llama 3.2 1B Instruct' })).toBeVisible();
+  // Not a dead end below either: the GGUF models this device runs, on the CPU.
+  const models = page.getByRole('list', { name: 'Models' });
+  const gguf = models.getByRole('listitem', {
+    name: 'bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M',
+  });
+  await expect(gguf.getByText('CPU', { exact: true })).toBeVisible();
+  await expect(gguf.getByRole('button', { name: 'Download' })).toBeVisible();
+  await expect(models.getByText('WebLLM', { exact: true })).toHaveCount(0);
   await page.getByRole('link', { name: 'Chat' }).click();
   await expect(page.getByLabel('Model')).toHaveValue('hearth/echo');
   await expect(page.getByText('The echo engine repeats your message')).toBeVisible();

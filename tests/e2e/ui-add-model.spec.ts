@@ -63,7 +63,7 @@ async function remove(page: Page, id: string): Promise<void> {
 
 /**
  * Where the browser has no WebGPU (Firefox on Linux), the WebLLM models are hidden as ones this
- * device cannot run, until the user asks to see them.
+ * device cannot run, until the user asks to see all models.
  */
 async function showWebLLM(page: Page, browserName: string): Promise<void> {
   if (browserName !== 'firefox') return;
@@ -71,9 +71,7 @@ async function showWebLLM(page: Page, browserName: string): Promise<void> {
   await expect(
     page.getByRole('note').filter({ hasText: "WebLLM's models cannot run" }),
   ).toContainText('GGUF models run here through llama.cpp');
-  await page
-    .getByRole('checkbox', { name: /^Show the \d+ models? this device cannot run$/ })
-    .check();
+  await page.getByLabel('Show', { exact: true }).selectOption('All models');
 }
 
 test('a GGUF added by its URL is listed beside the WebLLM models with its engine, downloads, and is removed', async ({

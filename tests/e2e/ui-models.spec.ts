@@ -17,6 +17,10 @@ test.beforeEach(() => server.reset());
 
 const models = (page: Page) => page.getByRole('list', { name: 'Models' });
 const tiny = (page: Page) => models(page).getByRole('listitem', { name: TINY_ID });
+/** The live count of what the search and filters found. */
+const count = (page: Page) =>
+  page.getByRole('status').filter({ hasText: /^(\d+ models?|No models)/ });
+const headings = (page: Page) => models(page).getByRole('heading');
 
 async function openModels(page: Page): Promise<void> {
   await page.getByRole('link', { name: 'Models' }).click();
@@ -47,14 +51,88 @@ test('the catalogue shows what each model needs, and why one cannot run here', a
     name: 'mlc-ai/SmolLM2-360M-Instruct-q4f16_1-MLC',
   });
   await expect(f16).toHaveCount(0);
-  await page.getByLabel(/Show the \d+ models this device cannot run/).check();
+  const limit = page.getByRole('note').filter({ hasText: 'This device cannot run' });
+  await expect(limit).toContainText(/^\s*This device cannot run\s+\d+ of the variants/);
+  await expect(limit).toContainText('most because this GPU lacks shader-f16');
+  await page.getByLabel('Show', { exact: true }).selectOption('All models');
   await expect(f16).toContainText('cannot run here');
   await expect(f16).toContainText('shader-f16');
   await expect(f16.getByRole('button', { name: 'Download' })).toHaveCount(0);
   // Nothing real on the device yet: a small model is suggested.
   await expect(page.getByText('No language model is on this device yet.')).toBeVisible();
   await page.getByLabel('Search models').fill('e2e/tiny');
-  await expect(models(page).getByRole('listitem')).toHaveCount(1);
+  await expect(count(page)).toHaveText('1 model');
+  await expect(models(page).getByRole('heading')).toHaveText(['Tiny']);
+  await expect(tiny(page)).toBeVisible();
+});
+
+test('search finds models by their words in any order, ignoring punctuation, and counts them', async ({
+  page,
+}) => {
+  await openChat(page);
+  await openModels(page);
+  const search = page.getByLabel('Search models');
+  await search.fill('llama 3.2');
+  await expect(headings(page)).toContainText(['Llama 3.2 1B Instruct', 'Llama 3.2 3B Instruct']);
+  await expect(headings(page).filter({ hasText: 'Llama 3.1' })).toHaveCount(0);
+  // One card per model, its variants inside: WebLLM's and the GGUF, each with what it means.
+  const card = models(page).getByRole('listitem', { name: 'Llama 3.2 1B Instruct', exact: true });
+  await expect(card).toContainText('Good for chat, tools');
+  const gguf = card.getByRole('listitem', { name: 'bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M' });
+  await expect(gguf).toContainText('4-bit, good balance');
+  await expect(gguf.getByText('llama.cpp', { exact: true })).toBeVisible();
+  await expect(
+    card.getByRole('listitem', { name: 'mlc-ai/Llama-3.2-1B-Instruct-q4f32_1-MLC' }),
+  ).toContainText('4-bit weights, 32-bit maths');
+
+  // Words in any order, any case, with punctuation: the same four models and a count.
+  const coders = [
+    'Qwen2.5 Coder 0.5B Instruct',
+    'Qwen2.5 Coder 1.5B Instruct',
+    'Qwen2.5 Coder 3B Instruct',
+    'Qwen2.5 Coder 7B Instruct',
+  ];
+  for (const words of ['qwen coder', 'Coder, QWEN!']) {
+    await search.fill(words);
+    await expect(headings(page)).toHaveText(coders);
+    await expect(count(page)).toHaveText(
+      '4 models (5 variants) · 5 more variants this device cannot run',
+    );
+  }
+  await search.fill('qwen2.5 0.5b');
+  await expect(headings(page)).toHaveText(['Qwen2.5 0.5B Instruct', 'Qwen2.5 Coder 0.5B Instruct']);
+});
+
+test('filters and sort narrow the cards; where nothing this device can run matches, what matches is offered with why', async ({
+  page,
+}) => {
+  await openChat(page);
+  await openModels(page);
+  await page.getByLabel('Good for').selectOption('Embeddings (retrieval)');
+  await page.getByLabel('Engine').selectOption('llama.cpp');
+  await page.getByLabel('Sort by').selectOption('Smallest first');
+  await expect(headings(page).nth(0)).toHaveText('BGE Small English v1.5');
+  await expect(headings(page).nth(1)).toHaveText('Nomic Embed Text v1.5');
+  await expect(models(page).getByText('embeddings · 384 dims', { exact: true })).toBeVisible();
+  await expect(models(page).getByText('WebLLM', { exact: true })).toHaveCount(0);
+  // Nothing at all: said, with the way back.
+  await page.getByLabel('Size').selectOption('Over 4 GB');
+  await expect(count(page)).toHaveText('No models match.');
+  await expect(models(page)).toHaveCount(0);
+  await page.getByRole('button', { name: 'Clear the search and filters' }).click();
+  await expect(page.getByLabel('Engine')).toHaveValue('any');
+  await expect(headings(page).first()).toBeVisible();
+
+  // Gemma 3 1B exists only in f16, which this GPU lacks: offered anyway, with why.
+  await page.getByLabel('Search models').fill('gemma 3');
+  await expect(page.getByText('Nothing this device can run matches.')).toBeVisible();
+  const elsewhere = page.getByRole('list', { name: 'Models this device cannot run' });
+  await expect(elsewhere.getByRole('heading')).toHaveText(['Gemma 3 1B Instruct']);
+  const variant = elsewhere.getByRole('listitem', { name: 'mlc-ai/gemma3-1b-it-q4f16_1-MLC' });
+  await expect(variant).toContainText('cannot run here');
+  await expect(variant).toContainText('This GPU lacks shader-f16');
+  await expect(variant.getByRole('button')).toHaveCount(0);
+  await expect(count(page)).toHaveText('No models match · 1 more variant this device cannot run.');
 });
 
 test('a download shows its progress, can be cancelled and resumed, and the model deleted', async ({
@@ -95,6 +173,8 @@ test('a download shows its progress, can be cancelled and resumed, and the model
   await tiny(page).getByRole('button', { name: 'Delete' }).click();
   await tiny(page).getByRole('button', { name: 'Yes, delete' }).click();
   await expect(tiny(page).getByText('Deleted.')).toBeVisible();
+  // The focus stays on the model, not lost with the buttons that went.
+  await expect(tiny(page)).toBeFocused();
   await expect(tiny(page).getByRole('button', { name: 'Download' })).toBeVisible();
 });
 

@@ -171,6 +171,6 @@ describe('filters and sort', () => {
       'This GPU lacks shader-f16.',
     );
     // Nothing at all: nothing else to offer.
-    expect(view('no such model')).toEqual({ cards: [], variants: 0, elsewhere: [] });
+    expect(view('no such model')).toEqual({ cards: [], variants: 0, elsewhere: [], hidden: 0 });
   });
 });
