@@ -6,7 +6,6 @@
  */
 import { css, html, LitElement, nothing, type PropertyValues } from 'lit';
 import { repeat } from 'lit/directives/repeat.js';
-import { styleMap } from 'lit/directives/style-map.js';
 import type { Conversation } from './conversation';
 import { groupConversations } from './conversation-groups';
 import {
@@ -196,9 +195,12 @@ export class ConversationList extends LitElement {
       .archive-toggle[aria-expanded='true']::before {
         content: '▾ ';
       }
+      /* A popover, in the top layer: nothing clips it, and it is placed in the viewport. */
       [role='menu'] {
         position: fixed;
-        z-index: 10;
+        inset: auto;
+        margin: 0;
+        color: var(--fg);
         display: flex;
         flex-direction: column;
         min-width: 10em;
@@ -250,7 +252,8 @@ export class ConversationList extends LitElement {
   /** The rows as shown, in order: the list's, and the archive's. */
   #order: string[] = [];
   #archivedOrder: string[] = [];
-  #focusTarget: FocusTarget | null = null;
+  /** Where focus goes when the app next changes the list, until when (a change may not come). */
+  #focusTarget: { target: FocusTarget; until: number } | null = null;
 
   constructor() {
     super();
@@ -303,7 +306,7 @@ export class ConversationList extends LitElement {
 
   /** Moves focus to `target` now, and again once the app has changed the list, if it was lost. */
   #focusSoon(target: FocusTarget): void {
-    this.#focusTarget = target;
+    this.#focusTarget = { target, until: Date.now() + 5000 };
     this.#element(target)?.focus();
   }
 
@@ -321,10 +324,10 @@ export class ConversationList extends LitElement {
   }
 
   protected override updated(changed: PropertyValues<this>): void {
-    const target = this.#focusTarget;
-    if (target && changed.has('conversations')) {
+    const pending = this.#focusTarget;
+    if (pending && changed.has('conversations')) {
       this.#focusTarget = null;
-      if (this.#focusIsOurs()) this.#element(target)?.focus();
+      if (Date.now() < pending.until && this.#focusIsOurs()) this.#element(pending.target)?.focus();
     }
   }
 
@@ -344,9 +347,12 @@ export class ConversationList extends LitElement {
     if (this.renaming !== id) return;
     const title = input.value.trim();
     this.renaming = null;
-    if (refocus) this.#focusSoon({ id, part: 'more' });
-    if (title) this.#emit('rename', { id, title });
-    else if (refocus) void this.updateComplete.then(() => this.#focusSoon({ id, part: 'more' }));
+    if (title) {
+      if (refocus) this.#focusSoon({ id, part: 'more' });
+      this.#emit('rename', { id, title });
+    } else if (refocus) {
+      void this.updateComplete.then(() => this.#element({ id, part: 'more' })?.focus());
+    }
   }
 
   async #openMenu(c: Conversation, button: HTMLElement, item: 'first' | 'last'): Promise<void> {
@@ -361,6 +367,15 @@ export class ConversationList extends LitElement {
       ...(below ? { top: r.bottom + 2 } : { bottom: height - r.top + 2 }),
     };
     await this.updateComplete;
+    const menu = this.renderRoot.querySelector<HTMLElement>('[role="menu"]');
+    const place = this.menu;
+    if (menu && place) {
+      // Through the CSSOM: the page's CSP allows no style attribute.
+      menu.style.right = `${place.right}px`;
+      menu.style.top = place.top === undefined ? 'auto' : `${place.top}px`;
+      menu.style.bottom = place.bottom === undefined ? 'auto' : `${place.bottom}px`;
+      if (!menu.matches(':popover-open')) menu.showPopover();
+    }
     const items = this.#menuItems();
     (item === 'first' ? items[0] : items.at(-1))?.focus();
   }
@@ -552,12 +567,6 @@ export class ConversationList extends LitElement {
   }
 
   #renderMenu(c: Conversation) {
-    const menu = this.menu!;
-    const place = {
-      right: `${menu.right}px`,
-      top: menu.top === undefined ? 'auto' : `${menu.top}px`,
-      bottom: menu.bottom === undefined ? 'auto' : `${menu.bottom}px`,
-    };
     const item = (label: string, action: Action, danger = false) =>
       html`<button
         role="menuitem"
@@ -569,8 +578,8 @@ export class ConversationList extends LitElement {
       </button>`;
     return html`<div
       role="menu"
+      popover="manual"
       aria-labelledby="more-${c.id}"
-      style=${styleMap(place)}
       @keydown=${(e: KeyboardEvent) => this.#onMenuKey(e)}
     >
       ${item('Rename', 'rename')} ${c.archived ? nothing : item(c.pinned ? 'Unpin' : 'Pin', 'pin')}

@@ -1,7 +1,7 @@
 /**
- * Conversations in the chat app: new, switch, rename, search, delete; kept across a reload;
- * exported and imported as a versioned JSON file in the OpenAI message format. Screenshots at
- * desktop and phone width go with the test results.
+ * Conversations in the chat app: new, switch, rename, pin, archive, search, delete; kept across a
+ * reload; exported and imported as a versioned JSON file in the OpenAI message format.
+ * Screenshots at desktop and phone width go with the test results.
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +12,23 @@ import { composer, openChat, openSettings, replaceNumber, replies, send, userMes
 const list = (page: Page) => page.getByRole('list', { name: 'Conversations' });
 const conversation = (page: Page, title: string) =>
   list(page).getByRole('button', { name: title, exact: true });
+
+/** Picks `item` in the "⋯" menu of the conversation titled `title`. */
+async function fromMenu(page: Page, title: string, item: string): Promise<void> {
+  await page.getByRole('button', { name: `Options for ${title}`, exact: true }).click();
+  await page.getByRole('menu').getByRole('menuitem', { name: item, exact: true }).click();
+}
+
+/** What has focus, looked for through the shadow roots: its tag and its accessible text. */
+const focused = (page: Page) =>
+  page.evaluate(() => {
+    let active = document.activeElement;
+    while (active?.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
+    return {
+      tag: active?.tagName.toLowerCase() ?? null,
+      text: active?.getAttribute('aria-label') ?? active?.textContent?.trim() ?? '',
+    };
+  });
 
 test('conversations can be started, switched, renamed, searched and deleted', async ({ page }) => {
   await openChat(page);
@@ -31,10 +48,12 @@ test('conversations can be started, switched, renamed, searched and deleted', as
   await expect(userMessages(page)).toHaveText(['about apples']);
   await expect(conversation(page, 'about apples')).toHaveAttribute('aria-current', 'true');
 
-  await list(page).getByRole('button', { name: 'Rename about apples' }).click();
+  // Rename, Pin, Archive and Delete are in each conversation's "⋯" menu.
+  await fromMenu(page, 'about apples', 'Rename');
   await page.getByLabel('New title').fill('Fruit, red');
   await page.getByLabel('New title').press('Enter');
   await expect(conversation(page, 'Fruit, red')).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Options for Fruit, red' })).toBeFocused();
 
   // Search looks in titles and in messages.
   await page.getByLabel('Search conversations').fill('pears');
@@ -43,12 +62,141 @@ test('conversations can be started, switched, renamed, searched and deleted', as
   ]);
   await page.getByLabel('Search conversations').fill('');
 
-  // Rename and Delete show on the conversation under the pointer (or the keyboard).
-  await conversation(page, 'about pears').hover();
-  await list(page).getByRole('button', { name: 'Delete about pears' }).click();
+  await fromMenu(page, 'about pears', 'Delete');
   await page.getByRole('button', { name: 'Yes, delete' }).click();
   await expect(conversation(page, 'about pears')).toHaveCount(0);
   await expect(conversation(page, 'Fruit, red')).toBeVisible();
+});
+
+test('the ⋯ menu works by keyboard; pin moves a conversation to Pinned, archive hides it until Archived is opened, and a confirmed delete leaves focus on a row', async ({
+  page,
+}) => {
+  await openChat(page);
+  for (const text of ['first talk', 'second talk', 'third talk']) {
+    if (text !== 'first talk') await page.getByRole('button', { name: 'New chat' }).click();
+    await send(page, text);
+    await expect(replies(page)).toHaveText([text]);
+  }
+  const today = list(page).getByRole('list', { name: 'Today' });
+  await expect(today.getByRole('button', { name: /^\w+ talk$/ })).toHaveText([
+    'third talk',
+    'second talk',
+    'first talk',
+  ]);
+
+  // The menu by keyboard: it opens on its first item, arrows move, Esc gives focus back.
+  const options = page.getByRole('button', { name: 'Options for second talk' });
+  await options.focus();
+  await page.keyboard.press('Enter');
+  const menu = page.getByRole('menu');
+  await expect(menu.getByRole('menuitem')).toHaveText(['Rename', 'Pin', 'Archive', 'Delete']);
+  await expect(menu.getByRole('menuitem', { name: 'Rename' })).toBeFocused();
+  await page.keyboard.press('ArrowUp');
+  await expect(menu.getByRole('menuitem', { name: 'Delete' })).toBeFocused();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  await expect(menu.getByRole('menuitem', { name: 'Pin' })).toBeFocused();
+  await page.keyboard.press('Escape');
+  await expect(menu).toHaveCount(0);
+  await expect(options).toBeFocused();
+  await expect(options).toHaveAttribute('aria-expanded', 'false');
+  // A click outside closes it too.
+  await options.click();
+  await expect(menu).toBeVisible();
+  await page.getByLabel('Search conversations').click();
+  await expect(menu).toHaveCount(0);
+
+  await fromMenu(page, 'first talk', 'Pin');
+  const pinned = list(page).getByRole('list', { name: 'Pinned' });
+  await expect(pinned.getByRole('button', { name: /^\w+ talk$/ })).toHaveText(['first talk']);
+  await expect(today.getByRole('button', { name: /^\w+ talk$/ })).toHaveText([
+    'third talk',
+    'second talk',
+  ]);
+  await expect(page.getByRole('button', { name: 'Options for first talk' })).toBeFocused();
+
+  await fromMenu(page, 'second talk', 'Archive');
+  await expect(conversation(page, 'second talk')).toHaveCount(0);
+  await page.getByLabel('Search conversations').fill('second');
+  await expect(list(page)).toContainText('No conversation matches.');
+  await page.getByLabel('Search conversations').fill('');
+  const toggle = page.getByRole('button', { name: 'Archived (1)' });
+  await expect(toggle).toHaveAttribute('aria-expanded', 'false');
+  await toggle.click();
+  await expect(toggle).toHaveAttribute('aria-expanded', 'true');
+  const archive = page.getByRole('list', { name: 'Archived conversations' });
+  await expect(archive.getByRole('button', { name: 'second talk', exact: true })).toBeVisible();
+  await fromMenu(page, 'second talk', 'Unarchive');
+  await expect(conversation(page, 'second talk')).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Archived (0)' })).toBeVisible();
+
+  // After a confirmed delete, focus moves to the next row (here the one after, in the next
+  // group), never to the page's body.
+  await fromMenu(page, 'first talk', 'Delete');
+  await expect(page.getByRole('button', { name: 'Keep it' })).toBeFocused();
+  await page.getByRole('button', { name: 'Yes, delete' }).click();
+  await expect(conversation(page, 'first talk')).toHaveCount(0);
+  await expect(conversation(page, 'third talk')).toBeFocused();
+  expect(await focused(page)).toEqual({ tag: 'button', text: 'third talk' });
+  // The last row's next is the one before it.
+  await fromMenu(page, 'second talk', 'Delete');
+  await page.getByRole('button', { name: 'Yes, delete' }).click();
+  await expect(conversation(page, 'second talk')).toHaveCount(0);
+  await expect(conversation(page, 'third talk')).toBeFocused();
+});
+
+test('search finds a conversation by two words of a reply in any order, and shows where they matched', async ({
+  page,
+}) => {
+  await openChat(page);
+  await send(page, 'something else entirely');
+  await expect(replies(page)).toHaveCount(1);
+  const story = (title: string, question: string, answer: string, updated: number) => ({
+    title,
+    created: updated,
+    updated,
+    model: 'hearth/echo',
+    settings: { temperature: 0.7, max_tokens: null },
+    messages: [
+      { role: 'user', content: question },
+      { role: 'assistant', content: answer },
+    ],
+  });
+  const file = {
+    format: 'hearth.conversations',
+    version: 1,
+    exported: new Date().toISOString(),
+    conversations: [
+      story('A story', 'Tell me one.', 'The Quick brown fox jumps over the lazy dog.', Date.now()),
+      story('Another', 'And a fox?', 'No <b>dog</b> here, nor a fox.', Date.now() - 1000),
+    ],
+  };
+  await page.getByLabel('Import').setInputFiles({
+    name: 'stories.json',
+    mimeType: 'application/json',
+    buffer: Buffer.from(JSON.stringify(file)),
+  });
+  await expect(conversation(page, 'A story')).toBeVisible();
+
+  // Words of the reply in any order, by their beginning, case and punctuation ignored.
+  const search = page.getByLabel('Search conversations');
+  await search.fill('DOG, quic');
+  const titles = list(page).getByRole('button', { name: /^(A story|Another|something)/ });
+  await expect(titles).toHaveText(['A story']);
+  await expect(conversation(page, 'A story')).toHaveAccessibleDescription(
+    'The Quick brown fox jumps over the lazy dog.',
+  );
+  await expect(list(page).locator('mark')).toHaveText(['Quick', 'dog']);
+  // Every word must match; a reply's markup is shown as text, never parsed.
+  await search.fill('fox dog');
+  await expect(titles).toHaveText(['A story', 'Another']);
+  await expect(conversation(page, 'Another')).toHaveAccessibleDescription(
+    'No <b>dog</b> here, nor a fox.',
+  );
+  await search.fill('fox elsewhere');
+  await expect(list(page)).toContainText('No conversation matches.');
+  await search.fill('');
+  await expect(titles).toHaveCount(3);
 });
 
 test('a reload finds every conversation intact, the open one open, and unsent text still there', async ({
@@ -155,7 +303,7 @@ test('export then import brings every conversation back, in the OpenAI message f
     ],
   });
 
-  await list(page).getByRole('button', { name: 'Delete export me' }).click();
+  await fromMenu(page, 'export me', 'Delete');
   await page.getByRole('button', { name: 'Yes, delete' }).click();
   await expect(conversation(page, 'export me')).toHaveCount(0);
 
