@@ -70,13 +70,13 @@ export default defineConfig({
   projects: [
     {
       name: 'root',
-      testIgnore: /(subpath|no-webgpu|llama-compat)\.spec\.ts$/,
+      testIgnore: /(subpath|no-webgpu|first-run|llama-compat)\.spec\.ts$/,
       use: { baseURL: `http://127.0.0.1:${PORT}/` },
     },
     {
       // The same app in a Chromium with no WebGPU adapter at all.
       name: 'no-webgpu',
-      testMatch: /no-webgpu\.spec\.ts$/,
+      testMatch: /(no-webgpu|first-run)\.spec\.ts$/,
       use: {
         baseURL: `http://127.0.0.1:${PORT}/`,
         launchOptions: { executablePath, args: CHROMIUM_ARGS },

@@ -1,0 +1,45 @@
+/**
+ * A newcomer on a device without WebGPU (Chromium with no adapter): the first-run card says what
+ * Hearth is and what this device can run — a small GGUF on the CPU with llama.cpp — and one
+ * button gets it; the conversation then answers with it. Hugging Face is out of reach here, so
+ * the curated model's file is answered, for this test only, with the fixture GGUF (a real model
+ * that spells FIXTURE_SENTENCE) from the test's model server.
+ */
+import { expect, test } from '@playwright/test';
+import { FIXTURE_SENTENCE } from './fixture-model';
+import { FIXTURE_GGUF_URL, ModelServer } from './model-server';
+import { composer, openChat, replies, send } from './ui';
+
+const server = new ModelServer();
+test.beforeAll(() => server.start());
+test.afterAll(() => server.stop());
+
+test('the first-run card gets a small GGUF that runs on the CPU, and the conversation answers with it', async ({
+  page,
+  context,
+}) => {
+  test.setTimeout(120_000);
+  const asked: string[] = [];
+  await context.route('https://huggingface.co/**', async (route) => {
+    asked.push(route.request().url());
+    const response = await route.fetch({ url: FIXTURE_GGUF_URL });
+    await route.fulfill({ response });
+  });
+  await openChat(page);
+  const card = page.getByRole('region', { name: 'Welcome to Hearth' });
+  await expect(card).toBeVisible();
+  await expect(card).toContainText('Nothing leaves this device.');
+  await expect(card).toContainText('on its CPU with llama.cpp');
+  // The suggestion is one of the curated GGUFs (llama.cpp), named in the card and on its button.
+  const named = (await card.locator('strong').innerText()).trim();
+  expect(named).toMatch(/-GGUF:Q4_K_M$/);
+  await card.getByRole('button', { name: `Get ${named}`, exact: false }).click();
+  await expect(card).toBeHidden({ timeout: 60_000 });
+  expect(asked.length).toBeGreaterThan(0);
+  await expect(page.getByLabel('Model')).toHaveValue(
+    new RegExp(`/${named.replace(/[.]/g, '\\.')}$`),
+  );
+  await expect(composer(page)).toBeFocused();
+  await send(page, 'Hello, real model');
+  await expect(replies(page)).toHaveText([FIXTURE_SENTENCE], { timeout: 60_000 });
+});
