@@ -107,12 +107,32 @@ test('focus moves on purpose: to the composer after Stop, to Stop after Regenera
   expect((await focused(page)).id).toBe('composer');
 });
 
-test("the conversation's title is the tab's title and a heading, and the keyboard shortcuts are listed and work", async ({
+test("while the app boots it says it is checking, never that the model is missing; the conversation's title is the tab's title and a heading; the keyboard shortcuts are listed and work", async ({
   page,
   context,
 }) => {
   await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  // From the first frame: the picker never says "not on this device" and Send is never disabled
+  // while the app is still reading the catalogue (it says "Checking this device…" instead).
+  await page.addInitScript(() => {
+    const seen: string[] = [];
+    (globalThis as { bootSeen?: string[] }).bootSeen = seen;
+    const look = () => {
+      const view = document.querySelector('hearth-app')?.shadowRoot?.querySelector('chat-view');
+      const root = view?.shadowRoot;
+      const picked = root?.querySelector<HTMLSelectElement>('#model')?.selectedOptions[0]?.text;
+      if (picked) seen.push(picked.trim());
+      if (root?.querySelector<HTMLButtonElement>('button[type="submit"]')?.disabled) {
+        seen.push('Send disabled');
+      }
+      if (seen.length < 2000) requestAnimationFrame(look);
+    };
+    requestAnimationFrame(look);
+  });
   await openChat(page);
+  const boot = await page.evaluate(() => (globalThis as { bootSeen?: string[] }).bootSeen ?? []);
+  expect(boot.length).toBeGreaterThan(0);
+  expect(boot.filter((text) => /not on this device|Send disabled/.test(text))).toEqual([]);
   await send(page, 'Plans for the weekend');
   await expect(replies(page)).toHaveText(['Plans for the weekend']);
   await expect(page).toHaveTitle('Plans for the weekend — Hearth');
