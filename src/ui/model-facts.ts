@@ -26,19 +26,28 @@ export function recommendedRank(m: Pick<CatalogModel, 'id'>): number {
   return rank === -1 ? RECOMMENDED.length : rank;
 }
 
-/** The model to suggest to someone who has none: a small one this device can run. */
+/**
+ * The model to suggest to someone who has none: a small one this device can run. WebLLM where it
+ * runs (the fastest on a GPU), f16 where the GPU has it (faster, smaller); else the smallest of
+ * the GGUFs worth starting with, which llama.cpp runs without WebGPU (on the CPU, where size is
+ * speed).
+ */
 export function recommendedModel(models: readonly CatalogModel[]): CatalogModel | undefined {
-  const runnable = models.filter((m) => m.available && m.id !== ECHO_MODEL_ID);
+  const runnable = models.filter(
+    (m) => m.available && m.id !== ECHO_MODEL_ID && !m.embedding && !m.leaves_device,
+  );
   for (const name of RECOMMENDED) {
-    const candidates = runnable.filter((m) => m.id.includes(name));
-    // WebLLM where it runs (the fastest on a GPU), f16 where the GPU has it (faster, smaller);
-    // else the same model as a GGUF, which runs without WebGPU.
-    const webllm = candidates.filter((m) => m.engine === 'webllm');
-    const pick =
-      webllm.find((m) => m.required_features.includes('shader-f16')) ?? webllm[0] ?? candidates[0];
+    const webllm = runnable.filter((m) => m.engine === 'webllm' && m.id.includes(name));
+    const pick = webllm.find((m) => m.required_features.includes('shader-f16')) ?? webllm[0];
     if (pick) return pick;
   }
-  return undefined;
+  return runnable
+    .filter((m) => m.engine === 'llama.cpp' && recommendedRank(m) < RECOMMENDED.length)
+    .sort(
+      (a, b) =>
+        (a.size_mb ?? Infinity) - (b.size_mb ?? Infinity) ||
+        recommendedRank(a) - recommendedRank(b),
+    )[0];
 }
 
 /** The engine's name as the badge shows it. */

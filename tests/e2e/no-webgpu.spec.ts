@@ -79,6 +79,10 @@ test('the app explains in plain words that without WebGPU GGUF models run on the
 }) => {
   await openApp(page);
   await page.getByRole('link', { name: 'Settings' }).click();
+  await page
+    .getByRole('navigation', { name: 'Settings sections' })
+    .getByRole('link', { name: 'Developer' })
+    .click();
   const device = page.getByRole('region', { name: 'This device' });
   await expect(device).toContainText('No WebGPU here.');
   await expect(device).toContainText('GGUF models run on the processor through llama.cpp');
@@ -90,19 +94,19 @@ test('the app explains in plain words that without WebGPU GGUF models run on the
   );
   await expect(here.getByRole('note')).toContainText('GGUF models run here through llama.cpp');
   await expect(here).toContainText(
-    'No language model is on this device yet. A good first one here: Llama 3.2 1B Instruct (Q4_K_M, about',
+    'No language model is on this device yet. A good first one here: Qwen2.5 0.5B Instruct (Q4_K_M, about',
   );
   await expect(here).toContainText('llama.cpp on the CPU');
-  await expect(here.getByRole('button', { name: 'Download Llama 3.2 1B Instruct' })).toBeVisible();
+  await expect(here.getByRole('button', { name: 'Download Qwen2.5 0.5B Instruct' })).toBeVisible();
   // Not a dead end below either: the GGUF models this device runs, on the CPU.
   const models = page.getByRole('list', { name: 'Models' });
   const gguf = models.getByRole('listitem', {
-    name: 'bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M',
+    name: 'bartowski/Qwen2.5-0.5B-Instruct-GGUF:Q4_K_M',
   });
   await expect(gguf.getByText('CPU', { exact: true })).toBeVisible();
   await expect(gguf.getByRole('button', { name: 'Download' })).toBeVisible();
   await expect(models.getByText('WebLLM', { exact: true })).toHaveCount(0);
   await page.getByRole('link', { name: 'Chat' }).click();
   await expect(page.getByLabel('Model')).toHaveValue('hearth/echo');
-  await expect(page.getByText('The echo engine repeats your message')).toBeVisible();
+  await expect(page.getByRole('region', { name: 'Welcome to Hearth' })).toBeVisible();
 });

@@ -202,16 +202,17 @@ test('a downloaded model becomes the default; a reply that fails says why and ke
   page,
 }) => {
   await openChat(page);
-  // Nothing real on the device: the echo engine, labelled as a test engine.
+  // Nothing real on the device: the echo engine, and the first-run card that offers a real one.
   await expect(page.getByLabel('Model')).toHaveValue('hearth/echo');
-  await expect(page.getByText('The echo engine repeats your message')).toBeVisible();
+  await expect(page.getByRole('region', { name: 'Welcome to Hearth' })).toBeVisible();
   await openModels(page);
   await downloadTiny(page);
   await page.getByRole('link', { name: 'Chat' }).click();
   await page.getByRole('button', { name: 'New chat' }).click();
   await expect(composer(page)).toBeFocused();
   await expect(page.getByLabel('Model')).toHaveValue(TINY_ID);
-  await expect(page.getByText('The echo engine repeats your message')).toHaveCount(0);
+  await expect(page.getByRole('region', { name: 'Welcome to Hearth' })).toHaveCount(0);
+  await expect(page.getByText('is a test engine')).toHaveCount(0);
   await send(page, 'will this load?');
   // The model's library is not WebAssembly: the load fails, and the reply says so.
   await expect(page.getByRole('alert')).toContainText(

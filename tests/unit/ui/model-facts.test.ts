@@ -125,4 +125,14 @@ describe('recommendedModel', () => {
     ]);
     expect(pick?.id).toBe('bartowski/Qwen3-0.6B-GGUF:Q4_K_M');
   });
+
+  it('suggests the smallest of the GGUFs worth starting with where only llama.cpp runs', () => {
+    const pick = recommendedModel([
+      model('mlc-ai/Qwen3-0.6B-q4f32_1-MLC', { available: false }),
+      model('bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M', { engine: 'llama.cpp', size_mb: 808 }),
+      model('bartowski/Qwen2.5-0.5B-Instruct-GGUF:Q4_K_M', { engine: 'llama.cpp', size_mb: 398 }),
+      model('e2e/fixture-GGUF:F32', { engine: 'llama.cpp', size_mb: 1 }),
+    ]);
+    expect(pick?.id).toBe('bartowski/Qwen2.5-0.5B-Instruct-GGUF:Q4_K_M');
+  });
 });
