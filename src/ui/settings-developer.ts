@@ -79,11 +79,27 @@ export class SettingsDeveloper extends LitElement {
         text-align: left;
         padding: 0.3em 0.4em;
         border-bottom: 1px solid var(--border);
+      }
+      /* Names and keys may break anywhere; headings, prices and buttons keep their words whole. */
+      td:first-child,
+      td code {
         overflow-wrap: anywhere;
       }
+      td button {
+        white-space: nowrap;
+      }
       td input {
-        width: 7em;
+        width: 6em;
         max-width: 100%;
+      }
+      @media (max-width: 30em) {
+        th,
+        td {
+          padding: 0.3em 0.2em;
+        }
+        td input {
+          width: 4.5em;
+        }
       }
       .row {
         display: flex;
