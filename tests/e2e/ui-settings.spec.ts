@@ -118,7 +118,7 @@ test('the device, the engine and the storage are shown in plain words', async ({
   await expect(storage).toContainText(/Persistent\s+(yes|no)/);
 });
 
-test('issued keys: switching them on says first what it does (Cancel changes nothing), then locks other callers out, not the app; keys are shown once and revoked', async ({
+test('issued keys: switching them on says first what it does (Cancel or Esc changes nothing), then locks other callers out, not the app; keys are shown once and revoked', async ({
   page,
   context,
 }) => {
@@ -142,6 +142,12 @@ test('issued keys: switching them on says first what it does (Cancel changes not
   await expect(issued).not.toBeChecked();
   expect(await chatWith(page, 'anything')).toBe(200);
   await expect(keys).toContainText(/This app sends\s+hearth-app\s*\./);
+  // Esc is a no too.
+  await issued.click();
+  await expect(confirm).toBeVisible();
+  await page.keyboard.press('Escape');
+  await expect(confirm).toHaveCount(0);
+  await expect(any).toBeChecked();
 
   await issued.click();
   await confirm.getByRole('button', { name: 'Switch to issued keys' }).click();
