@@ -52,7 +52,7 @@ function sseBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo)
   const write = (controller: ReadableStreamDefaultController<Uint8Array>, output: Output) => {
     switch (output.type) {
       case 'tokens':
-        controller.enqueue(encoder.encode(writer.tokens(output.tokens)));
+        controller.enqueue(writer.tokenBytes(output.tokens));
         return;
       case 'tool_calls':
         controller.enqueue(encoder.encode(writer.toolCalls(output.calls)));

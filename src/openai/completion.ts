@@ -2,7 +2,9 @@
  * @module
  * Response bodies of the chat-completions endpoint: the non-streamed completion and the stream's
  * chunks in DESIGN §3's fixed order. The per-token path writes SSE text from a prefix and suffix
- * made once per stream, so a plain token costs one `JSON.stringify` of its own text.
+ * made once per stream, so a plain token costs one `JSON.stringify` of its own text; a batch of
+ * tokens can be written straight to bytes (`tokenBytes`), which spares the stream a `TextEncoder`
+ * pass over the whole batch's text.
  */
 import type { ChoiceResult, EngineUsage, SpeedFigures, Token } from './backend';
 import { estimateCost, type ModelPrice } from './models';
@@ -115,11 +117,30 @@ export function usageChunkBody(meta: ReplyMeta, usage: Usage | null): ChatComple
   };
 }
 
+const encoder = new TextEncoder();
+
+/**
+ * Writes `text` as UTF-8 into `into` at `at`, which has room for 3 bytes per UTF-16 unit of
+ * `text`; returns where it ends. ASCII (nearly all of a chunk's JSON) is copied a unit at a
+ * time, which costs less than a `TextEncoder` call; the rest from the first other unit on is
+ * left to `encodeInto`.
+ */
+function writeUtf8(text: string, into: Uint8Array, at: number): number {
+  for (let i = 0; i < text.length; i += 1) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0x80) return at + encoder.encodeInto(text.slice(i), into.subarray(at)).written;
+    into[at++] = unit;
+  }
+  return at;
+}
+
 /** Writes one reply's SSE text, event by event, in DESIGN §3's order. */
 export class SseReplyWriter {
   readonly #meta: ReplyMeta;
   readonly #prefix: string;
   readonly #suffix: string;
+  readonly #prefixBytes: Uint8Array;
+  readonly #suffixBytes: Uint8Array;
   #started = false;
 
   constructor(meta: ReplyMeta) {
@@ -130,6 +151,8 @@ export class SseReplyWriter {
     if (prefix === undefined || suffix === undefined) throw new Error('chunk template broken');
     this.#prefix = `data: ${prefix}`;
     this.#suffix = `${suffix}\n\n`;
+    this.#prefixBytes = encoder.encode(this.#prefix);
+    this.#suffixBytes = encoder.encode(this.#suffix);
   }
 
   /** The event for one token; the reply's first event also carries the role. */
@@ -151,6 +174,41 @@ export class SseReplyWriter {
     let out = '';
     for (const token of tokens) out += this.#token(token);
     return out;
+  }
+
+  /**
+   * `tokens(tokens)` as UTF-8 bytes, written straight into one buffer: a plain token is the
+   * prefix's bytes, its JSON, the suffix's bytes.
+   */
+  tokenBytes(tokens: readonly Token[]): Uint8Array {
+    // Each token's text: its JSON alone when it goes between the prefix and the suffix, else
+    // its whole event.
+    const texts: string[] = [];
+    const framed: boolean[] = [];
+    const frame = this.#prefixBytes.length + this.#suffixBytes.length;
+    let room = 0;
+    for (const token of tokens) {
+      const plain = typeof token === 'string' && this.#started;
+      const text = plain ? sseJson(token) : this.#token(token);
+      texts.push(text);
+      framed.push(plain);
+      room += 3 * text.length + (plain ? frame : 0);
+    }
+    const out = new Uint8Array(room);
+    let at = 0;
+    for (let i = 0; i < texts.length; i += 1) {
+      if (framed[i]) {
+        out.set(this.#prefixBytes, at);
+        at = writeUtf8(texts[i] ?? '', out, at + this.#prefixBytes.length);
+        out.set(this.#suffixBytes, at);
+        at += this.#suffixBytes.length;
+      } else {
+        at = writeUtf8(texts[i] ?? '', out, at);
+      }
+    }
+    // Plain ASCII leaves two thirds of each token's JSON room unused: a copy of the written
+    // part when that is much, so that the stream does not hold the slack.
+    return at * 2 < room ? out.slice(0, at) : out.subarray(0, at);
   }
 
   /** The event carrying the model's tool calls. */

@@ -103,6 +103,7 @@ async function jsonOf<T>(response: Response, server: string): Promise<T> {
 /**
  * The `data:` payloads of an SSE body, as they arrive: every event one read completes, together,
  * so that a fast server's burst costs one step here and one write to the client, not one each.
+ * An event's `data` lines are joined as they come (most events have one): no array per event.
  */
 async function* sseData(
   body: ReadableStream<Uint8Array>,
@@ -111,13 +112,14 @@ async function* sseData(
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let buffer = '';
-  let data: string[] = [];
+  let data: string | undefined;
   const take = (line: string, events: string[]) => {
     if (line === '') {
-      if (data.length > 0) events.push(data.join('\n'));
-      data = [];
+      if (data !== undefined) events.push(data);
+      data = undefined;
     } else if (line.startsWith('data:')) {
-      data.push(line.slice(line[5] === ' ' ? 6 : 5));
+      const value = line.slice(line[5] === ' ' ? 6 : 5);
+      data = data === undefined ? value : `${data}\n${value}`;
     }
   };
   try {
@@ -147,10 +149,10 @@ async function* sseData(
         } else {
           break;
         }
-        take(buffer.slice(start, end), events);
+        take(end === start ? '' : buffer.slice(start, end), events);
         start = next;
       }
-      buffer = buffer.slice(start);
+      buffer = start === buffer.length ? '' : buffer.slice(start);
       if (events.length > 0) yield events;
     }
     const events: string[] = [];
@@ -291,7 +293,8 @@ export class UpstreamBackend {
       // Every token of one read goes out as one batch (one write to the client).
       const tokens: (string | RichToken)[] = [];
       for (const data of batch) {
-        if (data.trim() === '[DONE]') {
+        // `[DONE]` is short: the long events of tokens are not trimmed to find out.
+        if (data.length < 16 && data.trim() === '[DONE]') {
           done = true;
           break;
         }
@@ -314,7 +317,12 @@ export class UpstreamBackend {
         }
         // Some servers put usage on every chunk: the last one counts.
         usage = usageOf(chunk.usage) ?? usage;
-        const choice = chunk.choices?.find((c) => (c.index ?? 0) === 0);
+        // Choice 0 is nearly always first: no search (and no closure) per event for it.
+        const first = chunk.choices?.[0];
+        const choice =
+          first && (first.index ?? 0) === 0
+            ? first
+            : chunk.choices?.find((c) => (c.index ?? 0) === 0);
         if (!choice) continue;
         const delta = choice.delta ?? {};
         if (delta.reasoning_content)

@@ -85,6 +85,24 @@ describe('SseReplyWriter', () => {
     }
   });
 
+  it('writes a batch straight to bytes exactly as encoding its text would', () => {
+    // Two writers in step: one gives text, the other bytes.
+    const m = { ...meta, model: 'gpu-box/modèle-ü' };
+    const text = new SseReplyWriter(m);
+    const bytes = new SseReplyWriter(m);
+    const batches = [
+      ['first ', 'é'],
+      ['plain', 'quo"te', 'new\nline', 'sep\u2028', '😀 x', '\uFFFD', '', 'a\u0085b'],
+      [{ text: 'why', reasoning: true }, 'then'],
+      [{ text: 'p', logprobs: [{ token: 'p', logprob: -0.5, bytes: [112], top_logprobs: [] }] }],
+      ['ascii '.repeat(500)],
+    ];
+    for (const batch of batches) {
+      expect(bytes.tokenBytes(batch)).toEqual(new TextEncoder().encode(text.tokens(batch)));
+    }
+    expect(bytes.end('stop', usage)).toBe(text.end('stop', usage));
+  });
+
   it('adds usage: null to every chunk and a usage chunk before [DONE] with include_usage', () => {
     const m = { ...meta, include_usage: true };
     const writer = new SseReplyWriter(m);
