@@ -53,8 +53,8 @@ const CHOICES: { [K in keyof Filters]: [Filters[K], string][] } = {
     ['server', 'Your servers'],
   ],
   show: [
-    ['runnable', 'Models this device can run'],
-    ['downloaded', 'Models on this device'],
+    ['runnable', 'What runs here'],
+    ['downloaded', 'Downloaded'],
     ['all', 'All models'],
   ],
   sort: [
@@ -82,6 +82,7 @@ export class ModelManager extends LitElement {
     host: { attribute: false },
     query: { state: true },
     filters: { state: true },
+    adding: { state: true },
   };
 
   static override styles = [
@@ -94,8 +95,16 @@ export class ModelManager extends LitElement {
         max-width: 60em;
         margin: 0 auto;
       }
+      .title {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 0.5em;
+        align-items: center;
+        justify-content: space-between;
+        margin: 0 0 0.6em;
+      }
       h2 {
-        margin: 0 0 0.5em;
+        margin: 0;
         font-size: 1.3em;
       }
       .device {
@@ -161,6 +170,20 @@ export class ModelManager extends LitElement {
         border-radius: 0;
         background: none;
         padding: 0.5em 0 0.4em;
+        display: flex;
+        flex-wrap: wrap;
+        column-gap: 1em;
+        align-items: flex-start;
+      }
+      ul.variants > li > * {
+        flex: 1 1 100%;
+      }
+      ul.variants > li > .about {
+        flex: 1 1 24em;
+        min-width: 0;
+      }
+      ul.variants > li > .actions {
+        flex: 0 1 auto;
       }
       .variant {
         font-weight: 600;
@@ -198,6 +221,8 @@ export class ModelManager extends LitElement {
   declare host: HostStatus | null;
   declare private query: string;
   declare private filters: Filters;
+  /** Whether "Add a model" is open. */
+  declare private adding: boolean;
   readonly #actions = new ModelActionsController(this);
   /** The index of the catalogue it was made of: made again only when that changes. */
   #index = new ModelIndex([]);
@@ -211,6 +236,7 @@ export class ModelManager extends LitElement {
     this.host = null;
     this.query = '';
     this.filters = DEFAULT_FILTERS;
+    this.adding = false;
   }
 
   protected override willUpdate(changed: PropertyValues<this>): void {
@@ -257,10 +283,18 @@ export class ModelManager extends LitElement {
       remove: (id, added) => void this.#remove(id, added),
     };
     return html`
-      <h2>Models</h2>
-      ${this.#renderDevice()}
-      <model-add></model-add>
-      ${this.#renderGone()}
+      <div class="title">
+        <h2>Models</h2>
+        <button
+          aria-expanded=${this.adding ? 'true' : 'false'}
+          aria-controls="adding"
+          @click=${() => (this.adding = !this.adding)}
+        >
+          Add a model
+        </button>
+      </div>
+      <div id="adding">${this.adding ? html`<model-add></model-add>` : nothing}</div>
+      ${this.#renderDevice()} ${this.#renderGone()}
       <div class="search" role="search">
         <label class="sr-only" for="search">Search models</label>
         <input

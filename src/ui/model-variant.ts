@@ -33,33 +33,36 @@ export function renderVariant({ model: m, info }: Variant, ctx: VariantContext) 
   const engine = engineLabel(m);
   const place = m.engine === 'llama.cpp' ? llamaPlace(ctx.host) : null;
   return html`<li aria-label=${m.id} data-id=${m.id} tabindex="-1">
-    <div class="head">
-      <span class="variant">${info.variant || (echo ? 'built in' : 'as published')}</span>
-      ${echo ? html`<span class="badge">test engine</span>` : nothing}
-      ${engine ? html`<span class="badge engine" title="Runs in ${engine}">${engine}</span>` : nothing}
-      ${place ? html`<span class="badge" title=${place.detail}>${place.label}</span>` : nothing}
-      ${m.source === 'added' ? html`<span class="badge">added</span>` : nothing}
-      ${m.source === 'self-hosted' ? html`<span class="badge">self-hosted</span>` : nothing}
-      ${m.downloaded && !echo ? html`<span class="badge ok">downloaded</span>` : nothing}
-      ${m.loaded ? html`<span class="badge ok">loaded</span>` : nothing}
-      ${m.evicted ? html`<span class="badge warn">evicted</span>` : nothing}
-      ${m.available === false ? html`<span class="badge warn">cannot run here</span>` : nothing}
-      ${m.available === null ? html`<span class="badge">fit not known yet</span>` : nothing}
-      ${
-        m.embedding
-          ? html`<span class="badge" title="For /v1/openai/embeddings; it does not chat"
-              >embeddings${m.embedding.dimensions ? ` · ${m.embedding.dimensions} dims` : ''}</span
-            >`
-          : nothing
-      }
+    <div class="about">
+      <div class="head">
+        <span class="variant">${info.variant || (echo ? 'built in' : 'as published')}</span>
+        ${echo ? html`<span class="badge">test engine</span>` : nothing}
+        ${engine ? html`<span class="badge engine" title="Runs in ${engine}">${engine}</span>` : nothing}
+        ${place ? html`<span class="badge" title=${place.detail}>${place.label}</span>` : nothing}
+        ${m.source === 'added' ? html`<span class="badge">added</span>` : nothing}
+        ${m.source === 'self-hosted' ? html`<span class="badge">self-hosted</span>` : nothing}
+        ${m.downloaded && !echo ? html`<span class="badge ok">downloaded</span>` : nothing}
+        ${m.loaded ? html`<span class="badge ok">loaded</span>` : nothing}
+        ${m.evicted ? html`<span class="badge warn">evicted</span>` : nothing}
+        ${m.available === false ? html`<span class="badge warn">cannot run here</span>` : nothing}
+        ${m.available === null ? html`<span class="badge">fit not known yet</span>` : nothing}
+        ${
+          m.embedding
+            ? html`<span class="badge" title="For /v1/openai/embeddings; it does not chat"
+                >embeddings${m.embedding.dimensions ? ` · ${m.embedding.dimensions} dims` : ''}</span
+              >`
+            : nothing
+        }
+      </div>
+      <div class="facts">
+        ${echo ? 'Repeats your message: for trying the API without a GPU.' : factsOf(m, ctx.host)}
+      </div>
+      ${info.quantisation ? html`<div class="facts">${info.quantisation.explanation}</div>` : nothing}
+      <div class="facts id">API id: <code>${m.id}</code></div>
+      ${m.unavailable_reason ? html`<div class="facts error">${m.unavailable_reason}</div>` : nothing}
+      ${m.evicted ? html`<div class="facts error">${m.evicted}</div>` : nothing}
     </div>
-    <div class="facts">
-      ${echo ? 'Repeats your message: for trying the API without a GPU.' : factsOf(m, ctx.host)}
-    </div>
-    ${info.quantisation ? html`<div class="facts">${info.quantisation.explanation}</div>` : nothing}
-    <div class="facts id">API id: <code>${m.id}</code></div>
-    ${m.unavailable_reason ? html`<div class="facts error">${m.unavailable_reason}</div>` : nothing}
-    ${m.evicted ? html`<div class="facts error">${m.evicted}</div>` : nothing}
+    ${echo ? nothing : renderActions(m, progress, ctx)}
     ${progress ? renderProgress(progress, ctx) : nothing}
     ${
       loading
@@ -76,7 +79,6 @@ export function renderVariant({ model: m, info }: Variant, ctx: VariantContext) 
           </p>`
         : nothing
     }
-    ${echo ? nothing : renderActions(m, progress, ctx)}
   </li>`;
 }
 

@@ -28,6 +28,11 @@ const adding = (page: Page) => page.getByRole('region', { name: 'Add a model' })
 async function openModels(page: Page): Promise<void> {
   await page.getByRole('link', { name: 'Models' }).click();
   await expect(page.getByRole('heading', { name: 'Models' })).toBeVisible();
+  // "Add a model" opens from a button beside the heading, so that the list starts higher.
+  const open = page.getByRole('button', { name: 'Add a model' });
+  await expect(open).toHaveAttribute('aria-expanded', 'false');
+  await open.click();
+  await expect(open).toHaveAttribute('aria-expanded', 'true');
 }
 
 async function addByUrl(page: Page, url: string, id = ''): Promise<void> {
