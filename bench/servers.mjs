@@ -2,8 +2,12 @@
 // add"), read through Hearth (`/v1/openai/chat/completions` for `<server>/<model>`, which the
 // service worker forwards, src/openai/upstream.ts) against the same server called directly from
 // the same page with `fetch`, in the same run, alternating. The server is a small one started
-// here in Node: it answers as fast as the socket takes the bytes, so that what is measured is
-// what Hearth adds, not what a model costs. Both ways send the same headers, so both need the
+// here in Node. Its model `fast` answers as fast as the socket takes the bytes, so that what is
+// measured is what Hearth adds, not what a model costs: a flood of ~10^5 tokens/s that no model
+// server produces, which shows what forwarding costs per token. Its models `paced-100` and
+// `paced-2000` stream at 100 tokens/s (a fast GPU's single stream) and 2,000 tokens/s (more
+// than any single stream of a real server): whether Hearth keeps up with a server's pace, and
+// what it takes from it. Both ways send the same headers, so both need the
 // same CORS preflight, which the server lets the browser keep (`Access-Control-Max-Age`) and the
 // warm-up pays (`server_preflights` counts them). The direct request comes from a page the
 // service worker controls, so it too passes the service worker's fetch event (which leaves it to
@@ -14,8 +18,12 @@ import { median, round } from './stats.mjs';
 const KEY = 'Bearer bench';
 /** The name the server is added under (`bench` is an organisation of the bench catalogue). */
 export const SERVER_NAME = 'bench-server';
-/** The one model the server lists. */
+/** The model that streams as fast as the socket takes it. */
 const UPSTREAM_MODEL = 'fast';
+/** Models that stream at a fixed number of tokens a second, as a model server does. */
+const PACED_MODELS = { 'paced-100': 100, 'paced-2000': 2_000 };
+/** Every model the server lists. */
+const UPSTREAM_MODELS = [UPSTREAM_MODEL, ...Object.keys(PACED_MODELS)];
 /** The server's own key: Hearth sends it, and so does the direct request. */
 const UPSTREAM_KEY = 'bench-upstream-key';
 /** How long a browser may keep a preflight (Chromium keeps one at most 2 hours). */
@@ -25,18 +33,20 @@ const PREFLIGHT_MAX_AGE_S = 600;
  * @typedef {object} ServerSizes
  * @property {number} ttfbRuns pairs of short streamed requests timed to their first token
  * @property {number} ttfbTokens tokens of each of those streams
- * @property {number} streamTokens tokens of the long stream
+ * @property {number} streamTokens tokens of the long stream (the flood)
  * @property {number} streamRuns pairs of long streams
+ * @property {number} pacedSeconds how long each paced stream lasts
+ * @property {number} pacedRuns pairs of streams of each paced model
  * @property {number} requestRuns pairs of non-streamed requests
  * @property {number} warmup requests each way before any timing
  */
 
 /**
- * An OpenAI-compatible server of one model, on a free port of 127.0.0.1. `POST
- * /v1/chat/completions` answers `max_tokens` tokens (`w0 w1 …`): streamed, one SSE event per
- * token written as fast as the socket takes them (a full socket buffer waits for 'drain'), or
- * as one JSON reply. CORS lets `origin` read it with `authorization` and `content-type`, and
- * lets it keep the preflight for 10 minutes.
+ * An OpenAI-compatible server on a free port of 127.0.0.1. `POST /v1/chat/completions` answers
+ * `max_tokens` tokens (`w0 w1 …`): streamed, one SSE event per token, written as fast as the
+ * socket takes them (a full socket buffer waits for 'drain') for `fast`, or each at its time
+ * for the paced models; or as one JSON reply. CORS lets `origin` read it with `authorization`
+ * and `content-type`, and lets it keep the preflight for 10 minutes.
  * @param {string} origin the bench pages' origin
  * @returns {Promise<{ baseUrl: string, preflights: () => number, close: () => Promise<void> }>}
  */
@@ -73,7 +83,7 @@ export async function startUpstream(origin) {
     if (req.method === 'GET' && req.url === '/v1/models') {
       json(200, {
         object: 'list',
-        data: [{ id: UPSTREAM_MODEL, object: 'model', created: 0, owned_by: 'bench' }],
+        data: UPSTREAM_MODELS.map((id) => ({ id, object: 'model', created: 0, owned_by: 'bench' })),
       });
       return;
     }
@@ -105,7 +115,8 @@ export async function startUpstream(origin) {
         });
         return;
       }
-      void streamTokens(res, { id, created, model, tokens, usage, cors });
+      const perSecond = PACED_MODELS[/** @type {keyof PACED_MODELS} */ (model)];
+      void streamTokens(res, { id, created, model, tokens, usage, cors, perSecond });
     });
   });
   server.keepAliveTimeout = 60_000;
@@ -125,11 +136,14 @@ export async function startUpstream(origin) {
 
 /**
  * One SSE event per token, as vLLM sends them (the role with the first), then the final chunk
- * and `[DONE]`; each `write` that fills the socket's buffer waits for 'drain'.
+ * and `[DONE]`; each `write` that fills the socket's buffer waits for 'drain'. Paced, token `i`
+ * is due `i / perSecond` s after the first: a timer wakes for the next one due and writes every
+ * token due by then, one event each (as a server whose steps came late), so that the rate holds
+ * however coarse the timers are.
  * @param {import('node:http').ServerResponse} res
- * @param {{ id: string, created: number, model: string, tokens: number, usage: object, cors: Record<string, string> }} reply
+ * @param {{ id: string, created: number, model: string, tokens: number, usage: object, cors: Record<string, string>, perSecond: number | undefined }} reply
  */
-async function streamTokens(res, { id, created, model, tokens, usage, cors }) {
+async function streamTokens(res, { id, created, model, tokens, usage, cors, perSecond }) {
   res.writeHead(200, {
     ...cors,
     'content-type': 'text/event-stream',
@@ -143,7 +157,14 @@ async function streamTokens(res, { id, created, model, tokens, usage, cors }) {
   /** @param {string} text */
   const write = (text) =>
     res.write(text) ? undefined : new Promise((resolve) => res.once('drain', resolve));
+  const started = performance.now();
   for (let i = 0; i < tokens && !closed; i += 1) {
+    if (perSecond !== undefined) {
+      const due = started + (i * 1000) / perSecond;
+      const early = due - performance.now();
+      if (early > 0) await new Promise((resolve) => setTimeout(resolve, early));
+      if (closed) break;
+    }
     const role = i === 0 ? '"role":"assistant",' : '';
     const wait = write(`${head}${role}"content":"w${i} "},"finish_reason":null}]}\n\n`);
     if (wait) await wait;
@@ -190,19 +211,19 @@ function call(page, method, path, body) {
  * so both need the same CORS preflight, kept by the browser (`Access-Control-Max-Age`) from the
  * warm-up on: the service worker's fetch to the server is cross-origin too.
  * @param {import('playwright-core').Page} page
- * @param {{ baseUrl: string, model: string, tokens: number, stream: boolean, runs: number, warmup: number }} options
+ * @param {{ baseUrl: string, upstream: string, tokens: number, stream: boolean, runs: number, warmup: number }} options
  * @returns {Promise<{ hearth: Timed[], direct: Timed[] }>}
  */
 function rounds(page, options) {
   return page.evaluate(
-    async ({ baseUrl, model, tokens, stream, runs, warmup, KEY, UPSTREAM_KEY, UPSTREAM_MODEL }) => {
+    async ({ baseUrl, upstream, tokens, stream, runs, warmup, KEY, UPSTREAM_KEY, SERVER_NAME }) => {
       const messages = [{ role: 'user', content: 'Say many words.' }];
       /** @param {'hearth' | 'direct'} way @returns {Promise<Timed>} */
       const once = async (way) => {
         const hearth = way === 'hearth';
         const url = hearth ? '/v1/openai/chat/completions' : `${baseUrl}/chat/completions`;
         const body = JSON.stringify({
-          model: hearth ? model : UPSTREAM_MODEL,
+          model: hearth ? `${SERVER_NAME}/${upstream}` : upstream,
           messages,
           max_tokens: tokens,
           stream,
@@ -246,7 +267,7 @@ function rounds(page, options) {
       }
       return out;
     },
-    { ...options, KEY, UPSTREAM_KEY, UPSTREAM_MODEL },
+    { ...options, KEY, UPSTREAM_KEY, SERVER_NAME },
   );
 }
 
@@ -268,11 +289,10 @@ export async function measureServers({ page, origin, sizes, log }) {
         api_key: UPSTREAM_KEY,
       }),
     );
-    const model = `${SERVER_NAME}/${UPSTREAM_MODEL}`;
-    if (!added.models?.includes(UPSTREAM_MODEL)) {
-      throw new Error(`the server was added without its model: ${JSON.stringify(added)}`);
+    if (!UPSTREAM_MODELS.every((m) => added.models?.includes(m))) {
+      throw new Error(`the server was added without its models: ${JSON.stringify(added)}`);
     }
-    const base = { baseUrl: upstream.baseUrl, model };
+    const base = { baseUrl: upstream.baseUrl, upstream: UPSTREAM_MODEL };
     /** @type {Record<string, number>} */
     const results = {};
 
@@ -292,25 +312,55 @@ export async function measureServers({ page, origin, sizes, log }) {
       median(ttfb.hearth.map((t, i) => t.first - (ttfb.direct[i]?.first ?? NaN))),
     );
 
-    log(`a ${sizes.streamTokens}-token stream, ${sizes.streamRuns} pairs`);
-    const long = await rounds(page, {
-      ...base,
+    /**
+     * Tokens/s of whole streams of `upstream` (from the call to the last byte), through Hearth
+     * and directly, and their ratio, as `<key>_tokens_per_s`, `<key>_direct_tokens_per_s` and
+     * `<key>_ratio`.
+     * @param {string} key
+     * @param {{ upstream: string, tokens: number, runs: number, warmup: number }} what
+     */
+    const streams = async (key, { upstream: model, tokens, runs, warmup }) => {
+      const long = await rounds(page, {
+        ...base,
+        upstream: model,
+        tokens,
+        stream: true,
+        runs,
+        warmup,
+      });
+      for (const [way, timed] of Object.entries(long)) {
+        if (!timed.every((run) => run.complete)) throw new Error(`${way}: a stream was cut short`);
+      }
+      /** @param {Timed} t */
+      const perSecond = (t) => tokens / (t.total / 1000);
+      const hearth = Math.round(median(long.hearth.map(perSecond)));
+      const direct = Math.round(median(long.direct.map(perSecond)));
+      results[`${key}_tokens_per_s`] = hearth;
+      results[`${key}_direct_tokens_per_s`] = direct;
+      results[`${key}_ratio`] = round(hearth / direct, 3);
+    };
+
+    // Paced as a model server streams: both ways should take the server's own time.
+    for (const [paced, rate] of Object.entries(PACED_MODELS)) {
+      const tokens = Math.round(rate * sizes.pacedSeconds);
+      log(`${tokens}-token streams at ${rate} tokens/s, ${sizes.pacedRuns} pairs`);
+      await streams(`server_stream_${rate}`, {
+        upstream: paced,
+        tokens,
+        runs: sizes.pacedRuns,
+        warmup: 0,
+      });
+    }
+
+    log(
+      `a ${sizes.streamTokens}-token flood (as fast as the socket takes it), ${sizes.streamRuns} pairs`,
+    );
+    await streams('server_stream_flood', {
+      upstream: UPSTREAM_MODEL,
       tokens: sizes.streamTokens,
-      stream: true,
       runs: sizes.streamRuns,
       warmup: 1,
     });
-    for (const [way, runs] of Object.entries(long)) {
-      if (!runs.every((run) => run.complete)) throw new Error(`${way}: a stream was cut short`);
-    }
-    /** @param {Timed} t */
-    const perSecond = (t) => sizes.streamTokens / (t.total / 1000);
-    results.server_stream_tokens_per_s = Math.round(median(long.hearth.map(perSecond)));
-    results.server_stream_direct_tokens_per_s = Math.round(median(long.direct.map(perSecond)));
-    results.server_stream_ratio = round(
-      results.server_stream_tokens_per_s / results.server_stream_direct_tokens_per_s,
-      3,
-    );
 
     log(`non-streamed requests of ${sizes.ttfbTokens} tokens, ${sizes.requestRuns} pairs`);
     const whole = await rounds(page, {
@@ -344,14 +394,37 @@ export const SERVER_TARGETS = [
   ],
   ['server_ttfb_ms', 'time to first token of a server model through Hearth, ms', null, ''],
   ['server_ttfb_direct_ms', 'the same, the server fetched directly from the page, ms', null, ''],
+  ...Object.values(PACED_MODELS).flatMap(
+    (rate) =>
+      /** @type {[string, string, ((v: number) => boolean) | null, string][]} */ ([
+        [
+          `server_stream_${rate}_ratio`,
+          `tokens/s of a server streaming ${rate} tokens/s, through Hearth ÷ directly`,
+          (v) => v >= 0.98,
+          '≥ 0.98',
+        ],
+        [
+          `server_stream_${rate}_tokens_per_s`,
+          'the same stream through Hearth, tokens/s',
+          null,
+          '',
+        ],
+        [
+          `server_stream_${rate}_direct_tokens_per_s`,
+          'the same, fetched directly from the page',
+          null,
+          '',
+        ],
+      ]),
+  ),
   [
-    'server_stream_ratio',
-    "tokens/s of a server's long stream, through Hearth ÷ directly",
+    'server_stream_flood_ratio',
+    'tokens/s of a flood (as fast as the socket takes it: no model server does), Hearth ÷ directly',
     (v) => v >= 0.98,
     '≥ 0.98',
   ],
-  ['server_stream_tokens_per_s', "tokens/s of a server's long stream through Hearth", null, ''],
-  ['server_stream_direct_tokens_per_s', 'the same, fetched directly from the page', null, ''],
+  ['server_stream_flood_tokens_per_s', 'the flood through Hearth, tokens/s', null, ''],
+  ['server_stream_flood_direct_tokens_per_s', 'the same, fetched directly from the page', null, ''],
   [
     'server_request_added_ms',
     'time Hearth adds to a non-streamed server request, ms (median of paired differences)',
