@@ -33,6 +33,7 @@ import { saveConversation } from './conversation-store';
 import type { ChatMessage } from './chat-message';
 import './chat-message';
 import './first-run';
+import { describeModel } from './model-info';
 import { isSendKey } from './preferences';
 import { replySpeed } from './speed';
 import { typedNumber } from './typed-number';
@@ -152,7 +153,7 @@ export class ChatView extends LitElement {
         justify-content: space-between;
         align-items: center;
       }
-      .settings label {
+      .settings .field {
         display: flex;
         flex-direction: column;
         gap: 0.2em;
@@ -904,20 +905,24 @@ export class ChatView extends LitElement {
         <span id="settings-title">Chat options</span>
         <button class="link" @click=${() => this.#closeOptions()}>Close</button>
       </h3>
-      <label class="wide"
-        >System prompt
+      <div class="field wide">
+        <label for="opt-system">System prompt</label>
         <textarea
+          id="opt-system"
+          aria-describedby="opt-system-help"
           .value=${s.system}
           placeholder="How the model should behave in this conversation"
           @input=${(e: Event) => this.#setting('system', (e.target as HTMLTextAreaElement).value)}
         ></textarea>
-        <span class="help"
+        <span class="help" id="opt-system-help"
           >Sent before every message of this conversation, to set the model's role and tone.</span
         >
-      </label>
-      <label
-        >Temperature
+      </div>
+      <div class="field">
+        <label for="opt-temperature">Temperature</label>
         <input
+          id="opt-temperature"
+          aria-describedby="opt-temperature-help"
           type="number"
           min="0"
           max="2"
@@ -933,13 +938,15 @@ export class ChatView extends LitElement {
               this.#setting('temperature', Math.min(2, Math.max(0, value)));
           }}
         />
-        <span class="help"
+        <span class="help" id="opt-temperature-help"
           >0 gives the likeliest words every time; higher (up to 2) varies more.</span
         >
-      </label>
-      <label
-        >Maximum length (tokens)
+      </div>
+      <div class="field">
+        <label for="opt-max-tokens">Maximum length (tokens)</label>
         <input
+          id="opt-max-tokens"
+          aria-describedby="opt-max-tokens-help"
           type="number"
           min="1"
           step="1"
@@ -958,15 +965,17 @@ export class ChatView extends LitElement {
             this.#setting('max_tokens', raw === '' || !(value >= 1) ? null : value);
           }}
         />
-        <span class="help"
+        <span class="help" id="opt-max-tokens-help"
           >A reply stops after this many tokens (Continue goes on); empty: no limit.</span
         >
-      </label>
+      </div>
       ${
         this.conversation.model === ECHO_MODEL_ID
-          ? html`<label
-              >Delay per token, ms (test engine)
+          ? html`<div class="field">
+              <label for="opt-echo-delay">Delay per token, ms (test engine)</label>
               <input
+                id="opt-echo-delay"
+                aria-describedby="opt-echo-delay-help"
                 type="number"
                 min="0"
                 max="10000"
@@ -982,8 +991,10 @@ export class ChatView extends LitElement {
                     Math.max(0, Number((e.target as HTMLInputElement).value) || 0),
                   ))}
               />
-              <span class="help">Makes the echo engine stream slowly, like a model on a GPU.</span>
-            </label>`
+              <span class="help" id="opt-echo-delay-help"
+                >Makes the echo engine stream slowly, like a model on a GPU.</span
+              >
+            </div>`
           : nothing
       }
     </div>`;
@@ -997,13 +1008,16 @@ function sendHow(): string {
     : 'Ctrl+Enter sends, Enter starts a new line.';
 }
 
-/** A model as the picker lists it: a server's model says that it leaves the device, and for where. */
+/**
+ * A model as the picker lists it, by the name people know it by and its quantisation; a server's
+ * model by its id, and that it leaves the device, and for where.
+ */
 export function optionText(m: CatalogModel): string {
   if (m.id === ECHO_MODEL_ID) return 'Echo (test engine)';
   const remote = leavesFor(m);
-  // A server's name says where the model runs; the organisation of a model on the device is noise.
   if (remote) return `${m.id} — leaves this device (${remote})`;
-  return m.id.split('/').slice(1).join('/') || m.id;
+  const info = describeModel(m);
+  return info.quantisation ? `${info.name} · ${info.quantisation.label}` : info.name;
 }
 
 customElements.define('chat-view', ChatView);

@@ -10,6 +10,7 @@ import type { DownloadProgress } from '../openai/downloads';
 import type { HostStatus } from '../openai/status';
 import { ApiError, download, type CatalogModel } from './api-client';
 import { llamaPlace, recommendedModel, sizeOf } from './model-facts';
+import { describeModel } from './model-info';
 import { shared } from './styles';
 
 /**
@@ -122,7 +123,7 @@ export class FirstRun extends LitElement {
         ${
           pick && !this.progress
             ? html`<button class="primary" @click=${() => this.#get(pick)}>
-                Get ${pick.id.split('/').at(-1)} (${sizeOf(pick)})
+                Get ${describeModel(pick).name} (${sizeOf(pick)})
               </button>`
             : nothing
         }
@@ -141,13 +142,13 @@ export class FirstRun extends LitElement {
         : 'on its GPU with WebLLM';
     const p = this.progress;
     return html`<p>
-        A good first model for this device: <strong>${pick.id.split('/').at(-1)}</strong>,
+        A good first model for this device: <strong>${describeModel(pick).name}</strong>,
         ${sizeOf(pick)}, which runs ${where}.
       </p>
       ${
         p
           ? html`<label
-              >Downloading ${pick.id.split('/').at(-1)}
+              >Downloading ${describeModel(pick).name}
               <progress
                 max=${p.bytes_total ?? 1}
                 value=${p.bytes_total ? p.bytes_done : 0}

@@ -483,8 +483,8 @@ export class HearthApp extends LitElement {
     const visible = this.conversations.filter((c) => !c.archived);
     const remembered = this.conversations.find((c) => c.id === openConversationId());
     const first = remembered ?? visible[0];
-    if (first) this.#open(first);
-    else await this.#new();
+    if (first) this.#open(first, false);
+    else await this.#new(undefined, false);
     await this.#focusComposerOnLoad();
   }
 
@@ -496,18 +496,24 @@ export class HearthApp extends LitElement {
     this.renderRoot.querySelector('chat-view')?.focusComposer();
   }
 
-  #open(conversation: Conversation): void {
+  /**
+   * Opens a conversation: the user picked it (the chat shows it, the phone's drawer closes), or
+   * the app did (at load, or after the open one was deleted or archived: the view and the drawer
+   * stay as they are, so a reload keeps its view and focus stays in the list).
+   */
+  #open(conversation: Conversation, picked = true): void {
     this.active = conversation;
     rememberOpenConversation(conversation.id);
+    if (!picked) return;
     this.navOpen = false;
     if (this.view !== 'chat') location.hash = '#/chat';
   }
 
-  async #new(seed?: {
-    model: string;
-    settings: ConversationSettings;
-    draft: string;
-  }): Promise<void> {
+  /** Starts a conversation; `picked`: the user asked for it (it opens, with focus in the composer). */
+  async #new(
+    seed?: { model: string; settings: ConversationSettings; draft: string },
+    picked = true,
+  ): Promise<void> {
     const prefs = preferences();
     const c = newConversation(
       seed?.model ?? defaultModel(this.catalog, prefs.defaultModel),
@@ -516,8 +522,8 @@ export class HearthApp extends LitElement {
     if (seed) c.draft = seed.draft;
     await saveConversation(c);
     this.conversations = [c, ...this.conversations];
-    this.#open(c);
-    await this.#focusComposer();
+    this.#open(c, picked);
+    if (picked) await this.#focusComposer();
   }
 
   async #change(id: string, patch: Partial<Pick<Conversation, 'title' | 'pinned' | 'archived'>>) {
@@ -530,8 +536,8 @@ export class HearthApp extends LitElement {
     this.conversations = [...this.conversations];
     if (patch.archived && this.active?.id === id) {
       const next = this.conversations.find((x) => !x.archived);
-      if (next) this.#open(next);
-      else await this.#new();
+      if (next) this.#open(next, false);
+      else await this.#new(undefined, false);
     }
   }
 
@@ -540,9 +546,9 @@ export class HearthApp extends LitElement {
     this.conversations = this.conversations.filter((c) => c.id !== id);
     if (this.active?.id === id) {
       const next = this.conversations.find((c) => !c.archived);
-      // The list moves focus to its next row itself; only a new conversation takes it here.
-      if (next) this.#open(next);
-      else await this.#new();
+      // The list moves focus to its next row itself.
+      if (next) this.#open(next, false);
+      else await this.#new(undefined, false);
     }
   }
 

@@ -377,34 +377,3 @@ test('reasoning comes folded away, and opens on demand', async ({ page }) => {
   await expect(reasoning.locator('strong')).toHaveText('why');
   await expect(replies(page)).toContainText('Because.');
 });
-
-test('the app at desktop and phone width (screenshots)', async ({ page }, testInfo) => {
-  await openChat(page);
-  await send(page, 'What can Hearth do?');
-  await send(
-    page,
-    'Hearth runs a **language model in this browser** and answers the OpenAI API:\n\n' +
-      '- private: nothing leaves the device\n- offline once loaded\n\n```js\nconst client = new OpenAI({ baseURL });\n```',
-  );
-  await expect(replies(page)).toHaveCount(2);
-  await page.setViewportSize({ width: 1280, height: 800 });
-  await page.screenshot({ path: testInfo.outputPath('desktop.png') });
-  await page.setViewportSize({ width: 390, height: 844 });
-  // On a phone the conversations are a drawer behind a button.
-  const drawer = page.getByRole('button', { name: 'Conversations' });
-  await expect(drawer).toBeVisible();
-  await expect(list(page)).toBeHidden();
-  await page.screenshot({ path: testInfo.outputPath('phone.png') });
-  await drawer.click();
-  await expect(drawer).toHaveAttribute('aria-expanded', 'true');
-  await expect(list(page)).toBeVisible();
-  await page.screenshot({ path: testInfo.outputPath('phone-conversations.png') });
-  await conversation(page, 'What can Hearth do?').click();
-  await expect(list(page)).toBeHidden();
-  await expect(composer(page)).toBeVisible();
-  // Nothing sticks out sideways at phone width.
-  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-  for (const name of ['desktop.png', 'phone.png', 'phone-conversations.png']) {
-    await testInfo.attach(name, { path: testInfo.outputPath(name), contentType: 'image/png' });
-  }
-});

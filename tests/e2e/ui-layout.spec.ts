@@ -188,3 +188,44 @@ test('the composer grows with its text up to 40% of the height, and "↓ Latest"
   await expect(latest).toBeHidden();
   await expect(replies(page).last()).toBeInViewport();
 });
+
+/** Where README's screenshots go when `HEARTH_SCREENSHOTS=docs` asks for them to be renewed. */
+const SHOTS = process.env.HEARTH_SCREENSHOTS;
+
+test('the app at desktop and phone width, light and dark, shows nothing sticking out sideways (screenshots)', async ({
+  page,
+}, testInfo) => {
+  const shoot = async (name: string) => {
+    // The newest message in view (the highlighter, loaded lazily, grows a reply after its end).
+    await page.locator('chat-view .log').evaluate((log) => (log.scrollTop = log.scrollHeight));
+    const path = testInfo.outputPath(name);
+    await page.screenshot({ path });
+    await testInfo.attach(name, { path, contentType: 'image/png' });
+    if (SHOTS) await page.screenshot({ path: `${SHOTS}/${name}` });
+  };
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await openChat(page);
+  await send(page, 'What can Hearth do?');
+  await send(
+    page,
+    '**Hearth** runs a model in this browser:\n\n' +
+      '| Engine | Runs on |\n|---|---|\n| WebLLM | WebGPU |\n| llama.cpp | WebGPU or the CPU |\n\n' +
+      '```js\nconst client = new OpenAI({ baseURL, apiKey });\n```',
+  );
+  await expect(replies(page)).toHaveCount(2);
+  await expect(replies(page).last().locator('[class*="hljs-"]').first()).toBeVisible();
+  await page.getByRole('button', { name: 'Dismiss the test engine hint' }).click();
+  await composer(page).blur();
+  await shoot('screenshot-desktop.png');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await shoot('screenshot-dark.png');
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await shoot('screenshot-phone.png');
+  // Nothing sticks out sideways at phone width.
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await page.getByRole('button', { name: 'Menu: conversations and views' }).click();
+  await expect(page.getByRole('list', { name: 'Conversations' })).toBeVisible();
+  await shoot('screenshot-phone-drawer.png');
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+});

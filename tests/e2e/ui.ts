@@ -10,7 +10,7 @@ export async function openChat(page: Page, path = './'): Promise<void> {
   await expect(composer(page)).toBeVisible();
 }
 
-export const composer = (page: Page) => page.getByRole('textbox', { name: 'Message' });
+export const composer = (page: Page) => page.getByRole('textbox', { name: 'Message', exact: true });
 export const replies = (page: Page) => page.getByRole('article', { name: 'Reply' });
 export const userMessages = (page: Page) => page.getByRole('article', { name: 'You' });
 
