@@ -440,14 +440,14 @@ export class ModelManager extends LitElement {
     } else if (cannot.length > 0) {
       const why = common?.includes('shader-f16')
         ? html`, most because this GPU lacks <code>shader-f16</code>: their f16 builds (q4f16,
-            q0f16) cannot run here, and the f32 builds (q4f32, q0f32) of the same models can.`
+            q0f16) cannot run here; the f32 builds (q4f32, q0f32) of the same models can.`
         : common
           ? html`, most for this reason: ${common}`
           : '.';
       limit = html`<p role="note">
         This device cannot run
-        ${cannot.length === 1 ? 'one variant' : `${cannot.length} of the variants`}${why} They are
-        left out unless you choose <em>All models</em> under Show.
+        ${cannot.length === 1 ? 'one variant' : `${cannot.length} of the variants`}${why}
+        <em>Show: All models</em> lists them too.
       </p>`;
     }
     if (limit === nothing && !recommended) return nothing;

@@ -167,6 +167,7 @@ describe('filters and sort', () => {
     const result = view('gemma 3');
     expect(result.cards).toEqual([]);
     expect(result.elsewhere.map((c) => c.name)).toEqual(['Gemma 3 1B Instruct']);
+    expect(result.hidden).toBe(1);
     expect(result.elsewhere[0]!.variants[0]!.model.unavailable_reason).toBe(
       'This GPU lacks shader-f16.',
     );
