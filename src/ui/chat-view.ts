@@ -470,7 +470,7 @@ export class ChatView extends LitElement {
   async #edit(index: number, content: string): Promise<void> {
     if (this.#streaming) return;
     editMessage(this.conversation, index, content);
-    await this.#reply();
+    await this.#reply(undefined, true);
   }
 
   async #showVersion(index: number, version: number): Promise<void> {
@@ -492,35 +492,36 @@ export class ChatView extends LitElement {
     delete reply.stopped;
     delete reply.finish_reason;
     delete reply.error;
-    await this.#stream(reply, messages);
+    await this.#stream(reply, messages, true);
   }
 
   /** Asks the model for the next reply (into `reply`, when it was made already) and streams it in. */
-  async #reply(reply?: Message): Promise<void> {
+  async #reply(reply?: Message, fromMessage = reply !== undefined): Promise<void> {
     const c = this.conversation;
     const messages = outgoingMessages(c);
     const target = reply ?? { role: 'assistant', content: '' };
     target.model = c.model;
     if (!reply) c.messages.push(target);
-    await this.#stream(target, messages);
+    await this.#stream(target, messages, fromMessage);
   }
 
   /** Streams the model's answer to `messages` onto the end of `reply` (the last message). */
-  async #stream(reply: Message, messages: OutgoingMessage[]): Promise<void> {
+  async #stream(reply: Message, messages: OutgoingMessage[], fromMessage: boolean): Promise<void> {
     const c = this.conversation;
     const { model, settings } = c;
     const index = c.messages.length - 1;
     const abort = new AbortController();
     this.#abort = abort;
     this.streamingIndex = index;
-    await this.#save();
-    this.#scrollToEnd();
-    // The button that asked (Regenerate, Save, Continue) has gone with its message: Stop takes
-    // the focus, and the composer after it.
-    if (!this.renderRoot.contains(document.activeElement) || this.#focusLost()) {
+    // A reply asked for from a message (Regenerate, an edit's Save, Continue): that button goes
+    // while the reply streams, so Stop takes the focus as it appears (and gives it to the
+    // composer after).
+    if (fromMessage) {
       await this.updateComplete;
       this.renderRoot.querySelector<HTMLElement>('.composer .danger')?.focus();
     }
+    await this.#save();
+    this.#scrollToEnd();
     const before = reply.stats?.usage.completion_tokens ?? 0;
     let first: number | null = null;
     let last = 0;
@@ -578,7 +579,7 @@ export class ChatView extends LitElement {
       );
       this.requestUpdate();
       // Stop goes when the reply ends: its focus moves to the composer, not to the page.
-      if (hadStopFocus || this.#focusLost()) {
+      if (hadStopFocus || (fromMessage && this.#focusLost())) {
         await this.updateComplete;
         this.focusComposer();
       }

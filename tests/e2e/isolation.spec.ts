@@ -85,7 +85,7 @@ test('a first visit reloads once and ends isolated, in the page and in the engin
     blobWorker: 'isolated',
   });
   // The isolated page loads every asset and view; the policy reports nothing.
-  for (const view of ['Models', 'Settings', 'API', 'Chat']) {
+  for (const view of ['Models', 'Settings', 'Developer', 'Chat']) {
     await page.getByRole('link', { name: view }).click();
     await expect(page.getByRole('heading').first()).toBeVisible();
   }

@@ -57,7 +57,7 @@ test('after one visit the app, the API, the echo engine and the conversations wo
       content: 'plain fetch offline',
     });
     // Every view renders from the precache.
-    for (const view of ['Models', 'Settings', 'API']) {
+    for (const view of ['Models', 'Settings', 'Developer']) {
       await page.getByRole('link', { name: view }).click();
       await expect(page.getByRole('heading').first()).toBeVisible();
     }

@@ -6,7 +6,10 @@
 import { expect, test, type Page } from '@playwright/test';
 import { composer, openChat, replies, send, setEchoDelay, userMessages } from './ui';
 
-/** The element that has focus, looked up through shadow roots: its tag, name and text. */
+/**
+ * The element that has focus, looked up through shadow roots: its tag, name and text. Focus moves
+ * after a render, so tests poll it.
+ */
 function focused(page: Page) {
   return page.evaluate(() => {
     let el: Element | null = document.activeElement;
@@ -71,7 +74,9 @@ test.describe('on a phone', () => {
     await expect(composer(page)).toBeHidden();
     await page.keyboard.press('Escape');
     await expect(composer(page)).toBeVisible();
-    expect((await focused(page)).label).toBe('Menu: conversations and views');
+    await expect
+      .poll(async () => (await focused(page)).label)
+      .toBe('Menu: conversations and views');
   });
 });
 
@@ -80,14 +85,14 @@ test('focus moves on purpose: to the composer after Stop, to Stop after Regenera
 }) => {
   await openChat(page);
   // On load the composer has focus, as in the chat apps people know.
-  expect((await focused(page)).id).toBe('composer');
+  await expect.poll(async () => (await focused(page)).id).toBe('composer');
   await setEchoDelay(page, 150);
   await page.getByRole('button', { name: 'Chat options' }).click();
   await send(page, 'one two three four five six seven eight nine ten');
   await expect(replies(page).last()).toContainText('one');
   await page.getByRole('button', { name: 'Stop' }).click();
   await expect(page.getByRole('button', { name: 'Send' })).toBeVisible();
-  expect((await focused(page)).id).toBe('composer');
+  await expect.poll(async () => (await focused(page)).id).toBe('composer');
 
   // Continue goes on with the stopped reply, in the same reply.
   const stopped = await replies(page).last().innerText();
@@ -102,9 +107,9 @@ test('focus moves on purpose: to the composer after Stop, to Stop after Regenera
   await page.getByRole('button', { name: 'Chat options' }).click();
   await page.getByRole('button', { name: /^Regenerate reply 1/ }).click();
   await expect(page.getByRole('button', { name: 'Stop' })).toBeVisible();
-  expect((await focused(page)).text).toBe('Stop');
+  await expect.poll(async () => (await focused(page)).text).toBe('Stop');
   await expect(page.getByRole('button', { name: 'Send' })).toBeVisible({ timeout: 15_000 });
-  expect((await focused(page)).id).toBe('composer');
+  await expect.poll(async () => (await focused(page)).id).toBe('composer');
 });
 
 test("while the app boots it says it is checking, never that the model is missing; the conversation's title is the tab's title and a heading; the keyboard shortcuts are listed and work", async ({
@@ -150,7 +155,7 @@ test("while the app boots it says it is checking, never that the model is missin
 
   await page.getByRole('link', { name: 'Models' }).focus();
   await page.keyboard.press('Shift+Escape');
-  expect((await focused(page)).id).toBe('composer');
+  await expect.poll(async () => (await focused(page)).id).toBe('composer');
   await page.keyboard.press('ControlOrMeta+Shift+C');
   await expect
     .poll(() => page.evaluate(() => navigator.clipboard.readText()))
@@ -158,7 +163,7 @@ test("while the app boots it says it is checking, never that the model is missin
   await page.keyboard.press('ControlOrMeta+Shift+O');
   await expect(page).toHaveTitle('New conversation — Hearth');
   await expect(userMessages(page)).toHaveCount(0);
-  expect((await focused(page)).id).toBe('composer');
+  await expect.poll(async () => (await focused(page)).id).toBe('composer');
 });
 
 test('the composer grows with its text up to 40% of the height, and "↓ Latest" brings back the newest message', async ({
