@@ -3,6 +3,8 @@ interface ImportMetaEnv {
   readonly VITE_HEARTH_BUILD: string;
   /** GGUF parts' size in a test build (the e2e tests make it small); unset in real builds. */
   readonly VITE_HEARTH_GGUF_PART_BYTES?: string;
+  /** The e2e build's shorter stall limit (ms) for streams without a token. */
+  readonly VITE_HEARTH_STALL_MS?: string;
   /** '1' in `npm run bench`'s build (HEARTH_BENCH=1), which has the bench's hooks; else ''. */
   readonly VITE_HEARTH_BENCH: string;
   /** The app's image files, a JSON list of paths under the base (`["icons/icon-192.png"]`). */

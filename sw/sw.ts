@@ -86,6 +86,8 @@ const models: DeviceModels = new DeviceModels({
 const api = createApi({
   backend,
   models,
+  // How long a stream may go without a token (60 s; the e2e build waits less, to test it fast).
+  stallTimeoutMs: Number(import.meta.env.VITE_HEARTH_STALL_MS) || undefined,
   base: scope.pathname,
   settings,
   status: async () => hearthStatus(await backend.status(), await storageStatus()),
