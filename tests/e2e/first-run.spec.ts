@@ -41,4 +41,6 @@ test('the first-run card gets a small GGUF that runs on the CPU, and the convers
   await expect(composer(page)).toBeFocused();
   await send(page, 'Hello, real model');
   await expect(replies(page)).toHaveText([FIXTURE_SENTENCE], { timeout: 60_000 });
+  // The context meter counts against the model's own window (the catalogue's 4,096 tokens).
+  await expect(page.getByText(/^\d+ of 4,096 tokens$/)).toBeVisible();
 });

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type BrowserContext, type Page } from '@playwright/test';
 import type OpenAIClass from 'openai';
 import type { HearthSdks as HearthSdksType } from './fixtures/sdks-global';
 
@@ -26,6 +26,31 @@ export async function openApp(page: Page, path = './'): Promise<void> {
   // Evaluated over the DevTools protocol, as the page's Content Security Policy allows no
   // inline script.
   await page.evaluate(readFileSync(OPENAI_BUNDLE, 'utf8'));
+}
+
+/**
+ * `test` whose `page` is one page of the app, booted once for the whole file: for suites whose
+ * tests only send requests and read the answers, so that each does not pay the app's boot
+ * (about 3 s, most of a short test). Call at the top of the file, instead of opening the app in
+ * each test. A test that fails restarts Playwright's worker, and the rest get a fresh page.
+ */
+export function sharedAppTest() {
+  let context: BrowserContext | undefined;
+  let shared: Page | undefined;
+  test.beforeAll(async ({ browser }, testInfo) => {
+    context = await browser.newContext({ baseURL: testInfo.project.use.baseURL });
+    shared = await context.newPage();
+    await openApp(shared);
+  });
+  test.afterAll(async () => {
+    await context?.close();
+  });
+  return test.extend({
+    // eslint-disable-next-line no-empty-pattern -- Playwright reads the fixtures a fixture uses from this pattern
+    page: async ({}, use) => {
+      await use(shared!);
+    },
+  });
 }
 
 /**

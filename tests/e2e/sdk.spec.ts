@@ -2,8 +2,11 @@
  * The official `openai` SDK running in a page of the app, configured as a user would, against
  * the SDK base URL and against `{origin}/v1` (the alias gateways use).
  */
-import { expect, test } from '@playwright/test';
-import { openApp } from './helpers';
+import { expect } from '@playwright/test';
+import { sharedAppTest } from './helpers';
+
+// Every test here calls the API through the SDK: one page of the app serves them all.
+const test = sharedAppTest();
 
 /**
  * What the `/v1` alias must show, in Chromium: that each kind of call reaches the same handlers.
@@ -24,7 +27,6 @@ for (const suffix of ['v1/openai', 'v1']) {
         suffix === 'v1' && (browserName === 'firefox' || !ALIAS_CASES.has(testInfo.title)),
         'the /v1 alias is the same routing in the service worker in every browser: Chromium runs one call of each kind on it',
       );
-      await openApp(page);
       await page.evaluate((suffix) => {
         const baseURL = new URL(suffix, location.href).href;
         (globalThis as Record<string, unknown>).client = new OpenAI({

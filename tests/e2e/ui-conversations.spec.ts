@@ -309,15 +309,16 @@ test('export then import brings every conversation back, in the OpenAI message f
 
   await page.getByLabel('Import').setInputFiles(path);
   // (A new, empty conversation took the deleted one's place: its first-run card has a status too.)
-  await expect(
-    page.getByRole('status').filter({ hasText: 'Imported 1 conversation.' }),
-  ).toBeVisible();
+  const imported = page.getByRole('status').filter({ hasText: 'Imported 1 conversation.' });
+  await expect(imported).toBeVisible();
   await conversation(page, 'export me').click();
   await expect(userMessages(page)).toHaveText(['export me']);
   await expect(replies(page)).toHaveText(['[Be kind.] export me']);
   await openSettings(page);
   await expect(page.getByLabel('System prompt')).toHaveValue('Be kind.');
   await expect(page.getByLabel('Temperature')).toHaveValue('0.3');
+  // A notice that something went right closes by itself (it floats, and never moves the composer).
+  await expect(imported).toBeHidden({ timeout: 10_000 });
 });
 
 test('an import that is not a Hearth export says so and changes nothing', async ({ page }) => {

@@ -42,6 +42,8 @@ test.describe('on a phone', () => {
     await openChat(page);
     await send(page, 'Hello from a phone');
     await expect(replies(page)).toHaveText(['Hello from a phone']);
+    // The echo engine has no real context window: no meter counts against one.
+    await expect(page.getByRole('meter')).toHaveCount(0);
     // One bar: the menu, the model and the options, in one row, the model's name not cut.
     const bar = page.locator('chat-view .bar');
     expect((await bar.boundingBox())!.height).toBeLessThanOrEqual(56);

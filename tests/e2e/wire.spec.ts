@@ -1,8 +1,8 @@
 /**
  * Plain `fetch` from a page of the app: the exact bytes, headers and JSON shapes on the wire.
  */
-import { expect, test, type Page } from '@playwright/test';
-import { openApp } from './helpers';
+import { expect, type Page } from '@playwright/test';
+import { sharedAppTest } from './helpers';
 import { MODEL_PORT, ModelServer } from './model-server';
 
 interface WireResponse {
@@ -34,9 +34,8 @@ const KEY = { authorization: 'Bearer sk-local' };
 const JSON_KEY = { ...KEY, 'content-type': 'application/json' };
 const chat = (body: unknown) => ({ method: 'POST', headers: JSON_KEY, body: JSON.stringify(body) });
 
-test.beforeEach(async ({ page }) => {
-  await openApp(page);
-});
+// Every test here sends requests and reads the answers: one page of the app serves them all.
+const test = sharedAppTest();
 
 test('streams exactly the bytes of DESIGN §3, event by event', async ({ page }) => {
   const response = await pageFetch(
