@@ -352,7 +352,13 @@ test.describe('paired by its link', () => {
     });
   });
 
-  test('the Portkey gateway, pointed at the relay, passes the caller’s key through', async () => {
+  test('the Portkey gateway, pointed at the relay, passes the caller’s key through', async ({
+    browserName,
+  }) => {
+    test.skip(
+      browserName === 'firefox',
+      'the relay itself (Node) decides this, the same whatever browser the paired tab runs in',
+    );
     const gateway = await startPortkey();
     try {
       const headers = {
@@ -399,7 +405,13 @@ test.describe('paired by its link', () => {
     }
   });
 
-  test('refuses no key, a wrong key, a foreign Host and a body that is not JSON', async () => {
+  test('refuses no key, a wrong key, a foreign Host and a body that is not JSON', async ({
+    browserName,
+  }) => {
+    test.skip(
+      browserName === 'firefox',
+      'the relay itself (Node) decides this, the same whatever browser the paired tab runs in',
+    );
     const url = `${relay.baseUrl}/chat/completions`;
     const noKey = await postChat(echo('x'), null);
     expect(noKey.status).toBe(401);
@@ -512,7 +524,11 @@ test('a pairing link to a relay that is not on this computer is refused without 
   await expect(page.getByRole('dialog')).toHaveCount(0);
 });
 
-test('a wrong code and a used code are refused', async ({ page, browser }) => {
+test('a wrong code and a used code are refused', async ({ page, browser, browserName }) => {
+  test.skip(
+    browserName === 'firefox',
+    'the relay (Node) refuses the code, and the page says so with the same code in every browser (the pairing itself runs in Firefox above)',
+  );
   const wrong = new URL(relay.link);
   wrong.searchParams.set('pair', 'not-the-code');
   await page.goto(wrong.href);

@@ -185,7 +185,12 @@ test('the composer grows with its text up to 40% of the height, and "↓ Latest"
   expect(tall).toBeGreaterThan(grown);
   await box.fill('');
 
-  for (let i = 0; i < 6; i += 1) await send(page, `Message ${i}\n\n${'A long line. '.repeat(60)}`);
+  // One after the other: a message sent while a reply streams in is not sent.
+  for (let i = 0; i < 6; i += 1) {
+    await send(page, `Message ${i}\n\n${'A long line. '.repeat(60)}`);
+    await expect(replies(page)).toHaveCount(i + 1);
+    await expect(page.getByRole('button', { name: 'Send' })).toBeVisible();
+  }
   await expect(replies(page)).toHaveCount(6);
   const latest = page.getByRole('button', { name: 'Scroll to the latest message' });
   await expect(latest).toBeHidden();
@@ -213,6 +218,8 @@ test('the app at desktop and phone width, light and dark, shows nothing sticking
   await page.setViewportSize({ width: 1280, height: 800 });
   await openChat(page);
   await send(page, 'What can Hearth do?');
+  await expect(replies(page)).toHaveCount(1);
+  await expect(page.getByRole('button', { name: 'Send' })).toBeVisible();
   await send(
     page,
     '**Hearth** runs a model in this browser:\n\n' +
