@@ -34,7 +34,7 @@ import type { ChatMessage } from './chat-message';
 import './chat-message';
 import './first-run';
 import { describeModel } from './model-info';
-import { isSendKey } from './preferences';
+import { isSendKey, preferences } from './preferences';
 import { replySpeed } from './speed';
 import { typedNumber } from './typed-number';
 import { shared } from './styles';
@@ -1004,7 +1004,7 @@ export class ChatView extends LitElement {
 
 /** How the composer sends, for screen readers (the send key is a preference). */
 function sendHow(): string {
-  return isSendKey(new KeyboardEvent('keydown', { key: 'Enter' }))
+  return preferences().sendKey === 'enter'
     ? 'Enter sends, Shift+Enter starts a new line.'
     : 'Ctrl+Enter sends, Enter starts a new line.';
 }
