@@ -231,6 +231,7 @@ test('the app at desktop and phone width, light and dark, shows nothing sticking
   await page.getByRole('button', { name: 'Dismiss the test engine hint' }).click();
   await composer(page).blur();
   await shoot('screenshot-desktop.png');
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1280);
   await page.emulateMedia({ colorScheme: 'dark' });
   await shoot('screenshot-dark.png');
   await page.emulateMedia({ colorScheme: 'light' });
