@@ -247,7 +247,10 @@ async function main() {
       return { results, chromium: browser.version() };
     }
     const measureServerRows = async () =>
-      Object.assign(results, await measureServers({ page: bench, origin, sizes: N.servers, log }));
+      Object.assign(
+        results,
+        await measureServers({ page: bench, floorPage: floor, origin, sizes: N.servers, log }),
+      );
     if (serversOnly) {
       await measureServerRows();
       return { results, chromium: browser.version() };

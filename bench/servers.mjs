@@ -209,27 +209,53 @@ function call(page, method, path, body) {
  * that drift and the one that goes second hit both alike. Runs in the page, so that no round trip
  * to Node comes between the two. Both send the same headers (`authorization`, `content-type`),
  * so both need the same CORS preflight, kept by the browser (`Access-Control-Max-Age`) from the
- * warm-up on: the service worker's fetch to the server is cross-origin too.
+ * warm-up on: the service worker's fetch to the server is cross-origin too. With `floor`, the
+ * page is the floor's and "through Hearth" is through the floor's bare forwarding service worker
+ * (bench/floor/floor-sw.ts) instead.
  * @param {import('playwright-core').Page} page
- * @param {{ baseUrl: string, upstream: string, tokens: number, stream: boolean, runs: number, warmup: number }} options
+ * @param {{ baseUrl: string, upstream: string, tokens: number, stream: boolean, runs: number, warmup: number, floor?: boolean }} options
  * @returns {Promise<{ hearth: Timed[], direct: Timed[] }>}
  */
-function rounds(page, options) {
+function rounds(page, { floor = false, ...options }) {
   return page.evaluate(
-    async ({ baseUrl, upstream, tokens, stream, runs, warmup, KEY, UPSTREAM_KEY, SERVER_NAME }) => {
+    async ({
+      baseUrl,
+      upstream,
+      tokens,
+      stream,
+      runs,
+      warmup,
+      floor,
+      KEY,
+      UPSTREAM_KEY,
+      SERVER_NAME,
+    }) => {
       const messages = [{ role: 'user', content: 'Say many words.' }];
+      const direct = `${baseUrl}/chat/completions`;
+      // The floor's page is under its service worker's scope: `v1/forward` is the floor's.
+      const through = floor
+        ? {
+            url: `v1/forward?to=${encodeURIComponent(direct)}`,
+            model: upstream,
+            authorization: `Bearer ${UPSTREAM_KEY}`,
+          }
+        : {
+            url: '/v1/openai/chat/completions',
+            model: `${SERVER_NAME}/${upstream}`,
+            authorization: KEY,
+          };
       /** @param {'hearth' | 'direct'} way @returns {Promise<Timed>} */
       const once = async (way) => {
         const hearth = way === 'hearth';
-        const url = hearth ? '/v1/openai/chat/completions' : `${baseUrl}/chat/completions`;
+        const url = hearth ? through.url : direct;
         const body = JSON.stringify({
-          model: hearth ? `${SERVER_NAME}/${upstream}` : upstream,
+          model: hearth ? through.model : upstream,
           messages,
           max_tokens: tokens,
           stream,
         });
         const headers = {
-          authorization: hearth ? KEY : `Bearer ${UPSTREAM_KEY}`,
+          authorization: hearth ? through.authorization : `Bearer ${UPSTREAM_KEY}`,
           'content-type': 'application/json',
         };
         const started = performance.now();
@@ -267,18 +293,21 @@ function rounds(page, options) {
       }
       return out;
     },
-    { ...options, KEY, UPSTREAM_KEY, SERVER_NAME },
+    { ...options, floor, KEY, UPSTREAM_KEY, SERVER_NAME },
   );
 }
 
 /**
  * Starts the server, adds it through `POST /v1/hearth/servers` from `page`, and measures time to
  * the first token (short streams), tokens per second (a long stream) and non-streamed requests,
- * through Hearth and directly. Keys: `server_*`.
- * @param {{ page: import('playwright-core').Page, origin: string, sizes: ServerSizes, log: (what: string) => void }} options
+ * through Hearth and directly; and, from `floorPage`, the first token and the flood through the
+ * floor's bare forwarding service worker against the same server fetched directly from that
+ * page (`server_*_floor_*`): what a service worker in the way costs here before Hearth does
+ * anything. Keys: `server_*`.
+ * @param {{ page: import('playwright-core').Page, floorPage: import('playwright-core').Page, origin: string, sizes: ServerSizes, log: (what: string) => void }} options
  * @returns {Promise<Record<string, number>>}
  */
-export async function measureServers({ page, origin, sizes, log }) {
+export async function measureServers({ page, floorPage, origin, sizes, log }) {
   const upstream = await startUpstream(origin);
   try {
     log(`a server at ${upstream.baseUrl}, added as ${SERVER_NAME} through /v1/hearth/servers`);
@@ -297,19 +326,19 @@ export async function measureServers({ page, origin, sizes, log }) {
     const results = {};
 
     log(`time to first token, ${sizes.ttfbRuns} pairs of ${sizes.ttfbTokens}-token streams`);
-    const ttfb = await rounds(page, {
-      ...base,
-      tokens: sizes.ttfbTokens,
-      stream: true,
-      runs: sizes.ttfbRuns,
-      warmup: sizes.warmup,
-    });
+    const short = { ...base, tokens: sizes.ttfbTokens, stream: true, runs: sizes.ttfbRuns };
+    const ttfb = await rounds(page, { ...short, warmup: sizes.warmup });
     results.server_ttfb_ms = round(median(ttfb.hearth.map((t) => t.first)));
     results.server_ttfb_direct_ms = round(median(ttfb.direct.map((t) => t.first)));
     // Each Hearth run is paired with the direct run beside it: the median of the differences is
     // steadier than the difference of the medians on a busy machine.
-    results.server_ttfb_added_ms = round(
-      median(ttfb.hearth.map((t, i) => t.first - (ttfb.direct[i]?.first ?? NaN))),
+    /** @param {{ hearth: Timed[], direct: Timed[] }} timed */
+    const addedMs = (timed) =>
+      round(median(timed.hearth.map((t, i) => t.first - (timed.direct[i]?.first ?? NaN))));
+    results.server_ttfb_added_ms = addedMs(ttfb);
+    log(`the same through the floor's bare forwarding service worker`);
+    results.server_ttfb_floor_added_ms = addedMs(
+      await rounds(floorPage, { ...short, warmup: sizes.warmup, floor: true }),
     );
 
     /**
@@ -317,10 +346,11 @@ export async function measureServers({ page, origin, sizes, log }) {
      * and directly, and their ratio, as `<key>_tokens_per_s`, `<key>_direct_tokens_per_s` and
      * `<key>_ratio`.
      * @param {string} key
-     * @param {{ upstream: string, tokens: number, runs: number, warmup: number }} what
+     * @param {{ upstream: string, tokens: number, runs: number, warmup: number, floor?: boolean }} what
      */
-    const streams = async (key, { upstream: model, tokens, runs, warmup }) => {
-      const long = await rounds(page, {
+    const streams = async (key, { upstream: model, tokens, runs, warmup, floor = false }) => {
+      const long = await rounds(floor ? floorPage : page, {
+        floor,
         ...base,
         upstream: model,
         tokens,
@@ -335,9 +365,10 @@ export async function measureServers({ page, origin, sizes, log }) {
       const perSecond = (t) => tokens / (t.total / 1000);
       const hearth = Math.round(median(long.hearth.map(perSecond)));
       const direct = Math.round(median(long.direct.map(perSecond)));
+      results[`${key}_ratio`] = round(hearth / direct, 3);
+      if (floor) return;
       results[`${key}_tokens_per_s`] = hearth;
       results[`${key}_direct_tokens_per_s`] = direct;
-      results[`${key}_ratio`] = round(hearth / direct, 3);
     };
 
     // Paced as a model server streams: both ways should take the server's own time.
@@ -355,12 +386,10 @@ export async function measureServers({ page, origin, sizes, log }) {
     log(
       `a ${sizes.streamTokens}-token flood (as fast as the socket takes it), ${sizes.streamRuns} pairs`,
     );
-    await streams('server_stream_flood', {
-      upstream: UPSTREAM_MODEL,
-      tokens: sizes.streamTokens,
-      runs: sizes.streamRuns,
-      warmup: 1,
-    });
+    const flood = { upstream: UPSTREAM_MODEL, tokens: sizes.streamTokens, runs: sizes.streamRuns };
+    await streams('server_stream_flood', { ...flood, warmup: 1 });
+    log(`the same through the floor's bare forwarding service worker`);
+    await streams('server_stream_flood_floor', { ...flood, warmup: 1, floor: true });
 
     log(`non-streamed requests of ${sizes.ttfbTokens} tokens, ${sizes.requestRuns} pairs`);
     const whole = await rounds(page, {
@@ -392,6 +421,12 @@ export const SERVER_TARGETS = [
     (v) => v <= 2,
     '≤ 2',
   ],
+  [
+    'server_ttfb_floor_added_ms',
+    "the same added by the floor: a bare service worker that only forwards (the platform's share)",
+    null,
+    '',
+  ],
   ['server_ttfb_ms', 'time to first token of a server model through Hearth, ms', null, ''],
   ['server_ttfb_direct_ms', 'the same, the server fetched directly from the page, ms', null, ''],
   ...Object.values(PACED_MODELS).flatMap(
@@ -422,6 +457,12 @@ export const SERVER_TARGETS = [
     'tokens/s of a flood (as fast as the socket takes it: no model server does), Hearth ÷ directly',
     (v) => v >= 0.98,
     '≥ 0.98',
+  ],
+  [
+    'server_stream_flood_floor_ratio',
+    'the flood through the floor (a bare service worker that only forwards) ÷ directly',
+    null,
+    '',
   ],
   ['server_stream_flood_tokens_per_s', 'the flood through Hearth, tokens/s', null, ''],
   ['server_stream_flood_direct_tokens_per_s', 'the same, fetched directly from the page', null, ''],
