@@ -242,27 +242,44 @@ async function measureThreads({ browser, page, model, threads, sizes, log }) {
   );
   out.tokens = tokens;
 
-  log(`${threads} thread(s): time to first token, up to ${sizes.ttftRuns} runs each way`);
   // Before each measured run, a one-token request given directly waits out whatever the last
   // cancelled one left running and wakes llama.cpp's threads, for both ways alike.
   const settle = () => direct(page, chat(model, 1));
-  /** @type {number[]} */
-  const ttftApi = [];
-  /** @type {number[]} */
-  const ttftDirect = [];
-  const ttftStarted = Date.now();
-  for (let r = 0; r < sizes.ttftRuns; r += 1) {
-    if (r >= 3 && Date.now() - ttftStarted > sizes.ttftBudgetS * 1000) break;
-    await settle();
-    ttftDirect.push((await direct(page, chat(model, 16), { firstOnly: true })).ttft_ms);
-    await settle();
-    ttftApi.push((await viaApi(page, chat(model, 16), { firstOnly: true })).ttft_ms);
-  }
-  out.ttft_runs = ttftApi.length;
-  out.ttft_api_ms = round(median(ttftApi));
-  out.ttft_direct_ms = round(median(ttftDirect));
-  // Each API run is paired with the direct run just before it (as ttft_added_ms).
-  out.ttft_added_ms = round(median(ttftApi.map((t, i) => t - (ttftDirect[i] ?? NaN))));
+  /**
+   * First tokens of replies of `maxTokens` tokens (each stopped after its first), both ways;
+   * each API run paired with the direct run just before it.
+   * @param {number} maxTokens
+   */
+  const firstTokens = async (maxTokens) => {
+    /** @type {number[]} */
+    const api = [];
+    /** @type {number[]} */
+    const straight = [];
+    const started = Date.now();
+    for (let r = 0; r < sizes.ttftRuns; r += 1) {
+      if (r >= 3 && Date.now() - started > sizes.ttftBudgetS * 1000) break;
+      await settle();
+      straight.push((await direct(page, chat(model, maxTokens), { firstOnly: true })).ttft_ms);
+      await settle();
+      api.push((await viaApi(page, chat(model, maxTokens), { firstOnly: true })).ttft_ms);
+    }
+    return {
+      runs: api.length,
+      api: round(median(api)),
+      direct: round(median(straight)),
+      added: round(median(api.map((t, i) => t - (straight[i] ?? NaN)))),
+    };
+  };
+  log(`${threads} thread(s): time to first token, up to ${sizes.ttftRuns} runs each way`);
+  const ttft = await firstTokens(16);
+  out.ttft_runs = ttft.runs;
+  out.ttft_api_ms = ttft.api;
+  out.ttft_direct_ms = ttft.direct;
+  out.ttft_added_ms = ttft.added;
+  // The same for replies of one token: llama.cpp stops at the first, so nothing computes on the
+  // cores while it travels to the page — what the API adds with the machine to itself.
+  log(`${threads} thread(s): the same for one-token replies`);
+  out.ttft_added_ms_alone = (await firstTokens(1)).added;
 
   // A run that the machine slows down much more than the probe is cut at twice its time.
   const stop = { maxMs: 2 * sizes.decodeSeconds * 1000 };
@@ -351,6 +368,12 @@ export const LLAMA_TARGETS = [
     `llama.cpp time to first token added by the API, ms, ${threads}`,
     ttftTarget,
     '≤ 1.5 × floor_ms_p50',
+  ],
+  [
+    `real_ttft_added_ms_alone_${s}`,
+    `the same for one-token replies: nothing else computes while the token travels, ms, ${threads}`,
+    null,
+    '',
   ],
   [
     `real_ttft_direct_ms_${s}`,

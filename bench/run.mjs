@@ -35,8 +35,13 @@ const streamOnly = process.argv.includes('--stream');
 const embedOnly = process.argv.includes('--embed');
 /** Only the rows of a server the user added: `npm run bench -- --servers`. */
 const serversOnly = process.argv.includes('--servers');
+/**
+ * Only llama.cpp's rows, and the floor's latency their target is set against:
+ * `npm run bench -- --llama`.
+ */
+const llamaOnly = process.argv.includes('--llama');
 /** A run of some rows only, which writes a file of its own. */
-const partial = streamOnly || embedOnly || serversOnly;
+const partial = streamOnly || embedOnly || serversOnly || llamaOnly;
 /** Sizes of each measurement (a quick run is for checking the bench itself). */
 const N = quick
   ? {
@@ -272,6 +277,13 @@ async function main() {
       results.request_ms_p50 = round(median(ours), 3);
       results.floor_ms_p50 = round(median(floors), 3);
       results.request_ratio_vs_floor = round(results.request_ms_p50 / results.floor_ms_p50);
+      if (llamaOnly) {
+        Object.assign(
+          results,
+          await measureLlama({ browser, page: bench, model: GGUF_ID, sizes: N.llama, log }),
+        );
+        return { results, chromium: browser.version() };
+      }
     } else {
       // Both warmed up, as the latency rows would have done.
       await streamRate(floor, floorApi, 1000);
@@ -500,6 +512,7 @@ const report = {
   ...(streamOnly && { stream_only: true }),
   ...(embedOnly && { embed_only: true }),
   ...(serversOnly && { servers_only: true }),
+  ...(llamaOnly && { llama_only: true }),
   machine: {
     chromium: version,
     cpus: cpus().length,
@@ -518,7 +531,9 @@ const name = quick
       ? 'embed'
       : serversOnly
         ? 'servers'
-        : 'latest';
+        : llamaOnly
+          ? 'llama'
+          : 'latest';
 const file = `bench/results/${name}.json`;
 writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
 console.log(`\nwrote ${file}`);
