@@ -7,7 +7,7 @@
 import { expect, type Page } from '@playwright/test';
 import { FIXTURE_PIECES } from '../../scripts/fixture-gguf.mjs';
 
-export { FIXTURE_SENTENCE } from '../../scripts/fixture-gguf.mjs';
+export { FIXTURE_PIECES, FIXTURE_SENTENCE } from '../../scripts/fixture-gguf.mjs';
 
 /** The catalogue's fixture model (fixtures/models.json). */
 export const FIXTURE_ID = 'e2e/fixture-GGUF:F32';

@@ -1,7 +1,8 @@
 /**
  * The chat, used as a person would: by role and label, with the keyboard, with an input method,
  * and against hostile model output. The echo engine answers (it repeats the last message), but
- * for one chat with the fixture GGUF through llama.cpp.
+ * for the chats with the fixture GGUF through llama.cpp: its sentence, and a reply cut off at a
+ * maximum length that Continue completes.
  */
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type BrowserContext } from '@playwright/test';
@@ -10,6 +11,7 @@ import {
   cspViolations,
   openChat,
   openSettings,
+  replaceNumber,
   replies,
   send,
   setEchoDelay,
@@ -20,6 +22,7 @@ import {
   downloadFixture,
   EMBEDDING_FIXTURE_ID,
   FIXTURE_ID,
+  FIXTURE_PIECES,
   FIXTURE_SENTENCE,
   SENTENCE_TOKENS,
 } from './fixture-model';
@@ -66,6 +69,36 @@ test.describe('the fixture model through llama.cpp', () => {
       new RegExp(`^${SENTENCE_TOKENS} tokens( · [\\d.]+ tokens/s)?$`),
     );
     await expect(page.getByLabel('Model')).toHaveValue(FIXTURE_ID);
+  });
+
+  test('a reply the maximum length cut off says so, and Continue goes on with it in the same reply, counting the tokens of both', async ({
+    page,
+  }) => {
+    await openChat(page);
+    await downloadFixture(page);
+    await page.getByLabel('Model').selectOption(FIXTURE_ID);
+    await openSettings(page);
+    const maxLength = page.getByLabel('Maximum length (tokens)');
+    await replaceNumber(maxLength, 3);
+    await send(page, 'Tell me something.');
+    // llama.cpp stops after three of the sentence's pieces: "The quick brown".
+    const cut = FIXTURE_PIECES.slice(0, 3).join('');
+    await expect(replies(page)).toHaveText([`${cut} Cut off at the maximum length.`], {
+      timeout: 30_000,
+    });
+    await expect(page.locator('chat-message .stats')).toHaveText(/^3 tokens( · |$)/);
+
+    // With the limit lifted, Continue asks the model to go on; the fixture spells its whole
+    // sentence to any prompt, and it lands after what the reply already had.
+    await maxLength.fill('');
+    await maxLength.blur();
+    await page.getByRole('button', { name: /^Continue reply 1/ }).click();
+    await expect(replies(page)).toHaveCount(1);
+    await expect(replies(page)).toHaveText([`${cut}${FIXTURE_SENTENCE}`], { timeout: 30_000 });
+    await expect(page.locator('chat-message .stats')).toHaveText(
+      new RegExp(`^${3 + SENTENCE_TOKENS} tokens( · |$)`),
+    );
+    await expect(userMessages(page)).toHaveCount(1);
   });
 
   test('an embedding model on the device is not offered for chat, and the Models view marks it', async ({
