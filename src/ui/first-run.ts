@@ -8,7 +8,7 @@
 import { css, html, LitElement, nothing } from 'lit';
 import type { DownloadProgress } from '../openai/downloads';
 import type { HostStatus } from '../openai/status';
-import { ApiError, download, type CatalogModel } from './api-client';
+import { ApiError, call, download, modelPath, type CatalogModel } from './api-client';
 import { llamaPlace, recommendedModel, sizeOf } from './model-facts';
 import { describeModel } from './model-info';
 import { shared } from './styles';
@@ -25,6 +25,7 @@ export class FirstRun extends LitElement {
     checking: { type: Boolean },
     progress: { state: true },
     error: { state: true },
+    notice: { state: true },
   };
 
   static override styles = [
@@ -67,6 +68,10 @@ export class FirstRun extends LitElement {
   declare checking: boolean;
   declare private progress: DownloadProgress | null;
   declare private error: string | null;
+  /** What became of a download the user cancelled. */
+  declare private notice: string | null;
+  /** The user pressed Cancel: the focus is theirs to get back when the download ends. */
+  #cancelled = false;
 
   constructor() {
     super();
@@ -75,20 +80,40 @@ export class FirstRun extends LitElement {
     this.checking = true;
     this.progress = null;
     this.error = null;
+    this.notice = null;
   }
 
   async #get(model: CatalogModel): Promise<void> {
     this.error = null;
+    this.notice = null;
     try {
       for await (const progress of download(model.id)) this.progress = progress;
       const end = this.progress?.phase;
       if (end === 'done') this.#emit('model-ready', model.id);
       else if (end === 'failed')
         this.error = this.progress?.error?.message ?? 'The download failed.';
+      else if (end === 'cancelled')
+        this.notice = 'Download cancelled. What came is kept: Get goes on from there.';
     } catch (err) {
       this.error = err instanceof ApiError ? err.message : String(err);
     } finally {
       if (this.progress?.phase !== 'done') this.progress = null;
+    }
+    // Cancel, which had the focus, is gone with the progress: Get, in its place, takes it.
+    if (this.#cancelled) {
+      this.#cancelled = false;
+      await this.updateComplete;
+      this.renderRoot.querySelector<HTMLButtonElement>('.actions .primary')?.focus();
+    }
+  }
+
+  /** Stops the download; what came stays in the caches, and the next one resumes from there. */
+  async #cancel(model: CatalogModel): Promise<void> {
+    this.#cancelled = true;
+    try {
+      await call(`${modelPath(model.id)}/download`, { method: 'DELETE' });
+    } catch (err) {
+      this.error = err instanceof ApiError ? err.message : String(err);
     }
   }
 
@@ -119,12 +144,18 @@ export class FirstRun extends LitElement {
               </p>`
       }
       ${this.error ? html`<p class="error" role="alert">${this.error}</p>` : nothing}
+      ${this.notice ? html`<p role="status">${this.notice}</p>` : nothing}
       <div class="actions">
         ${
           pick && !this.progress
             ? html`<button class="primary" @click=${() => this.#get(pick)}>
                 Get ${describeModel(pick).name} (${sizeOf(pick)})
               </button>`
+            : nothing
+        }
+        ${
+          pick && this.progress
+            ? html`<button @click=${() => this.#cancel(pick)}>Cancel download</button>`
             : nothing
         }
         <button class="link" @click=${() => this.#emit('show-models')}>See all models</button>

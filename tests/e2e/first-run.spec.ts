@@ -44,3 +44,29 @@ test('the first-run card gets a small GGUF that runs on the CPU, and the convers
   // The context meter counts against the model's own window (the catalogue's 4,096 tokens).
   await expect(page.getByText(/^\d+ of 4,096 tokens$/)).toBeVisible();
 });
+
+test("the first-run card's download can be cancelled: it says so, and Get takes the focus to start it again", async ({
+  page,
+  context,
+}) => {
+  // Hugging Face never answers: the download waits on its first bytes until it is cancelled.
+  const asked: string[] = [];
+  await context.route('https://huggingface.co/**', (route) => {
+    asked.push(route.request().url());
+  });
+  await openChat(page);
+  const card = page.getByRole('region', { name: 'Welcome to Hearth' });
+  const named = (await card.locator('strong').innerText()).trim();
+  const get = card.getByRole('button', { name: `Get ${named}`, exact: false });
+  await get.click();
+  await expect(card.getByLabel(`Downloading ${named}`)).toBeVisible();
+  await expect.poll(() => asked.length).toBeGreaterThan(0);
+  await card.getByRole('button', { name: 'Cancel download' }).click();
+  await expect(card.getByRole('status')).toHaveText(
+    'Download cancelled. What came is kept: Get goes on from there.',
+  );
+  await expect(card.getByLabel(`Downloading ${named}`)).toBeHidden();
+  await expect(get).toBeFocused();
+  // Nothing was downloaded: the conversation still offers no model of the device but echo.
+  await expect(page.getByLabel('Model')).toHaveValue('hearth/echo');
+});
