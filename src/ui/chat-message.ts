@@ -31,6 +31,7 @@ export class ChatMessage extends LitElement {
     ordinal: { type: Number },
     last: { type: Boolean },
     streaming: { type: Boolean },
+    busy: { type: Boolean },
     editing: { state: true },
     copied: { state: true },
   };
@@ -298,10 +299,12 @@ export class ChatMessage extends LitElement {
   declare message: Message;
   /** Its place among the messages of its role, from 1: "reply 3" is the third reply. */
   declare ordinal: number;
-  /** The last message of the conversation (only it may be regenerated or continued). */
+  /** The last message of the conversation (only it may be continued). */
   declare last: boolean;
   /** Its reply is streaming in now. */
   declare streaming: boolean;
+  /** A reply of the conversation is streaming in (this one or another): none is asked for now. */
+  declare busy: boolean;
   declare private editing: boolean;
   declare private copied: boolean;
   /** The last Markdown rendered, and its HTML: a re-render of the same text costs nothing. */
@@ -314,6 +317,7 @@ export class ChatMessage extends LitElement {
     this.ordinal = 0;
     this.last = false;
     this.streaming = false;
+    this.busy = false;
     this.editing = false;
     this.copied = false;
   }
@@ -575,7 +579,8 @@ export class ChatMessage extends LitElement {
                   : nothing
               }
               ${
-                this.last
+                // Any reply may be written again: what followed it stays with its old version.
+                !this.busy
                   ? html`<button
                       class="link"
                       aria-label="${m.error ? 'Retry' : 'Regenerate'} ${where}"

@@ -390,6 +390,12 @@ export class ChatView extends LitElement {
     if (reply?.content) await navigator.clipboard.writeText(reply.content);
   }
 
+  /** Whether the log shows its end (give or take a line), so that new text should keep it so. */
+  #atEnd(): boolean {
+    const log = this.renderRoot.querySelector('.log');
+    return !log || log.scrollHeight - log.scrollTop - log.clientHeight < 80;
+  }
+
   #scrollToEnd(): void {
     const log = this.renderRoot.querySelector('.log');
     if (log) log.scrollTop = log.scrollHeight;
@@ -568,6 +574,7 @@ export class ChatView extends LitElement {
       }
     } finally {
       const hadStopFocus = this.#stopHasFocus();
+      const atEnd = this.#atEnd();
       if (this.#abort === abort) {
         this.#abort = undefined;
         this.streamingIndex = -1;
@@ -578,6 +585,13 @@ export class ChatView extends LitElement {
         new CustomEvent('conversation-changed', { detail: c, bubbles: true, composed: true }),
       );
       this.requestUpdate();
+      // The reply's last text and its actions come with this render: the end stays in view.
+      if (atEnd) {
+        await this.updateComplete;
+        const messages = this.renderRoot.querySelectorAll<ChatMessage>('chat-message');
+        await Promise.all([...messages].map((m) => m.updateComplete));
+        this.#scrollToEnd();
+      }
       // Stop goes when the reply ends: its focus moves to the composer, not to the page.
       if (hadStopFocus || (fromMessage && this.#focusLost())) {
         await this.updateComplete;
@@ -601,11 +615,13 @@ export class ChatView extends LitElement {
     if (this.#frame) return;
     this.#frame = requestAnimationFrame(() => {
       this.#frame = 0;
-      const log = this.renderRoot.querySelector('.log');
-      const atEnd = !log || log.scrollHeight - log.scrollTop - log.clientHeight < 80;
+      const atEnd = this.#atEnd();
       this.requestUpdate();
-      void this.updateComplete.then(() => {
-        this.renderRoot.querySelector<ChatMessage>('chat-message[streaming]')?.requestUpdate();
+      void this.updateComplete.then(async () => {
+        const streaming = this.renderRoot.querySelector<ChatMessage>('chat-message[streaming]');
+        streaming?.requestUpdate();
+        // Scrolled once the new text is in place, not before: else it ends below the fold.
+        await streaming?.updateComplete;
         if (atEnd) this.#scrollToEnd();
       });
     });
@@ -808,6 +824,7 @@ export class ChatView extends LitElement {
                     .ordinal=${ordinal}
                     ?last=${i === c.messages.length - 1}
                     ?streaming=${i === this.streamingIndex}
+                    ?busy=${this.#streaming}
                     @edit=${(e: CustomEvent<{ content: string }>) => this.#edit(i, e.detail.content)}
                     @regenerate=${() => this.#regenerate(i)}
                     @version=${(e: CustomEvent<{ to: number }>) => this.#showVersion(i, e.detail.to)}

@@ -571,7 +571,7 @@ test('the page runs under a Content Security Policy that keeps images and connec
   expect(await cspViolations(page)).toEqual(['img-src http://127.0.0.1:9/elsewhere.png']);
 });
 
-test('an edit and a regeneration keep the old versions, ‹ › switches between them, and Esc in the edit box goes back to Edit', async ({
+test('an edit and a regeneration of any reply keep the old versions, ‹ › switches between them, and Esc in the edit box goes back to Edit', async ({
   page,
 }) => {
   await openChat(page);
@@ -630,6 +630,16 @@ test('an edit and a regeneration keep the old versions, ‹ › switches between
   await expect(page.getByRole('group', { name: 'Versions of message 2' })).toContainText(
     'Version 2 of 2',
   );
+
+  // An earlier reply is written again too: what followed it stays with its old version.
+  await page.getByRole('button', { name: 'Regenerate reply 1' }).click();
+  await expect(replies(page)).toHaveText(['[Be brief.] first question']);
+  await expect(userMessages(page)).toHaveText(['first question']);
+  const earlier = page.getByRole('group', { name: 'Versions of reply 1' });
+  await expect(earlier).toContainText('Version 2 of 2');
+  await earlier.getByRole('button', { name: 'Previous version' }).click();
+  await expect(userMessages(page)).toHaveText(['first question', 'a better question']);
+  await expect(replies(page)).toHaveText(['first question', 'a better question']);
 });
 
 test('a long Markdown reply renders readably on a phone: headings to scale, a wide table and highlighted code that the keyboard reaches, Copy off the code', async ({

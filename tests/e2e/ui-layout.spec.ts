@@ -168,7 +168,7 @@ test("while the app boots it says it is checking, never that the model is missin
   await expect.poll(async () => (await focused(page)).id).toBe('composer');
 });
 
-test('the composer grows with its text up to 40% of the height, and "↓ Latest" brings back the newest message', async ({
+test('the composer grows with its text up to 40% of the height, each reply ends in view, and "↓ Latest" brings back the newest message', async ({
   page,
 }) => {
   await page.setViewportSize({ width: 1280, height: 800 });
@@ -192,6 +192,9 @@ test('the composer grows with its text up to 40% of the height, and "↓ Latest"
     await expect(page.getByRole('button', { name: 'Send' })).toBeVisible();
   }
   await expect(replies(page)).toHaveCount(6);
+  // Each reply ends in view, its last line and its actions too, not just its start.
+  await expect(replies(page).last()).toBeInViewport({ ratio: 1 });
+  await expect(page.getByRole('button', { name: 'Copy reply 6' })).toBeInViewport();
   const latest = page.getByRole('button', { name: 'Scroll to the latest message' });
   await expect(latest).toBeHidden();
   await page.getByRole('log', { name: 'Messages' }).evaluate((log) => (log.scrollTop = 0));
