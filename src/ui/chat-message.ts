@@ -416,13 +416,16 @@ export class ChatMessage extends LitElement {
   async #cancelEdit(): Promise<void> {
     this.editing = false;
     await this.updateComplete;
-    this.renderRoot.querySelector<HTMLButtonElement>('button.edit')?.focus();
+    // Edit is not offered while a reply streams in: then the message's first action has it.
+    const edit = this.renderRoot.querySelector<HTMLButtonElement>('button.edit');
+    (edit ?? this.renderRoot.querySelector<HTMLButtonElement>('.actions button'))?.focus();
   }
 
   #saveEdit(): void {
     const textarea = this.renderRoot.querySelector('textarea');
     const content = textarea?.value.trim() ?? '';
-    if (content === '') return;
+    // While a reply streams in nothing can be asked: the box stays open, the text in it.
+    if (content === '' || this.busy) return;
     this.editing = false;
     this.#emit('edit', { content });
   }
@@ -433,7 +436,7 @@ export class ChatMessage extends LitElement {
       event.preventDefault();
       this.#saveEdit();
     } else if (event.key === 'Escape') {
-      // Esc here leaves the edit box, and nothing else (no reply is streaming while editing).
+      // Esc here leaves the edit box, and nothing else (it does not stop a reply streaming in).
       event.preventDefault();
       event.stopPropagation();
       void this.#cancelEdit();
@@ -499,7 +502,21 @@ export class ChatMessage extends LitElement {
         ></textarea>
         <div class="actions">
           <button @click=${() => this.#cancelEdit()}>Cancel</button>
-          <button class="primary" @click=${() => this.#saveEdit()}>Save and send</button>
+          <button
+            class="primary"
+            ?disabled=${this.busy}
+            aria-describedby=${this.busy ? 'edit-wait' : nothing}
+            @click=${() => this.#saveEdit()}
+          >
+            Save and send
+          </button>
+          ${
+            this.busy
+              ? html`<span class="muted" id="edit-wait"
+                  >A reply is coming in: save when it ends, or stop it.</span
+                >`
+              : nothing
+          }
         </div>
       </article>`;
     }
@@ -508,14 +525,18 @@ export class ChatMessage extends LitElement {
       </article>
       <div class="actions">
         ${this.#renderVersions()}
-        <button
-          class="link edit"
-          aria-label="Edit ${this.#name}"
-          ?disabled=${this.streaming}
-          @click=${() => this.#startEdit()}
-        >
-          Edit
-        </button>
+        ${
+          // Nothing can be asked while a reply streams in (an edit box already open stays).
+          this.busy
+            ? nothing
+            : html`<button
+                class="link edit"
+                aria-label="Edit ${this.#name}"
+                @click=${() => this.#startEdit()}
+              >
+                Edit
+              </button>`
+        }
         ${this.#renderCopy(content)}
       </div>`;
   }

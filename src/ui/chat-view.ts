@@ -579,25 +579,29 @@ export class ChatView extends LitElement {
         this.#abort = undefined;
         this.streamingIndex = -1;
       }
+      // The reply's last text and its actions come with the render this schedules: scrolled in
+      // the same turn, so that nothing reads the page between the two.
+      if (atEnd) void this.#endInView();
       c.updated = Date.now();
       await saveConversation(c);
       this.dispatchEvent(
         new CustomEvent('conversation-changed', { detail: c, bubbles: true, composed: true }),
       );
       this.requestUpdate();
-      // The reply's last text and its actions come with this render: the end stays in view.
-      if (atEnd) {
-        await this.updateComplete;
-        const messages = this.renderRoot.querySelectorAll<ChatMessage>('chat-message');
-        await Promise.all([...messages].map((m) => m.updateComplete));
-        this.#scrollToEnd();
-      }
       // Stop goes when the reply ends: its focus moves to the composer, not to the page.
       if (hadStopFocus || (fromMessage && this.#focusLost())) {
         await this.updateComplete;
         this.focusComposer();
       }
     }
+  }
+
+  /** Scrolls to the end once this view and its messages have rendered what changed. */
+  async #endInView(): Promise<void> {
+    await this.updateComplete;
+    const messages = this.renderRoot.querySelectorAll<ChatMessage>('chat-message');
+    await Promise.all([...messages].map((m) => m.updateComplete));
+    this.#scrollToEnd();
   }
 
   #stopHasFocus(): boolean {

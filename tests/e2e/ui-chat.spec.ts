@@ -716,3 +716,32 @@ test('a long Markdown reply renders readably on a phone: headings to scale, a wi
   }
   expect(await cspViolations(page)).toEqual([]);
 });
+
+test('an edit saved while a reply streams in is kept in its box, with the reason, and is sent once the reply ends', async ({
+  page,
+}) => {
+  await openChat(page);
+  await send(page, 'first question');
+  await expect(replies(page)).toHaveText(['first question']);
+  await page.getByRole('button', { name: 'Edit message 1' }).click();
+  const box = page.getByLabel('Edit your message');
+  await box.fill('a better first question');
+  // A second message, slowly answered, starts streaming while the edit box is open.
+  await setEchoDelay(page, 100);
+  await page.getByRole('button', { name: 'Chat options', exact: true }).click();
+  await send(page, 'one two three four five six seven eight nine ten eleven twelve');
+  await expect(page.getByRole('button', { name: 'Stop' })).toBeVisible();
+  await box.press('Enter');
+  await expect(box).toHaveValue('a better first question');
+  await expect(page.getByRole('button', { name: 'Save and send' })).toBeDisabled();
+  await expect(
+    page.getByText('A reply is coming in: save when it ends, or stop it.'),
+  ).toBeVisible();
+  // No message can be edited meanwhile.
+  await expect(page.getByRole('button', { name: 'Edit message 2' })).toHaveCount(0);
+
+  await expect(page.getByRole('button', { name: 'Send' })).toBeVisible({ timeout: 15_000 });
+  await page.getByRole('button', { name: 'Save and send' }).click();
+  await expect(userMessages(page)).toHaveText(['a better first question']);
+  await expect(replies(page)).toHaveText(['a better first question']);
+});
