@@ -123,7 +123,9 @@ export type PageToWorker =
       preload: string | null;
     }
   /** The engine worker's end of a new host port. */
-  | { type: 'worker/port'; port: MessagePort };
+  | { type: 'worker/port'; port: MessagePort }
+  /** A worker the page started for the engine worker (`worker/spawn`) threw and did not catch. */
+  | { type: 'worker/spawned-error'; id: number; message: string };
 
 /** The engine worker → its page. */
 export type WorkerToPage =
@@ -132,7 +134,22 @@ export type WorkerToPage =
    * service worker asks for the same lock, and would otherwise be granted it at once and take
    * the host for dead.
    */
-  { type: 'worker/ready' };
+  | { type: 'worker/ready' }
+  /**
+   * Start a worker for the engine worker (engine-host/page-workers.ts: in Firefox a worker started
+   * from a worker can hang its parent), joined to it by `boot.port`.
+   */
+  | { type: 'worker/spawn'; id: number; boot: SpawnedWorkerBoot }
+  /** Stop the worker started for `worker/spawn` of this id. */
+  | { type: 'worker/terminate'; id: number };
+
+/** What a worker the page starts for the engine worker is first sent: what to run, and its port. */
+export interface SpawnedWorkerBoot {
+  /** The script to run, as the engine worker named it (a `blob:` URL of the same origin). */
+  url: string;
+  /** Its end of the port to the engine worker: what it posts goes there, and what comes is its. */
+  port: MessagePort;
+}
 
 /**
  * On the host port: the service worker opens one request port per request, and sends the

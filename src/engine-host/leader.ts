@@ -56,6 +56,8 @@ class EngineHost {
   readonly #worker: Worker;
   readonly #onRole: ElectionOptions['onRole'];
   #end: (ending: Ending) => void = () => undefined;
+  /** Workers started for the engine worker (`worker/spawn`), by its ids: they die with it. */
+  readonly #spawned = new Map<number, Worker>();
   /**
    * Whether the worker holds its host lock: only then may the service worker have a port, or it
    * would be granted the lock at once and take the host for dead. Cleared when the worker dies.
@@ -82,7 +84,13 @@ class EngineHost {
     const ending = new Promise<Ending>((resolve) => (this.#end = resolve));
     const ready = new Promise<boolean>((resolve) => {
       this.#worker.addEventListener('message', (event: MessageEvent<WorkerToPage>) => {
-        if (event.data.type === 'worker/ready') resolve(true);
+        const message = event.data;
+        if (message.type === 'worker/ready') resolve(true);
+        else if (message.type === 'worker/spawn') this.#spawn(message);
+        else if (message.type === 'worker/terminate') {
+          this.#spawned.get(message.id)?.terminate();
+          this.#spawned.delete(message.id);
+        }
       });
       // A worker that cannot even start (its script failed) never says it is ready.
       this.#worker.addEventListener('error', () => resolve(false), { once: true });
@@ -98,7 +106,23 @@ class EngineHost {
     const result = await ending;
     this.#serving = false;
     this.#worker.terminate();
+    for (const spawned of this.#spawned.values()) spawned.terminate();
+    this.#spawned.clear();
     return result;
+  }
+
+  /** Starts a worker for the engine worker (page-workers.ts says why the page does it). */
+  #spawn({ id, boot }: Extract<WorkerToPage, { type: 'worker/spawn' }>): void {
+    const spawned = new Worker(new URL('./spawned-worker.ts', import.meta.url), {
+      type: 'module',
+      name: 'hearth-engine-helper',
+    });
+    spawned.addEventListener('error', (event) => {
+      event.preventDefault();
+      this.#post({ type: 'worker/spawned-error', id, message: event.message || 'error' });
+    });
+    spawned.postMessage(boot, [boot.port]);
+    this.#spawned.set(id, spawned);
   }
 
   /** Hands the service worker that controls the page a new port into the engine worker. */

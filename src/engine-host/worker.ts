@@ -24,6 +24,7 @@ import { LiveCatalog } from './live-catalog';
 import { measureGpu, type GpuLike } from './measure-gpu';
 import { LocalModels } from './model-service';
 import { LlamaEngine } from './llama-engine';
+import { usePageWorkers } from './page-workers';
 import { benchHook } from './bench-hook';
 import { EngineQueue } from './queue';
 import { Throttle } from './throttle';
@@ -72,6 +73,9 @@ statusChannel.addEventListener('message', (event: MessageEvent<StatusMessage>) =
   lastPublished = ''; // the tab that asks has seen nothing yet
   publish.request();
 });
+
+/** llama.cpp's workers are started by the page (page-workers.ts says why). */
+const pageWorkers = usePageWorkers((message, transfer) => postMessage(message, transfer));
 
 addEventListener('message', (event: MessageEvent<PageToWorker>) => {
   const message = event.data;
@@ -181,6 +185,9 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
     }
     case 'worker/port':
       server?.attach(message.port);
+      return;
+    case 'worker/spawned-error':
+      pageWorkers(message);
       return;
     default:
       unreachable(message);
