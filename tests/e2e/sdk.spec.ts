@@ -227,6 +227,21 @@ for (const suffix of ['v1/openai', 'v1']) {
             messages: [{ role: 'user', content }],
             echo_delay_ms: delay,
           }) as Parameters<typeof client.chat.completions.create>[0] & { stream?: false };
+        const status = async () => {
+          const response = await fetch('v1/hearth/status', {
+            headers: { authorization: 'Bearer sk-local' },
+          });
+          return (await response.json()) as {
+            queue: { running: number; waiting: number };
+            open_ports: number;
+          };
+        };
+        // The queue must start empty: what an earlier test aborted may still be on its way out.
+        for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
+          const { queue } = await status();
+          if (queue.running + queue.waiting === 0) break;
+          await new Promise((r) => setTimeout(r, 50));
+        }
         const abort = new AbortController();
         const opts = { signal: abort.signal, maxRetries: 0 };
         // One running (slow: a minute unless aborted), 32 waiting behind it: the queue is full.
@@ -236,18 +251,25 @@ for (const suffix of ['v1/openai', 'v1']) {
           held.push(client.chat.completions.create(body(`q${i}`, 0), opts));
         // Until all 32 wait: Firefox under load can take seconds to hand them all to the
         // service worker, so neither a fixed pause nor a short head request will do.
+        // What has already settled, and how, says where a missing request went if one is missing.
+        const settled: string[] = [];
+        held.forEach((request, i) =>
+          request.then(
+            () => settled.push(`${i}: answered`),
+            (e: Error & { status?: number }) => settled.push(`${i}: ${e.status} ${e.message}`),
+          ),
+        );
         let waiting = 0;
+        let last = await status();
         for (const deadline = Date.now() + 30_000; waiting < 32 && Date.now() < deadline;) {
           await new Promise((r) => setTimeout(r, 50));
-          const status = await fetch('v1/hearth/status', {
-            headers: { authorization: 'Bearer sk-local' },
-          });
-          waiting = ((await status.json()) as { queue: { waiting: number } }).queue.waiting;
+          last = await status();
+          waiting = last.queue.waiting;
         }
         if (waiting < 32) {
           abort.abort();
           return {
-            name: `only ${waiting} waiting after 30 s`,
+            name: `only ${waiting} waiting after 30 s (queue ${JSON.stringify(last.queue)}, ${last.open_ports} ports open; settled: ${settled.join('; ') || 'none'})`,
             status: 0,
             code: '',
             retryAfter: null,
