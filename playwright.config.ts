@@ -56,6 +56,17 @@ export const E2E_BUILD = 'e2e-build';
 /** The shared flags, plus a WebGPU adapter (SwiftShader, on the CPU, where there is no GPU). */
 export const chromiumArgs = [...CHROMIUM_ARGS, '--enable-unsafe-webgpu'];
 
+/** Stock Firefox over WebDriver BiDi (Playwright's own Firefox over its own protocol, where that
+ * is the one found), with `prefs` set. */
+const firefoxUse = (prefs?: Record<string, boolean>) => ({
+  baseURL: `http://127.0.0.1:${PORT}/`,
+  browserName: 'firefox' as const,
+  ...(firefox.source !== 'playwright' && { channel: 'moz-firefox' }),
+  launchOptions: { executablePath: firefox.path, ...(prefs && { firefoxUserPrefs: prefs }) },
+});
+/** Firefox without JSPI (as before Firefox 153 ESR, and as Safari is). */
+const NO_JSPI = { 'javascript.options.wasm_js_promise_integration': false };
+
 export default defineConfig({
   testDir: 'tests/e2e',
   timeout: 60_000,
@@ -88,31 +99,16 @@ export default defineConfig({
       },
     },
     {
-      // Stock Firefox over WebDriver BiDi (Playwright's own Firefox, where that is the one found,
-      // over its own protocol). Firefox on Linux has no WebGPU: GGUF models run on the CPU there.
+      // Firefox on Linux has no WebGPU: GGUF models run on the CPU there.
       name: 'firefox',
       testMatch: FIREFOX_SUITES,
-      use: {
-        baseURL: `http://127.0.0.1:${PORT}/`,
-        browserName: 'firefox',
-        ...(firefox.source !== 'playwright' && { channel: 'moz-firefox' }),
-        launchOptions: { executablePath: firefox.path },
-      },
+      use: firefoxUse(),
     },
     {
-      // Firefox without JSPI (as before Firefox 153 ESR, and as Safari is): llama.cpp's
-      // compatibility build, chosen by feature detection.
+      // Without JSPI: llama.cpp's compatibility build, chosen by feature detection.
       name: 'firefox-no-jspi',
       testMatch: /llama-compat\.spec\.ts$/,
-      use: {
-        baseURL: `http://127.0.0.1:${PORT}/`,
-        browserName: 'firefox',
-        ...(firefox.source !== 'playwright' && { channel: 'moz-firefox' }),
-        launchOptions: {
-          executablePath: firefox.path,
-          firefoxUserPrefs: { 'javascript.options.wasm_js_promise_integration': false },
-        },
-      },
+      use: firefoxUse(NO_JSPI),
     },
     // `npm run test:stress` only (HEARTH_STRESS=1): long runs that look for rare hangs.
     ...(process.env.HEARTH_STRESS
@@ -120,25 +116,12 @@ export default defineConfig({
           {
             name: 'stress-firefox',
             testMatch: /\.stress\.ts$/,
-            use: {
-              baseURL: `http://127.0.0.1:${PORT}/`,
-              browserName: 'firefox' as const,
-              ...(firefox.source !== 'playwright' && { channel: 'moz-firefox' }),
-              launchOptions: { executablePath: firefox.path },
-            },
+            use: firefoxUse(),
           },
           {
             name: 'stress-firefox-no-jspi',
             testMatch: /\.stress\.ts$/,
-            use: {
-              baseURL: `http://127.0.0.1:${PORT}/`,
-              browserName: 'firefox' as const,
-              ...(firefox.source !== 'playwright' && { channel: 'moz-firefox' }),
-              launchOptions: {
-                executablePath: firefox.path,
-                firefoxUserPrefs: { 'javascript.options.wasm_js_promise_integration': false },
-              },
-            },
+            use: firefoxUse(NO_JSPI),
           },
           {
             name: 'stress-chromium',
