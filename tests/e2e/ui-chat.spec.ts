@@ -663,12 +663,22 @@ test('a long Markdown reply renders readably on a phone: headings to scale, a wi
   const reply = replies(page).last();
   await expect(reply).toHaveAttribute('aria-busy', 'false');
 
-  // Headings at a reply's scale, not the page title's.
-  const size = (selector: string) =>
-    reply
-      .locator(selector)
-      .first()
-      .evaluate((el) => parseFloat(getComputedStyle(el).fontSize));
+  // Headings at a reply's scale, not the page title's. The reply renders once more when its code's
+  // grammar has loaded (highlighted); in one Firefox CI run the paragraph then read had no computed
+  // font size (NaN), likely read as it was replaced: each size is read until it is a number.
+  const size = async (selector: string) => {
+    let px = NaN;
+    await expect
+      .poll(async () => {
+        px = await reply
+          .locator(selector)
+          .first()
+          .evaluate((el) => parseFloat(getComputedStyle(el).fontSize));
+        return px;
+      })
+      .not.toBeNaN();
+    return px;
+  };
   const body = await size('p');
   expect(body).toBeGreaterThan(10);
   expect(await size('h1')).toBeLessThanOrEqual(body * 1.35);
