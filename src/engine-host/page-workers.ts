@@ -31,6 +31,8 @@ export class PageWorker extends EventTarget {
   onerror: ((event: ErrorEvent) => void) | null = null;
   readonly #id = nextId++;
   readonly #port: MessagePort;
+  /** Whether a `message` listener was ever added. */
+  #listened = false;
 
   // The options (wllama asks for a module worker) are the page's to choose: it always starts one.
   constructor(url: string | URL, _options?: WorkerOptions) {
@@ -38,10 +40,15 @@ export class PageWorker extends EventTarget {
     if (!postToPage) throw new Error('PageWorker: usePageWorkers() was not called in this worker.');
     const { port1, port2 } = new MessageChannel();
     this.#port = port1;
+    // Every llama.cpp token comes this way: `onmessage` (all wllama uses) gets the port's own
+    // event, and a copy is made for listeners only where something listens.
     port1.onmessage = (event) => {
-      const copy = new MessageEvent('message', { data: event.data, ports: [...event.ports] });
-      this.dispatchEvent(copy);
-      this.onmessage?.(copy);
+      this.onmessage?.(event);
+      if (this.#listened) {
+        this.dispatchEvent(
+          new MessageEvent('message', { data: event.data, ports: [...event.ports] }),
+        );
+      }
     };
     port1.onmessageerror = (event) => {
       const copy = new MessageEvent('messageerror', { data: event.data });
@@ -51,6 +58,15 @@ export class PageWorker extends EventTarget {
     living.set(this.#id, this);
     const boot: SpawnedWorkerBoot = { url: String(url), port: port2 };
     postToPage({ type: 'worker/spawn', id: this.#id, boot }, [port2]);
+  }
+
+  override addEventListener(
+    type: string,
+    listener: EventListenerOrEventListenerObject | null,
+    options?: boolean | AddEventListenerOptions,
+  ): void {
+    if (type === 'message') this.#listened = true;
+    super.addEventListener(type, listener, options);
   }
 
   postMessage(message: unknown, transfer?: Transferable[] | StructuredSerializeOptions): void {
