@@ -249,8 +249,6 @@ for (const suffix of ['v1/openai', 'v1']) {
         const held = [client.chat.completions.create(body(slow, 1000), opts)];
         for (let i = 0; i < 32; i += 1)
           held.push(client.chat.completions.create(body(`q${i}`, 0), opts));
-        // Until all 32 wait: Firefox under load can take seconds to hand them all to the
-        // service worker, so neither a fixed pause nor a short head request will do.
         // What has already settled, and how, says where a missing request went if one is missing.
         const settled: string[] = [];
         held.forEach((request, i) =>
@@ -259,6 +257,8 @@ for (const suffix of ['v1/openai', 'v1']) {
             (e: Error & { status?: number }) => settled.push(`${i}: ${e.status} ${e.message}`),
           ),
         );
+        // Until all 32 wait: Firefox under load can take seconds to hand them all to the
+        // service worker, so neither a fixed pause nor a short head request will do.
         let waiting = 0;
         let last = await status();
         for (const deadline = Date.now() + 30_000; waiting < 32 && Date.now() < deadline;) {
