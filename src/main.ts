@@ -4,6 +4,7 @@
  * page's `/v1/*` requests reach it) with its cross-origin isolation (a first visit reloads once to
  * get it), join the engine-host election, show the status.
  */
+import './install-here';
 import { Workbox } from 'workbox-window';
 import type { PageToSw } from './bridge/messages';
 import { joinElection } from './engine-host/leader';
@@ -103,6 +104,7 @@ async function boot(): Promise<void> {
   navigator.serviceWorker.addEventListener('controllerchange', () => location.reload());
   void joinElection({
     build: import.meta.env.VITE_HEARTH_BUILD,
+    appUrl: new URL(BASE, location.href).href,
     onRole: (role, detail) => {
       if (role === 'host') sessionStorage.removeItem(BUILD_MARK);
       if (role === 'refused' && sessionStorage.getItem(BUILD_MARK) === null) {

@@ -6,6 +6,7 @@
  */
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import type { AddedModelStore, AddedRecord } from '../src/openai/added-models';
+import { installName } from '../src/openai/install';
 
 interface Schema extends DBSchema {
   added: { key: string; value: AddedRecord };
@@ -14,7 +15,7 @@ interface Schema extends DBSchema {
 let db: Promise<IDBPDatabase<Schema>> | undefined;
 
 function database(): Promise<IDBPDatabase<Schema>> {
-  db ??= openDB<Schema>('hearth-models', 1, {
+  db ??= openDB<Schema>(installName('hearth-models'), 1, {
     upgrade: (d) => void d.createObjectStore('added', { keyPath: 'id' }),
   });
   return db;

@@ -7,7 +7,7 @@
  */
 /// <reference lib="webworker" />
 import {
-  LLAMA_COMPAT_CACHE,
+  llamaCompatCache,
   LLAMA_COMPAT_DIR,
   LLAMA_COMPAT_FILES,
   llamaNeedsCompat,
@@ -24,7 +24,7 @@ export function compatUrls(scope: string): Set<string> {
  */
 export async function cacheCompatBuild(scope: string, needs = llamaNeedsCompat()): Promise<void> {
   try {
-    const cache = await caches.open(LLAMA_COMPAT_CACHE);
+    const cache = await caches.open(llamaCompatCache());
     const wanted = compatUrls(scope);
     for (const request of await cache.keys()) {
       if (!wanted.has(request.url)) await cache.delete(request);
@@ -37,7 +37,7 @@ export async function cacheCompatBuild(scope: string, needs = llamaNeedsCompat()
 
 /** Answers a URL of the build from the cache, else from the network (and keeps it). */
 export async function compatFromCache(request: Request): Promise<Response> {
-  const cache = await caches.open(LLAMA_COMPAT_CACHE);
+  const cache = await caches.open(llamaCompatCache());
   const cached = await cache.match(request.url);
   if (cached) return cached;
   const response = await fetch(request);

@@ -4,6 +4,7 @@
  * returned by the API (a hint only) and never seen by the engine worker.
  */
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
+import { installName } from '../src/openai/install';
 import type { ServerRecord, ServerStore } from '../src/openai/servers';
 
 interface Schema extends DBSchema {
@@ -13,7 +14,7 @@ interface Schema extends DBSchema {
 let db: Promise<IDBPDatabase<Schema>> | undefined;
 
 function database(): Promise<IDBPDatabase<Schema>> {
-  db ??= openDB<Schema>('hearth-servers', 1, {
+  db ??= openDB<Schema>(installName('hearth-servers'), 1, {
     upgrade: (d) => void d.createObjectStore('servers', { keyPath: 'name' }),
   });
   return db;

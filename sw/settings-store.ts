@@ -3,10 +3,11 @@
  * The owner's settings (auth mode, issued keys, prices) in the service worker's IndexedDB.
  */
 import { openDB } from 'idb';
+import { installName } from '../src/openai/install';
 import type { SettingsData, SettingsStore } from '../src/openai/settings';
 
 const db = () =>
-  openDB('hearth-settings', 1, {
+  openDB(installName('hearth-settings'), 1, {
     upgrade: (database) => void database.createObjectStore('settings'),
   });
 

@@ -9,7 +9,7 @@ import { registerRoute } from 'workbox-routing';
 import { PortBackend } from '../src/bridge/client';
 import type { PageToSw, SwToPage, SwToSw } from '../src/bridge/messages';
 import {
-  ADDED_MODELS_CHANNEL,
+  addedModelsChannelName,
   AddedModels,
   type AddedModelsMessage,
 } from '../src/openai/added-models';
@@ -18,6 +18,7 @@ import { createApi } from '../src/openai/router';
 import { Servers } from '../src/openai/servers';
 import { Settings } from '../src/openai/settings';
 import { UpstreamBackend } from '../src/openai/upstream';
+import { setInstall } from '../src/openai/install';
 import { hearthStatus } from '../src/openai/status';
 import catalog from 'virtual:hearth-catalog';
 import { idbAddedStore } from './added-store';
@@ -32,6 +33,8 @@ import { idbSettingsStore } from './settings-store';
 declare const self: ServiceWorkerGlobalScope;
 
 const scope = new URL(self.registration.scope);
+// Before anything opens a database or a channel: their names are this install's.
+setInstall(scope);
 const link = new HostLink({
   build: import.meta.env.VITE_HEARTH_BUILD,
   clients: self.clients,
@@ -49,7 +52,7 @@ const STATUS_WAIT_MS = 1000;
 const hostStatus = () => backend.status(STATUS_WAIT_MS).catch(() => null);
 const settings = new Settings(idbSettingsStore);
 /** The GGUF models the user added: the engine worker and the pages hear of every change. */
-const addedChannel = new BroadcastChannel(ADDED_MODELS_CHANNEL);
+const addedChannel = new BroadcastChannel(addedModelsChannelName());
 const added = new AddedModels(idbAddedStore, {
   onChange: () =>
     addedChannel.postMessage({ type: 'added-models/changed' } satisfies AddedModelsMessage),

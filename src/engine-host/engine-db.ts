@@ -5,6 +5,7 @@
  * downloaded (so that one lost to eviction is noticed, not assumed).
  */
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
+import { installName } from '../openai/install';
 
 interface Schema extends DBSchema {
   'device-losses': {
@@ -19,7 +20,7 @@ let db: Promise<IDBPDatabase<Schema>> | undefined;
 
 /** The database, created on first use. */
 export function engineDb(): Promise<IDBPDatabase<Schema>> {
-  db ??= openDB<Schema>('hearth-engine', 2, {
+  db ??= openDB<Schema>(installName('hearth-engine'), 2, {
     upgrade(database, oldVersion) {
       if (oldVersion < 1) database.createObjectStore('device-losses', { keyPath: 'model' });
       if (oldVersion < 2) {

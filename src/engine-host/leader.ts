@@ -1,6 +1,6 @@
 /**
  * @module
- * The engine-host election: one tab per origin holds the `hearth:engine-host` Web Lock, starts
+ * The engine-host election: one tab per install holds the `hearth:engine-host` Web Lock, starts
  * the engine worker and hands the service worker a port into it — again whenever the service
  * worker asks (`host/wanted`, after a restart) or another one takes control. When the tab
  * closes, the lock passes to the next tab waiting for it; when the engine worker dies, the tab
@@ -14,7 +14,8 @@ import {
   type SwToPage,
   type WorkerToPage,
 } from '../bridge/messages';
-import { STATUS_CHANNEL, type StatusMessage } from '../openai/status';
+import { installName, setInstall } from '../openai/install';
+import { statusChannelName, type StatusMessage } from '../openai/status';
 
 /** This tab's part in the election. */
 export type HostRole = 'waiting' | 'host' | 'refused';
@@ -23,11 +24,15 @@ export type HostRole = 'waiting' | 'host' | 'refused';
 export interface ElectionOptions {
   /** The app's build id; the service worker refuses a host of another build. */
   build: string;
+  /**
+   * The install's base URL (absolute, ending in `/`): the service worker's scope, under which
+   * the API answers. The election, its lock and its channels are this install's alone.
+   */
+  appUrl: string;
   /** Told whenever this tab's role changes. */
   onRole: (role: HostRole, detail?: string) => void;
 }
 
-const LOCK_NAME = 'hearth:engine-host';
 /** A worker that lived this long before dying is restarted at once; sooner, after a pause. */
 const HEALTHY_LIFE_MS = 30_000;
 const MAX_RESTART_PAUSE_MS = 30_000;
@@ -38,7 +43,7 @@ const MAX_RESTART_PAUSE_MS = 30_000;
  */
 function followLoadedModel(): () => string | null {
   let loaded: string | null = null;
-  const channel = new BroadcastChannel(STATUS_CHANNEL);
+  const channel = new BroadcastChannel(statusChannelName());
   channel.addEventListener('message', (event: MessageEvent<StatusMessage>) => {
     if (event.data.type === 'status') loaded = event.data.status.loaded_model;
   });
@@ -64,14 +69,16 @@ class EngineHost {
    */
   #serving = false;
 
-  constructor(build: string, preload: string | null, onRole: ElectionOptions['onRole']) {
+  constructor(
+    { build, appUrl, onRole }: ElectionOptions,
+    preload: string | null,
+  ) {
     this.#build = build;
     this.#onRole = onRole;
     this.#worker = new Worker(new URL('./worker.ts', import.meta.url), {
       type: 'module',
       name: 'hearth-engine',
     });
-    const appUrl = new URL(import.meta.env.BASE_URL, location.href).href;
     this.#post({ type: 'worker/init', hostId: this.#id, build, appUrl, preload });
   }
 
@@ -155,9 +162,11 @@ class EngineHost {
 /** Joins the election; the returned promise settles only if this tab stops being a candidate. */
 export async function joinElection(options: ElectionOptions): Promise<void> {
   const container = navigator.serviceWorker;
+  setInstall(options.appUrl);
+  const lockName = installName('hearth:engine-host');
   const previousModel = followLoadedModel();
   let granted = false;
-  const candidacy = navigator.locks.request(LOCK_NAME, async () => {
+  const candidacy = navigator.locks.request(lockName, async () => {
     granted = true;
     let host: EngineHost | undefined;
     const onMessage = (event: MessageEvent<SwToPage>) => host?.onMessage(event.data);
@@ -171,7 +180,7 @@ export async function joinElection(options: ElectionOptions): Promise<void> {
       let pauseMs = 0;
       for (;;) {
         const started = Date.now();
-        host = new EngineHost(options.build, previousModel(), options.onRole);
+        host = new EngineHost(options, previousModel());
         const ending = await host.run();
         host = undefined;
         if (ending.type === 'refused') {
@@ -196,6 +205,6 @@ export async function joinElection(options: ElectionOptions): Promise<void> {
   // in between (two tabs reloading together after an update), and this one would never say it
   // waits.
   const { held = [] } = await navigator.locks.query();
-  if (!granted && held.some((lock) => lock.name === LOCK_NAME)) options.onRole('waiting');
+  if (!granted && held.some((lock) => lock.name === lockName)) options.onRole('waiting');
   return candidacy;
 }

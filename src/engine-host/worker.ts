@@ -12,10 +12,11 @@ import {
   type WorkerToPage,
 } from '../bridge/messages';
 import { HostServer } from '../bridge/server';
-import { ADDED_MODELS_CHANNEL, type AddedModelsMessage } from '../openai/added-models';
+import { addedModelsChannelName, type AddedModelsMessage } from '../openai/added-models';
 import type { WebLLMEntry } from '../openai/catalog';
 import type { GpuFacts } from '../openai/gpu-facts';
-import { STATUS_CHANNEL, type StatusMessage } from '../openai/status';
+import { setInstall } from '../openai/install';
+import { statusChannelName, type StatusMessage } from '../openai/status';
 import { DeviceLosses } from './device-losses';
 import { Downloads } from './downloads';
 import { EchoEngine } from './echo-engine';
@@ -50,7 +51,8 @@ const STATUS_SETTLE_MS = 120;
  */
 const MEASURE_WAIT_MS = 1000;
 
-const statusChannel = new BroadcastChannel(STATUS_CHANNEL);
+/** Opened at `worker/init`, once this worker knows its install (its name carries the install). */
+let statusChannel: BroadcastChannel | undefined;
 let lastPublished = '';
 const publish = new Throttle(
   STATUS_INTERVAL_MS,
@@ -60,7 +62,7 @@ const publish = new Throttle(
     const text = JSON.stringify(status);
     if (text === lastPublished) return;
     lastPublished = text;
-    statusChannel.postMessage({ type: 'status', status } satisfies StatusMessage);
+    statusChannel?.postMessage({ type: 'status', status } satisfies StatusMessage);
   },
   STATUS_SETTLE_MS,
 );
@@ -68,11 +70,15 @@ let server: HostServer | undefined;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-statusChannel.addEventListener('message', (event: MessageEvent<StatusMessage>) => {
-  if (event.data.type !== 'status/wanted') return;
-  lastPublished = ''; // the tab that asks has seen nothing yet
-  publish.request();
-});
+function openStatusChannel(): BroadcastChannel {
+  const channel = new BroadcastChannel(statusChannelName());
+  channel.addEventListener('message', (event: MessageEvent<StatusMessage>) => {
+    if (event.data.type !== 'status/wanted') return;
+    lastPublished = ''; // the tab that asks has seen nothing yet
+    publish.request();
+  });
+  return channel;
+}
 
 /** llama.cpp's workers are started by the page (page-workers.ts says why). */
 const pageWorkers = usePageWorkers((message, transfer) => postMessage(message, transfer));
@@ -84,6 +90,8 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
       const host = { id: message.hostId, build: message.build };
       const onChange = () => publish.request();
       const { appUrl } = message;
+      setInstall(appUrl);
+      statusChannel = openStatusChannel();
       let device: GpuFacts | null = null;
       const measured = measureGpu((navigator as { gpu?: GpuLike }).gpu).then((facts) => {
         device = facts;
@@ -93,7 +101,7 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
       // Built-in and added models, read again whenever the service worker says they changed.
       const live = new LiveCatalog(catalog, idbAddedStore, { onChange });
       // Servers' models are the service worker's alone: only added GGUFs concern the engines.
-      new BroadcastChannel(ADDED_MODELS_CHANNEL).onmessage = (
+      new BroadcastChannel(addedModelsChannelName()).onmessage = (
         event: MessageEvent<AddedModelsMessage>,
       ) => {
         if (event.data.type === 'added-models/changed') void live.refresh();

@@ -16,6 +16,7 @@ import {
   type GgufRecord,
 } from './catalog';
 import { OpenAIError } from './errors';
+import { installName } from './install';
 import { embeddingFactsOf, embeddingLengthOf, readGgufHeader } from './gguf-header';
 import { inspectGguf, resolveSource, type SourceDeps } from './gguf-source';
 import { jsonResponse } from './respond';
@@ -50,9 +51,9 @@ export function memoryAddedStore(initial: readonly AddedRecord[] = []): AddedMod
  * The channel on which a change of the added models is announced, and of the servers the user
  * added (whose models join the catalogue too; only the pages care about those).
  */
-export const ADDED_MODELS_CHANNEL = 'hearth:added-models';
+export const addedModelsChannelName = (): string => installName('hearth:added-models');
 
-/** What goes out on `ADDED_MODELS_CHANNEL`: the models changed, read them again. */
+/** What goes out on that channel: the models changed, read them again. */
 export interface AddedModelsMessage {
   type: 'added-models/changed' | 'servers/changed';
 }

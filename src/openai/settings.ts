@@ -7,6 +7,7 @@
  */
 import * as v from 'valibot';
 import { assertJsonContentType, readJsonBody, readOptionalJsonBody } from './body';
+import { installName } from './install';
 import { OpenAIError } from './errors';
 import type { ModelPrice } from './models';
 import { jsonResponse } from './respond';
@@ -57,7 +58,7 @@ export function memorySettingsStore(initial?: SettingsData): SettingsStore {
 
 const DEFAULTS: SettingsData = { auth: 'any', keys: [], prices: {} };
 /** The Web Lock every change to the settings holds, across workers of the origin. */
-const SETTINGS_LOCK = 'hearth-settings';
+const settingsLock = (): string => installName('hearth-settings');
 /** Issued keys start with this, as OpenAI's start with `sk-`. */
 const KEY_PREFIX = 'hk-';
 /** An issued key: the prefix and 24 random bytes in base64url (as `randomKey` makes them). */
@@ -166,7 +167,7 @@ export class Settings {
     };
     const locks = (globalThis.navigator as { locks?: LockManager } | undefined)?.locks;
     const run = async (): Promise<T> =>
-      locks ? await locks.request(SETTINGS_LOCK, task) : await task();
+      locks ? await locks.request(settingsLock(), task) : await task();
     const done = this.#tail.then(run, run);
     this.#tail = done.catch(() => undefined);
     return done;

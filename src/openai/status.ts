@@ -9,8 +9,10 @@ import type { DownloadProgress } from './downloads';
 import type { ErrorBody } from './errors';
 import { webgpuStatus, type GpuFacts, type WebgpuStatus } from './gpu-facts';
 
-/** The BroadcastChannel on which the host publishes its `HostStatus`. */
-export const STATUS_CHANNEL = 'hearth:status';
+import { installName } from './install';
+
+/** The BroadcastChannel on which the host publishes its `HostStatus` (one per install). */
+export const statusChannelName = (): string => installName('hearth:status');
 
 /** The engine host as it stands now. */
 export interface HostStatus {

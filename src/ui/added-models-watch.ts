@@ -4,7 +4,7 @@
  * added or removed one), so that every tab reads the catalogue again.
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
-import { ADDED_MODELS_CHANNEL, type AddedModelsMessage } from '../openai/added-models';
+import { addedModelsChannelName, type AddedModelsMessage } from '../openai/added-models';
 
 /** Calls `onChange` whenever the added models change, while its element is connected. */
 export class AddedModelsWatch implements ReactiveController {
@@ -18,7 +18,7 @@ export class AddedModelsWatch implements ReactiveController {
   }
 
   hostConnected(): void {
-    this.#channel = new BroadcastChannel(ADDED_MODELS_CHANNEL);
+    this.#channel = new BroadcastChannel(addedModelsChannelName());
     this.#channel.addEventListener('message', (event: MessageEvent<AddedModelsMessage>) => {
       if (event.data.type === 'added-models/changed' || event.data.type === 'servers/changed') {
         this.onChange();

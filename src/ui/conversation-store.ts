@@ -3,6 +3,7 @@
  * The conversations in IndexedDB (`hearth-chat`), so that a reload finds every one intact.
  */
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
+import { installName } from '../openai/install';
 import type { Conversation } from './conversation';
 
 interface Schema extends DBSchema {
@@ -12,7 +13,7 @@ interface Schema extends DBSchema {
 let db: Promise<IDBPDatabase<Schema>> | undefined;
 
 function database(): Promise<IDBPDatabase<Schema>> {
-  db ??= openDB<Schema>('hearth-chat', 1, {
+  db ??= openDB<Schema>(installName('hearth-chat'), 1, {
     upgrade(database) {
       database
         .createObjectStore('conversations', { keyPath: 'id' })

@@ -4,7 +4,7 @@
  * BroadcastChannel, for any element that shows it.
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
-import { STATUS_CHANNEL, type HostStatus, type StatusMessage } from '../openai/status';
+import { statusChannelName, type HostStatus, type StatusMessage } from '../openai/status';
 
 /** Keeps `value` at the host's last published status and updates the element on each. */
 export class HostStatusController implements ReactiveController {
@@ -22,7 +22,7 @@ export class HostStatusController implements ReactiveController {
   }
 
   hostConnected(): void {
-    this.#channel = new BroadcastChannel(STATUS_CHANNEL);
+    this.#channel = new BroadcastChannel(statusChannelName());
     this.#channel.addEventListener('message', (event: MessageEvent<StatusMessage>) => {
       if (event.data.type !== 'status') return;
       this.value = event.data.status;

@@ -6,7 +6,7 @@
  * exactly as it does on the default build.
  */
 import { expect, test } from '@playwright/test';
-import { LLAMA_COMPAT_CACHE, LLAMA_COMPAT_DIR } from '../../src/openai/llama-compat';
+import { llamaCompatCache, LLAMA_COMPAT_DIR } from '../../src/openai/llama-compat';
 import { askFixture, downloadFixture, FIXTURE_ID, FIXTURE_SENTENCE } from './fixture-model';
 import { hostStatus, openApp } from './helpers';
 import { ModelServer } from './model-server';
@@ -23,7 +23,7 @@ test('without JSPI the service worker caches the compatibility build, and the fi
   const cached = await page.evaluate(async (name) => {
     const cache = await caches.open(name);
     return (await cache.keys()).map((r) => new URL(r.url).pathname).sort();
-  }, LLAMA_COMPAT_CACHE);
+  }, llamaCompatCache());
   expect(cached).toEqual([`/${LLAMA_COMPAT_DIR}wllama.js`, `/${LLAMA_COMPAT_DIR}wllama.wasm`]);
 
   await downloadFixture(page);
