@@ -34,6 +34,7 @@ export default tseslint.config(
       'playwright-report',
       'tests/e2e/.cache',
       'bench/results',
+      'build',
     ],
   },
   js.configs.recommended,
@@ -110,6 +111,15 @@ export default tseslint.config(
     rules: onlyImports(
       ['\\./', 'node:', 'ws$'],
       'The relay imports only Node, ws and its own modules: it runs without a build.',
+    ),
+  },
+  {
+    // hearth-llm's command runs from the installed package as it is, with no dependencies of its
+    // own: Node's modules, its own files, and the relay it starts.
+    files: ['bin/**'],
+    rules: onlyImports(
+      ['\\./', '\\.\\./relay/cli\\.js$', 'node:'],
+      'bin/ imports only Node, its own modules and the relay: it runs without a build.',
     ),
   },
   {

@@ -7,6 +7,8 @@ interface ImportMetaEnv {
   readonly VITE_HEARTH_STALL_MS?: string;
   /** '1' in `npm run bench`'s build (HEARTH_BENCH=1), which has the bench's hooks; else ''. */
   readonly VITE_HEARTH_BENCH: string;
+  /** The version of `hearth-llm`, in the package's bundled entry (src/site/index.ts). */
+  readonly VITE_HEARTH_PACKAGE_VERSION: string;
   /** The app's image files, a JSON list of paths under the base (`["icons/icon-192.png"]`). */
   readonly VITE_HEARTH_APP_IMAGES?: string;
 }

@@ -1,13 +1,14 @@
 /**
  * @module
- * Page boot: register the service worker, wait until it controls the page (only then do this
- * page's `/v1/*` requests reach it) with its cross-origin isolation (a first visit reloads once to
- * get it), join the engine-host election, show the status.
+ * The chat app's boot: register the service worker, wait until it controls the page (only then
+ * do this page's `/v1/*` requests reach it) with its cross-origin isolation (a first visit
+ * reloads once to get it; src/site/boot.ts), join the engine-host election, show the status.
  */
 import './install-here';
 import { Workbox } from 'workbox-window';
 import type { PageToSw } from './bridge/messages';
 import { joinElection } from './engine-host/leader';
+import { controlled, reloadForIsolation } from './site/boot';
 import './ui/hearth-app';
 import { watchPreferences } from './ui/preferences';
 import './ui/theme.css';
@@ -16,59 +17,8 @@ import './ui/theme.css';
 watchPreferences();
 
 const BASE = import.meta.env.BASE_URL;
-/** Set while reloading to get control, so that a page that cannot get it does not loop. */
-const RELOAD_MARK = 'hearth:reloaded-for-control';
-/** Set while reloading because the service worker runs another build (same reason). */
+/** Set while reloading because the service worker runs another build (never in a loop). */
 const BUILD_MARK = 'hearth:reloaded-for-build';
-/** Set while reloading to become cross-origin isolated (same reason). */
-const ISOLATION_MARK = 'hearth:reloaded-for-isolation';
-
-/**
- * Resolves once a service worker controls this page. After a hard reload the page is never
- * controlled (the browser bypassed the worker on purpose), so it reloads once, normally.
- */
-async function controlled(hadWorker: boolean): Promise<boolean> {
-  const container = navigator.serviceWorker;
-  if (container.controller) {
-    sessionStorage.removeItem(RELOAD_MARK);
-    return true;
-  }
-  if (hadWorker) {
-    // Reloaded once already and still not controlled: say so rather than reload in a loop.
-    if (sessionStorage.getItem(RELOAD_MARK) !== null) return false;
-    sessionStorage.setItem(RELOAD_MARK, '1');
-    location.reload();
-    return new Promise(() => {});
-  }
-  // First visit: the new worker claims this page when it activates.
-  await new Promise((resolve) =>
-    container.addEventListener('controllerchange', resolve, { once: true }),
-  );
-  return true;
-}
-
-/**
- * Reloads once when the page became controlled without being cross-origin isolated: the service
- * worker adds COOP and COEP to the documents it serves (sw/isolation.ts), but a first visit was
- * loaded before it existed. Isolation gives llama.cpp its threads, and the first tab usually hosts
- * the engine for the whole session, so one reload of a page that has done nothing yet (served
- * from the precache) is worth it. A page the service worker served and that is still not isolated
- * (framed by another origin, a browser that ignores the headers) would be no better for a reload:
- * it is accepted, and the engine runs one thread.
- */
-function reloadForIsolation(servedByWorker: boolean): boolean {
-  if (globalThis.crossOriginIsolated) {
-    sessionStorage.removeItem(ISOLATION_MARK);
-    return false;
-  }
-  if (servedByWorker || sessionStorage.getItem(ISOLATION_MARK) !== null) {
-    console.info('Hearth: this page is not cross-origin isolated; llama.cpp runs one thread.');
-    return false;
-  }
-  sessionStorage.setItem(ISOLATION_MARK, '1');
-  location.reload();
-  return true;
-}
 
 async function boot(): Promise<void> {
   const app = document.querySelector('hearth-app');
@@ -105,6 +55,7 @@ async function boot(): Promise<void> {
   void joinElection({
     build: import.meta.env.VITE_HEARTH_BUILD,
     appUrl: new URL(BASE, location.href).href,
+    filesUrl: new URL(BASE, location.href).href,
     onRole: (role, detail) => {
       if (role === 'host') sessionStorage.removeItem(BUILD_MARK);
       if (role === 'refused' && sessionStorage.getItem(BUILD_MARK) === null) {

@@ -6,12 +6,11 @@
  * browsers never need its 18.7 MB (src/openai/llama-compat.ts).
  */
 /// <reference lib="webworker" />
-import {
-  llamaCompatCache,
-  LLAMA_COMPAT_DIR,
-  LLAMA_COMPAT_FILES,
-  llamaNeedsCompat,
-} from '../src/openai/llama-compat';
+import { LLAMA_COMPAT_DIR, LLAMA_COMPAT_FILES, llamaNeedsCompat } from '../src/openai/llama-compat';
+import { installName } from '../src/openai/install';
+
+/** The cache the build is kept in (the version is in its URLs; one per install). */
+export const llamaCompatCache = (): string => installName('hearth-llama-compat');
 
 /** The build's URLs under the service worker's scope (the app's base URL). */
 export function compatUrls(scope: string): Set<string> {

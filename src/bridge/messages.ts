@@ -98,7 +98,19 @@ export type PageToSw =
       port: MessagePort;
     }
   /** The user accepted the update waiting to take over (DESIGN §1: never on its own). */
-  | { type: 'update/apply' };
+  | { type: 'update/apply' }
+  /**
+   * A loader asks which build the service worker runs, answered on `port` with
+   * `hearth/version`: a site that copied a new loader beside an old `hearth-sw.js` is told so.
+   */
+  | { type: 'hearth/version'; port: MessagePort };
+
+/** The service worker's answer to `hearth/version`, on the port that came with it. */
+export interface VersionReply {
+  type: 'hearth/version';
+  build: string;
+  protocol: number;
+}
 
 /** The active service worker → the waiting one: its requests are done, take over now. */
 export type SwToSw = { type: 'update/skip-waiting' };
@@ -120,6 +132,11 @@ export type PageToWorker =
       build: string;
       /** The app's address, against which self-hosted model URLs resolve. */
       appUrl: string;
+      /**
+       * Where Hearth's own files are served (the app's base, or a site's `{base}hearth/`):
+       * llama.cpp's compatibility build lies under it.
+       */
+      filesUrl: string;
       preload: string | null;
     }
   /** The engine worker's end of a new host port. */

@@ -29,8 +29,12 @@ export interface ElectionOptions {
    * the API answers. The election, its lock and its channels are this install's alone.
    */
   appUrl: string;
+  /** Where Hearth's own files are served: the app's base, or a site's `{base}hearth/`. */
+  filesUrl: string;
   /** Told whenever this tab's role changes. */
   onRole: (role: HostRole, detail?: string) => void;
+  /** Ends this tab's candidacy, and its engine if it hosts one: the lock passes on. */
+  signal?: AbortSignal;
 }
 
 /** A worker that lived this long before dying is restarted at once; sooner, after a pause. */
@@ -52,7 +56,7 @@ function followLoadedModel(): () => string | null {
 }
 
 /** How one engine worker's life ended. */
-type Ending = { type: 'died' } | { type: 'refused'; reason: string };
+type Ending = { type: 'died' } | { type: 'refused'; reason: string } | { type: 'stopped' };
 
 /** One engine worker, from its start to its death, and its hand-overs to the service worker. */
 class EngineHost {
@@ -69,17 +73,14 @@ class EngineHost {
    */
   #serving = false;
 
-  constructor(
-    { build, appUrl, onRole }: ElectionOptions,
-    preload: string | null,
-  ) {
+  constructor({ build, appUrl, filesUrl, onRole }: ElectionOptions, preload: string | null) {
     this.#build = build;
     this.#onRole = onRole;
     this.#worker = new Worker(new URL('./worker.ts', import.meta.url), {
       type: 'module',
       name: 'hearth-engine',
     });
-    this.#post({ type: 'worker/init', hostId: this.#id, build, appUrl, preload });
+    this.#post({ type: 'worker/init', hostId: this.#id, build, appUrl, filesUrl, preload });
   }
 
   #post(message: PageToWorker, transfer: Transferable[] = []): void {
@@ -102,9 +103,10 @@ class EngineHost {
       // A worker that cannot even start (its script failed) never says it is ready.
       this.#worker.addEventListener('error', () => resolve(false), { once: true });
     });
-    if (!(await ready)) {
+    // Stopped while starting: the worker never says it is ready, and is ended all the same.
+    if (!(await Promise.race([ready, ending.then(() => false)]))) {
       this.#worker.terminate();
-      return { type: 'died' };
+      return (await Promise.race([ending, Promise.resolve(null)])) ?? { type: 'died' };
     }
     this.#serving = true;
     // The worker holds its host lock for its whole life: this request is granted when it dies.
@@ -116,6 +118,11 @@ class EngineHost {
     for (const spawned of this.#spawned.values()) spawned.terminate();
     this.#spawned.clear();
     return result;
+  }
+
+  /** Ends this host: its worker and the workers it started are terminated. */
+  stop(): void {
+    this.#end({ type: 'stopped' });
   }
 
   /** Starts a worker for the engine worker (page-workers.ts says why the page does it). */
@@ -166,9 +173,12 @@ export async function joinElection(options: ElectionOptions): Promise<void> {
   const lockName = installName('hearth:engine-host');
   const previousModel = followLoadedModel();
   let granted = false;
-  const candidacy = navigator.locks.request(lockName, async () => {
+  const { signal } = options;
+  const candidacy = navigator.locks.request(lockName, { ...(signal && { signal }) }, async () => {
     granted = true;
     let host: EngineHost | undefined;
+    const onAbort = () => host?.stop();
+    signal?.addEventListener('abort', onAbort);
     const onMessage = (event: MessageEvent<SwToPage>) => host?.onMessage(event.data);
     // A new service worker took control (an update was accepted): it has no port yet.
     const onControllerChange = () => host?.attach();
@@ -178,11 +188,12 @@ export async function joinElection(options: ElectionOptions): Promise<void> {
     container.startMessages();
     try {
       let pauseMs = 0;
-      for (;;) {
+      while (!signal?.aborted) {
         const started = Date.now();
         host = new EngineHost(options, previousModel());
         const ending = await host.run();
         host = undefined;
+        if (ending.type === 'stopped') return;
         if (ending.type === 'refused') {
           // This tab's code is of another build: give the lock to a tab that can host.
           options.onRole('refused', ending.reason);
@@ -197,6 +208,7 @@ export async function joinElection(options: ElectionOptions): Promise<void> {
         await new Promise((resolve) => setTimeout(resolve, pauseMs));
       }
     } finally {
+      signal?.removeEventListener('abort', onAbort);
       container.removeEventListener('message', onMessage);
       container.removeEventListener('controllerchange', onControllerChange);
     }
@@ -206,5 +218,11 @@ export async function joinElection(options: ElectionOptions): Promise<void> {
   // waits.
   const { held = [] } = await navigator.locks.query();
   if (!granted && held.some((lock) => lock.name === lockName)) options.onRole('waiting');
-  return candidacy;
+  // A candidacy withdrawn before the lock was granted ends here, quietly.
+  return candidacy.then(
+    () => undefined,
+    (err: unknown) => {
+      if (!signal?.aborted) throw err;
+    },
+  );
 }

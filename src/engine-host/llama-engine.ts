@@ -73,6 +73,8 @@ export interface LlamaEngineOptions {
   catalog: () => readonly GgufEntry[];
   /** The app's address, against which relative file URLs resolve. */
   appUrl: string;
+  /** Where Hearth's own files are served (the compatibility build); `appUrl` if not given. */
+  filesUrl?: string;
   /** Where downloads keep GGUF files (unless `files` says otherwise). */
   caches: CacheStorageLike;
   /** Told whenever what `status` shows changes. */
@@ -167,7 +169,7 @@ function thisPlatform(): LlamaPlatform {
  * the build chosen here: wllama's own choice would fetch the compatibility build from a CDN, and
  * never use it in Firefox.
  */
-async function createWllama(build: LlamaRuntime['build'], appUrl: string): Promise<WllamaLike> {
+async function createWllama(build: LlamaRuntime['build'], filesUrl: string): Promise<WllamaLike> {
   const { Wllama } = await import('@wllama/wllama');
   const quiet = () => undefined;
   const wllama = new Wllama(
@@ -179,7 +181,7 @@ async function createWllama(build: LlamaRuntime['build'], appUrl: string): Promi
   );
   // wllama runs the compatibility build exactly where it finds no JSPI or no 64-bit memory, as
   // llamaNeedsCompat decides; 'firefox_safari' lets it do so in Firefox too.
-  wllama.setCompat(build === 'compat' ? llamaCompatUrls(appUrl) : null, 'firefox_safari');
+  wllama.setCompat(build === 'compat' ? llamaCompatUrls(filesUrl) : null, 'firefox_safari');
   return wllama as unknown as WllamaLike;
 }
 
@@ -407,7 +409,8 @@ export class LlamaEngine implements Engine {
       text: `Starting llama.cpp (${runtime.backend === 'webgpu' ? 'WebGPU' : `CPU, ${runtime.threads} thread${runtime.threads === 1 ? '' : 's'}`}${runtime.build === 'compat' ? ', compatibility build' : ''})`,
     });
     const wllama = await (
-      this.#options.createWllama ?? ((build) => createWllama(build, this.#options.appUrl))
+      this.#options.createWllama ??
+      ((build) => createWllama(build, this.#options.filesUrl ?? this.#options.appUrl))
     )(runtime.build);
     const limitMs = (this.#options.loadDeadlineMs ?? defaultLoadDeadlineMs)(bytes);
     const loading = wllama.loadModel(blobs, {

@@ -89,7 +89,7 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
     case 'worker/init': {
       const host = { id: message.hostId, build: message.build };
       const onChange = () => publish.request();
-      const { appUrl } = message;
+      const { appUrl, filesUrl } = message;
       setInstall(appUrl);
       statusChannel = openStatusChannel();
       let device: GpuFacts | null = null;
@@ -119,6 +119,7 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
       const llama = new LlamaEngine({
         catalog: () => live.gguf(),
         appUrl,
+        filesUrl,
         caches,
         onChange,
         gpu: () => device,

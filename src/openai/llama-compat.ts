@@ -8,13 +8,9 @@
  * the service worker caches it when it installs on a browser that does need it.
  */
 
-import { installName } from './install';
-
 /** The compatibility build's files under the app's base URL, versioned as the package is. */
 export const LLAMA_COMPAT_DIR = 'wllama-compat/3.13.0/';
 export const LLAMA_COMPAT_FILES = ['wllama.wasm', 'wllama.js'] as const;
-/** The cache the service worker keeps them in (the version is in their URLs; one per install). */
-export const llamaCompatCache = (): string => installName('hearth-llama-compat');
 
 /** What the choice depends on: this realm's WebAssembly, or a stand-in for a test. */
 export interface WasmFeatures {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { addedModelsChannelName } from '../../../src/openai/added-models';
 import { installName, installScope, setInstall } from '../../../src/openai/install';
-import { llamaCompatCache } from '../../../src/openai/llama-compat';
+import { llamaCompatCache } from '../../../sw/llama-compat';
 import { statusChannelName } from '../../../src/openai/status';
 
 afterEach(() => setInstall('http://127.0.0.1/'));

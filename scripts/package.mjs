@@ -1,0 +1,64 @@
+// `npm run package`: builds the `hearth-llm` package in build/package/ and packs it. The last
+// line on stdout is the tarball's path. Nothing is written under dist/ (the app's build).
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'vite';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const out = join(root, 'build', 'package');
+const app = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
+// One build id for the loader's build and the service worker's (they check each other).
+process.env.HEARTH_BUILD ??= `${app.version}+${Date.now().toString(36)}`;
+const configFile = join(root, 'vite.package.config.ts');
+for (const mode of ['loader', 'sw', 'entry']) {
+  await build({ configFile, mode, root, logLevel: 'warn' });
+}
+// The entry's types, from its sources.
+execFileSync(
+  process.execPath,
+  [
+    join(root, 'node_modules', 'typescript', 'bin', 'tsc'),
+    ...['src/site/index.ts', 'src/build-info.d.ts'],
+    ...['--declaration', '--emitDeclarationOnly', '--outDir', join(out, 'lib')],
+    ...['--target', 'es2022', '--module', 'esnext', '--moduleResolution', 'bundler'],
+    ...['--strict', '--skipLibCheck', '--types', 'vite/client', '--rootDir', 'src/site'],
+  ],
+  { cwd: root, stdio: 'inherit' },
+);
+for (const dir of ['bin', 'relay']) {
+  mkdirSync(join(out, dir));
+  for (const name of readdirSync(join(root, dir)).filter((n) => n.endsWith('.js'))) {
+    cpSync(join(root, dir, name), join(out, dir, name));
+  }
+}
+cpSync(join(root, 'package', 'README.md'), join(out, 'README.md'));
+const manifest = {
+  name: 'hearth-llm',
+  version: app.version,
+  description:
+    'A private, on-device OpenAI-compatible API for any static site: a service worker answers /v1/openai from a model running in the browser (WebLLM, llama.cpp).',
+  license: app.license,
+  type: 'module',
+  engines: app.engines,
+  bin: { hearth: 'bin/hearth.js', 'hearth-relay': 'relay/cli.js' },
+  exports: { '.': { types: './lib/index.d.ts', default: './lib/index.js' } },
+  types: './lib/index.d.ts',
+  files: ['bin', 'relay', 'lib', 'files'],
+  scripts: { postinstall: 'node bin/postinstall.js' },
+  // The relay's WebSocket; everything else ships built.
+  dependencies: { ws: app.dependencies.ws },
+  keywords: ['openai', 'llm', 'webgpu', 'llama.cpp', 'webllm', 'service-worker', 'offline'],
+};
+writeFileSync(join(out, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+const packed = JSON.parse(
+  execFileSync('npm', ['pack', '--json', '--pack-destination', join(root, 'build')], {
+    cwd: out,
+    encoding: 'utf8',
+  }),
+);
+console.log(join(root, 'build', packed[0].filename));

@@ -1,0 +1,218 @@
+/**
+ * @module
+ * `hearth/hearth.js`, the loader a site's pages run: `startHearth()` registers the service
+ * worker, waits until it controls the page, checks that it is of the loader's build, and makes
+ * the page a candidate to host the engine — headless, with no UI of Hearth's. The bundled entry
+ * (`import { startHearth } from 'hearth-llm'`, src/site/index.ts) imports this file from the
+ * site, so that the loader, its engine worker and the service worker always come from the same
+ * `npx hearth init`.
+ */
+import { PROTOCOL_VERSION, type PageToSw, type VersionReply } from '../bridge/messages';
+import { joinElection, type HostRole } from '../engine-host/leader';
+import { controlled, reloadForIsolation } from './boot';
+import type { Hearth, HearthErrorFields, HearthStatus, StartHearthOptions } from './types';
+
+export type { Hearth, HearthStatus, StartHearthOptions } from './types';
+
+/** The build of this loader, its engine worker and the `hearth-sw.js` copied with them. */
+export const VERSION: string = import.meta.env.VITE_HEARTH_BUILD;
+
+/** The command that copies matching files again. */
+const INIT_COMMAND = 'npx hearth init <your public folder>';
+/** How long a service worker has to answer which build it runs. */
+const VERSION_WAIT_MS = 3000;
+/** How long a first visit waits for the new worker to take control of the page. */
+const CONTROL_WAIT_MS = 30_000;
+/** How long an updated worker has to install and take over (after the old one's requests). */
+const UPDATE_WAIT_MS = 5 * 60 * 1000;
+
+/** Why `startHearth` failed. */
+export class HearthError extends Error implements HearthErrorFields {
+  readonly code: HearthErrorFields['code'];
+
+  constructor(code: HearthErrorFields['code'], message: string) {
+    super(message);
+    this.name = 'HearthError';
+    this.code = code;
+  }
+}
+
+/** The folder above `hearth/hearth.js`, when this file is served from there; else the root. */
+function defaultBase(): string {
+  const here = new URL(import.meta.url);
+  return here.pathname.endsWith('/hearth/hearth.js')
+    ? new URL('../', here).href
+    : new URL('/', location.href).href;
+}
+
+/** `base` as an absolute URL of a folder (ending in `/`), against this page's address. */
+export function resolveBase(base: string | undefined): string {
+  const url = new URL(base ?? defaultBase(), location.href);
+  url.search = '';
+  url.hash = '';
+  if (!url.pathname.endsWith('/')) url.pathname += '/';
+  return url.href;
+}
+
+/** The build `worker` runs, or null when it does not say within a few seconds (not Hearth's). */
+function askVersion(worker: ServiceWorker): Promise<VersionReply | null> {
+  const { port1, port2 } = new MessageChannel();
+  return new Promise<VersionReply | null>((resolve) => {
+    const timer = setTimeout(() => resolve(null), VERSION_WAIT_MS);
+    port1.onmessage = (event: MessageEvent<VersionReply>) => {
+      clearTimeout(timer);
+      port1.close();
+      resolve(event.data?.type === 'hearth/version' ? event.data : null);
+    };
+    worker.postMessage({ type: 'hearth/version', port: port2 } satisfies PageToSw, [port2]);
+  });
+}
+
+const sameBuild = (reply: VersionReply | null) =>
+  reply !== null && reply.build === VERSION && reply.protocol === PROTOCOL_VERSION;
+
+/** Resolves when `worker` has installed (true) or failed to (false). */
+function installed(worker: ServiceWorker): Promise<boolean> {
+  return new Promise((resolve) => {
+    const check = () => {
+      if (worker.state === 'installed' || worker.state === 'activated') resolve(true);
+      else if (worker.state === 'redundant') resolve(false);
+    };
+    worker.addEventListener('statechange', check);
+    check();
+  });
+}
+
+/** Resolves with true at the next change of controller, false after `ms`. */
+function controllerChange(ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    navigator.serviceWorker.addEventListener(
+      'controllerchange',
+      () => {
+        clearTimeout(timer);
+        resolve(true);
+      },
+      { once: true },
+    );
+  });
+}
+
+/**
+ * Makes sure the worker in control runs this loader's build, from `scriptUrl` when Hearth
+ * registers it. A browser may hold an older worker than the site now serves: the registration is
+ * updated, and the new worker takes over once the old one's requests are done. When the site
+ * serves no matching worker (a new loader beside an old `hearth-sw.js`, or a site worker that
+ * imports an old copy), one clear error says what to run — never a reload loop.
+ */
+async function ensureCurrentWorker(
+  registration: ServiceWorkerRegistration | undefined,
+  scriptUrl: string | null,
+): Promise<void> {
+  const container = navigator.serviceWorker;
+  const current = (worker: ServiceWorker | null) =>
+    worker !== null && (scriptUrl === null || worker.scriptURL === scriptUrl);
+  let reply = current(container.controller) ? await askVersion(container.controller!) : null;
+  if (sameBuild(reply)) return;
+  if (registration) {
+    await registration.update().catch(() => undefined);
+    const next = registration.installing ?? registration.waiting;
+    if (next && (await installed(next)) && current(next) && sameBuild(await askVersion(next))) {
+      // The worker in control hands over once its requests are done (sw/hearth-worker.ts).
+      const changed = controllerChange(UPDATE_WAIT_MS);
+      container.controller?.postMessage({ type: 'update/apply' } satisfies PageToSw);
+      if (await changed) reply = await askVersion(container.controller!);
+      if (sameBuild(reply)) return;
+    }
+  }
+  const worker = registration ? (scriptUrl ?? 'hearth-sw.js') : 'the service worker in control';
+  const found = reply ? `build ${reply.build}` : 'no build of Hearth that answers';
+  throw new HearthError(
+    'version_mismatch',
+    `Hearth's loader (hearth/hearth.js) is build ${VERSION}, but ${worker} runs ${found}. ` +
+      `Copy matching files again with \`${INIT_COMMAND}\`` +
+      (registration ? '.' : ', and make your service worker import that hearth-sw.js.'),
+  );
+}
+
+/**
+ * Starts Hearth on this page: the API answers under `{base}v1/` as soon as this resolves, and
+ * this page may host the engine. Call it on every page of the site that uses the API.
+ */
+export async function startHearth(options: StartHearthOptions = {}): Promise<Hearth> {
+  if (!('serviceWorker' in navigator) || !('locks' in navigator) || !isSecureContext) {
+    throw new HearthError(
+      'unsupported',
+      'Hearth needs service workers and Web Locks: a current browser, on https or localhost.',
+    );
+  }
+  const container = navigator.serviceWorker;
+  const base = resolveBase(options.base);
+  const registerWorker = options.registerWorker ?? true;
+  if (!location.href.startsWith(base)) {
+    throw new HearthError(
+      'uncontrolled',
+      `This page (${location.pathname}) is outside Hearth's folder ${new URL(base).pathname}: ` +
+        'a service worker controls only the pages under its folder. Pass the right `base`, or ' +
+        'put hearth-sw.js and hearth/ in a folder above this page.',
+    );
+  }
+  const scriptUrl = registerWorker
+    ? new URL(`hearth-sw.js${options.isolate ? '?isolate' : ''}`, base).href
+    : null;
+  // Whether the service worker served this page (with its isolation headers, if any).
+  const servedByWorker = container.controller !== null;
+  let registration = await container.getRegistration(base);
+  const hadWorker = registration?.active != null;
+  if (scriptUrl) {
+    try {
+      registration = await container.register(scriptUrl, { scope: base, updateViaCache: 'none' });
+    } catch (err) {
+      throw new HearthError(
+        'uncontrolled',
+        `Hearth's service worker ${scriptUrl} could not be registered (${String(err)}). ` +
+          `Is it there? \`${INIT_COMMAND}\` copies it.`,
+      );
+    }
+  }
+  if (!(await controlled(hadWorker, CONTROL_WAIT_MS))) {
+    throw new HearthError(
+      'uncontrolled',
+      registerWorker
+        ? 'No service worker took control of this page, even after a reload.'
+        : "No service worker controls this page: your own worker must import Hearth's " +
+            "(importScripts('hearth-sw.js')) and call clients.claim() when it activates.",
+    );
+  }
+  await ensureCurrentWorker(registration, scriptUrl);
+  if (options.isolate && reloadForIsolation(servedByWorker)) return new Promise(() => {});
+
+  let status: HearthStatus = { role: 'starting' };
+  const setStatus = (next: HearthStatus) => {
+    status = next;
+    options.onStatus?.(next);
+  };
+  const stopping = new AbortController();
+  const election = joinElection({
+    build: VERSION,
+    appUrl: base,
+    filesUrl: new URL('hearth/', base).href,
+    signal: stopping.signal,
+    onRole: (role: HostRole, detail?: string) =>
+      setStatus(detail === undefined ? { role } : { role, detail }),
+  });
+  return {
+    baseURL: new URL('v1/openai', base).href,
+    apiURL: new URL('v1/', base).href,
+    version: VERSION,
+    crossOriginIsolated: globalThis.crossOriginIsolated === true,
+    get status() {
+      return status;
+    },
+    async stop() {
+      stopping.abort();
+      await election.catch(() => undefined);
+      setStatus({ role: 'stopped' });
+    },
+  };
+}

@@ -1,0 +1,51 @@
+/**
+ * @module
+ * `hearth-llm` for bundled sites: `startHearth` imports the loader that `npx hearth init` copied
+ * into the site (`{base}hearth/hearth.js`) and starts it. The loader and its workers are never
+ * bundled: workers and WebAssembly inside `node_modules` break bundlers, and the copied files are
+ * what the service worker serves and caches. The package's own version is checked against the
+ * copied loader's, so a forgotten `npx hearth init` after an upgrade is one clear error.
+ */
+import type { Hearth, StartHearthOptions } from './types';
+
+export type { Hearth, HearthStatus, StartHearthOptions } from './types';
+
+/** This package's version (the loader's build starts with it). */
+export const PACKAGE_VERSION: string = import.meta.env.VITE_HEARTH_PACKAGE_VERSION;
+
+interface Loader {
+  VERSION: string;
+  startHearth(options?: StartHearthOptions): Promise<Hearth>;
+}
+
+/**
+ * Starts Hearth on this page (see `StartHearthOptions`). `base` is the folder that holds
+ * `hearth-sw.js` and `hearth/` — `import.meta.env.BASE_URL` in a Vite site; `'/'` by default.
+ */
+export async function startHearth(options: StartHearthOptions = {}): Promise<Hearth> {
+  const base = new URL(options.base ?? '/', location.href);
+  const url = new URL('hearth/hearth.js', base.href.endsWith('/') ? base : `${base.href}/`).href;
+  let loader: Loader;
+  try {
+    loader = (await import(/* @vite-ignore */ /* webpackIgnore: true */ url)) as Loader;
+  } catch (err) {
+    throw Object.assign(
+      new Error(
+        `Hearth's loader ${url} could not be loaded (${String(err)}). ` +
+          'Copy it into your public folder with `npx hearth init <your public folder>`, and ' +
+          'pass `base` when the site is not served from the root.',
+      ),
+      { name: 'HearthError', code: 'uncontrolled' },
+    );
+  }
+  if (loader.VERSION.split('+')[0] !== PACKAGE_VERSION) {
+    throw Object.assign(
+      new Error(
+        `hearth-llm is version ${PACKAGE_VERSION}, but the files in your site are of ` +
+          `${loader.VERSION.split('+')[0]}: run \`npx hearth init <your public folder>\` again.`,
+      ),
+      { name: 'HearthError', code: 'version_mismatch' },
+    );
+  }
+  return loader.startHearth({ ...options, base: base.href });
+}

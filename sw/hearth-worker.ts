@@ -1,0 +1,278 @@
+/**
+ * @module
+ * Hearth inside a service worker: the API under `{scope}v1/`, the link to the engine host, the
+ * version handshake with loaders, and the update hand-over. Both service workers are built on
+ * it — the one a site copies (`hearth-sw.js`, sw/hearth-sw.ts) and the chat app's own (sw/sw.ts,
+ * which adds its precache) — and a site's own worker gets it by `importScripts('hearth-sw.js')`.
+ *
+ * It registers its listeners first and answers only what is Hearth's: every other request is
+ * left to the listeners registered after it (the site's routes, the app's precache) or, with
+ * none, to the network, untouched.
+ */
+/// <reference lib="webworker" />
+import { PortBackend } from '../src/bridge/client';
+import {
+  PROTOCOL_VERSION,
+  type PageToSw,
+  type SwToPage,
+  type SwToSw,
+  type VersionReply,
+} from '../src/bridge/messages';
+import {
+  addedModelsChannelName,
+  AddedModels,
+  type AddedModelsMessage,
+} from '../src/openai/added-models';
+import { installName, setInstall } from '../src/openai/install';
+import { MODEL_CACHES, modelLibUrl, webllmCachesLib } from '../src/openai/on-device';
+import { createApi } from '../src/openai/router';
+import { Servers } from '../src/openai/servers';
+import { Settings } from '../src/openai/settings';
+import { hearthStatus } from '../src/openai/status';
+import { UpstreamBackend } from '../src/openai/upstream';
+import catalog from 'virtual:hearth-catalog';
+import { idbAddedStore } from './added-store';
+import { hostDevice, storageStatus } from './device';
+import { HostLink } from './host-link';
+import { isolatedFromNetwork, setsPolicies, withIsolation } from './isolation';
+import { DeviceModels } from './models';
+import { idbServerStore } from './server-store';
+import { idbSettingsStore } from './settings-store';
+
+declare const self: ServiceWorkerGlobalScope;
+
+/** How Hearth serves in this worker. */
+export interface HearthWorkerOptions {
+  /**
+   * Where Hearth's own files are served: the app's base, or a site's `{scope}hearth/`.
+   * llama.cpp's compatibility build lies under it.
+   */
+  filesUrl: string;
+  /**
+   * Serve the files under `filesUrl` from a cache of this build's, filled as they are first
+   * asked for (a site: its install fetches only the worker itself). The app precaches its own.
+   */
+  cacheFiles: boolean;
+  /**
+   * Answer the documents and worker scripts of the scope from the network with COOP and COEP
+   * (sw/isolation.ts), so that the pages are cross-origin isolated. A site opts in
+   * (`startHearth({ isolate: true })`); the app does it through its precache's routes instead.
+   */
+  isolate: boolean;
+}
+
+/** What the composing worker may use. */
+export interface HearthWorker {
+  /** The requests to the engine in flight now. */
+  readonly openRequests: number;
+  /** Whether `url` is Hearth's to answer. */
+  owns(url: URL): boolean;
+}
+
+/** The build every part of one Hearth is made of (page, engine worker, service worker). */
+const BUILD = import.meta.env.VITE_HEARTH_BUILD;
+/** How long the catalogue waits for a host's status: a busy engine worker may answer late. */
+const STATUS_WAIT_MS = 1000;
+/** The longest an accepted update waits for the requests in flight (an event lives 5 minutes). */
+const UPDATE_WAIT_MS = 4 * 60 * 1000;
+/** After the last request ends, a moment for its last bytes to reach the page that reads them. */
+const DRAIN_MS = 500;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The cache of one build's files of one install; other builds' are dropped on activation. */
+const filesCachePrefix = () => `${installName('hearth-files')}#`;
+
+/** Starts Hearth in this service worker. Call it once, before any listener of the site's own. */
+export function startHearthWorker(options: HearthWorkerOptions): HearthWorker {
+  const scope = new URL(self.registration.scope);
+  // Before anything opens a database or a channel: their names are this install's.
+  setInstall(scope);
+  const filesUrl = new URL(options.filesUrl).href;
+  const filesCache = filesCachePrefix() + BUILD;
+
+  const link = new HostLink({
+    build: BUILD,
+    clients: self.clients,
+    locks: navigator.locks,
+    appUrl: scope.href,
+    onLost: (port) => backend.hostLost(port),
+  });
+  const backend = new PortBackend(() => link.port());
+  /**
+   * The host's status, or null. After a restart the service worker has no port yet, and only a
+   * host knows the device's GPU: ask for one and wait, as a request does.
+   */
+  const hostStatus = () => backend.status(STATUS_WAIT_MS).catch(() => null);
+  const settings = new Settings(idbSettingsStore);
+  /** The GGUF models the user added: the engine worker and the pages hear of every change. */
+  const addedChannel = new BroadcastChannel(addedModelsChannelName());
+  const added = new AddedModels(idbAddedStore, {
+    onChange: () =>
+      addedChannel.postMessage({ type: 'added-models/changed' } satisfies AddedModelsMessage),
+  });
+  /** Servers the user added: their models' requests leave the device, for them alone. */
+  const servers: Servers = new Servers(idbServerStore, {
+    fetch: (url, init) => fetch(url, init),
+    organisations: (): Promise<Set<string>> => models.organisations(),
+    origin: self.location.origin,
+    // Every tab reads the catalogue again, whichever tab changed the servers.
+    onChange: () =>
+      addedChannel.postMessage({ type: 'servers/changed' } satisfies AddedModelsMessage),
+  });
+  const upstream = new UpstreamBackend({
+    resolve: (id) => servers.resolve(id),
+    fetch: (url, init) => fetch(url, init),
+    origin: self.location.origin,
+  });
+  const models: DeviceModels = new DeviceModels({
+    catalog,
+    appUrl: scope.href,
+    caches,
+    device: hostDevice({
+      port: () => link.port(),
+      hostId: () => link.hostId,
+      status: () => backend.status(STATUS_WAIT_MS),
+    }),
+    host: hostStatus,
+    price: (model) => settings.price(model),
+    added,
+    servers,
+    online: () => navigator.onLine,
+  });
+  const api = createApi({
+    backend,
+    models,
+    // How long a stream may go without a token (60 s; the e2e build waits less, to test it fast).
+    stallTimeoutMs: Number(import.meta.env.VITE_HEARTH_STALL_MS) || undefined,
+    base: scope.pathname,
+    settings,
+    status: async () => hearthStatus(await backend.status(), await storageStatus()),
+    catalog: () => models.catalog(),
+    servers: { registry: servers, backend: upstream },
+    adding: {
+      catalog: models,
+      appUrl: scope.href,
+      caches,
+      fetch: (url, init) => fetch(url, init),
+      // Where `hf:` ids are looked up (the e2e build points it at its own model server).
+      hubUrl: import.meta.env.VITE_HEARTH_HUB_URL || undefined,
+      // Files from the computer are kept in parts as downloads are (a test build's are smaller).
+      partBytes: Number(import.meta.env.VITE_HEARTH_GGUF_PART_BYTES) || undefined,
+    },
+  });
+
+  /**
+   * Model libraries WebLLM fetches without caching them (self-hosted on `localhost`): the
+   * downloads keep them in `hearth/files`, and the engine worker's fetches are answered from
+   * there, so that such a model loads offline too.
+   */
+  const uncachedLibs = new Set(
+    catalog
+      .flatMap((entry) => (entry.engine === 'webllm' ? [modelLibUrl(entry, scope.href)] : []))
+      .filter((url) => !webllmCachesLib(url)),
+  );
+
+  async function libraryFromCache(request: Request): Promise<Response> {
+    const cached = await (await caches.open(MODEL_CACHES.files)).match(request.url);
+    return cached ?? fetch(request);
+  }
+
+  /**
+   * One of Hearth's files, from this build's cache, else from the network (revalidated: a static
+   * host's HTTP cache may hold the last version's file under the same name) and kept.
+   */
+  async function hearthFile(request: Request): Promise<Response> {
+    const cache = await caches.open(filesCache);
+    let response = await cache.match(request.url);
+    if (!response) {
+      response = await fetch(request.url, { cache: 'no-cache', credentials: 'same-origin' });
+      if (response.ok && response.type === 'basic') {
+        // A full disk must not fail the file: it is answered, and fetched again next time.
+        await cache.put(request.url, response.clone()).catch(() => undefined);
+      }
+    }
+    return options.isolate && setsPolicies(request) ? withIsolation(response) : response;
+  }
+
+  const owns = (url: URL) => url.origin === self.location.origin && api.owns(url);
+
+  self.addEventListener('fetch', (event) => {
+    const { request } = event;
+    const url = new URL(request.url);
+    if (owns(url)) {
+      // Chromium never tells a service worker that a page aborted a fetch whose response has not
+      // started; whether the page is still there is the next best thing (DESIGN §3).
+      const alive = async () => (await self.clients.get(event.clientId)) !== undefined;
+      event.respondWith(api.fetch(request, { alive }));
+    } else if (request.method === 'GET' && uncachedLibs.has(url.href)) {
+      event.respondWith(libraryFromCache(request));
+    } else if (options.cacheFiles && request.method === 'GET' && url.href.startsWith(filesUrl)) {
+      event.respondWith(hearthFile(request));
+    } else if (
+      options.isolate &&
+      setsPolicies(request) &&
+      url.origin === self.location.origin &&
+      url.href.startsWith(scope.href)
+    ) {
+      event.respondWith(isolatedFromNetwork(request));
+    }
+    // Anything else is not Hearth's: no answer, so the site's own listeners or the network have it.
+  });
+
+  /**
+   * The user (or a loader of a newer build) accepted the update: once no request of this worker
+   * is in flight, the waiting worker takes over, so that no generation is cut by the switch.
+   * Requests that arrive meanwhile are answered as ever.
+   */
+  async function applyUpdate(): Promise<void> {
+    const deadline = Date.now() + UPDATE_WAIT_MS;
+    while (backend.openRequests > 0 && Date.now() < deadline) await sleep(100);
+    await sleep(DRAIN_MS);
+    self.registration.waiting?.postMessage({ type: 'update/skip-waiting' } satisfies SwToSw);
+  }
+
+  self.addEventListener('message', (event) => {
+    const data = event.data as PageToSw | SwToSw | null;
+    if (data?.type === 'update/apply') {
+      event.waitUntil(applyUpdate());
+      return;
+    }
+    if (data?.type === 'update/skip-waiting') {
+      // Sent to the waiting worker (for the active one, skipWaiting() changes nothing).
+      event.waitUntil(self.skipWaiting());
+      return;
+    }
+    if (data?.type === 'hearth/version' && data.port instanceof MessagePort) {
+      data.port.postMessage({
+        type: 'hearth/version',
+        build: BUILD,
+        protocol: PROTOCOL_VERSION,
+      } satisfies VersionReply);
+      data.port.close();
+      return;
+    }
+    const source = event.source;
+    link.onMessage(data, (message: SwToPage) => source?.postMessage(message));
+  });
+
+  // No skipWaiting(): a new version waits until it is accepted (DESIGN §1). Claiming on
+  // activation is what makes the very first page controlled.
+  self.addEventListener('activate', (event) =>
+    event.waitUntil(Promise.all([self.clients.claim(), dropOtherBuildsFiles(filesCache)])),
+  );
+
+  return {
+    get openRequests() {
+      return backend.openRequests;
+    },
+    owns,
+  };
+}
+
+/** Deletes the file caches this install kept for other builds. */
+async function dropOtherBuildsFiles(keep: string): Promise<void> {
+  const prefix = filesCachePrefix();
+  for (const name of await caches.keys()) {
+    if (name.startsWith(prefix) && name !== keep) await caches.delete(name);
+  }
+}
