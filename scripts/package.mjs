@@ -1,7 +1,15 @@
 // `npm run package`: builds the `hearth-llm` package in build/package/ and packs it. The last
 // line on stdout is the tarball's path. Nothing is written under dist/ (the app's build).
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'vite';
@@ -15,9 +23,20 @@ mkdirSync(out, { recursive: true });
 // One build id for the loader's build and the service worker's (they check each other).
 process.env.HEARTH_BUILD ??= `${app.version}+${Date.now().toString(36)}`;
 const configFile = join(root, 'vite.package.config.ts');
-for (const mode of ['loader', 'sw', 'entry']) {
-  await build({ configFile, mode, root, logLevel: 'warn' });
-}
+await build({ configFile, mode: 'loader', root, logLevel: 'warn' });
+/**
+ * What a page needs before `hearth/echo` answers: the loader, the engine worker and its helper.
+ * `hearth-sw.js` caches them when it installs; the engines' chunks and wasm wait until used.
+ */
+const CORE = ['hearth.js', 'worker.js', 'spawned-worker.js'];
+const coreBytes = CORE.reduce(
+  (sum, name) => sum + statSync(join(out, 'files/hearth', name)).size,
+  0,
+);
+if (coreBytes > 1024 * 1024) throw new Error(`the core is ${coreBytes} bytes, over 1 MiB`);
+process.env.VITE_HEARTH_CORE_FILES = JSON.stringify(CORE);
+await build({ configFile, mode: 'sw', root, logLevel: 'warn' });
+await build({ configFile, mode: 'entry', root, logLevel: 'warn' });
 // The entry's types, from its sources.
 execFileSync(
   process.execPath,

@@ -9,6 +9,11 @@ interface ImportMetaEnv {
   readonly VITE_HEARTH_BENCH: string;
   /** The version of `hearth-llm`, in the package's bundled entry (src/site/index.ts). */
   readonly VITE_HEARTH_PACKAGE_VERSION: string;
+  /**
+   * `hearth-sw.js`'s build only: the files under `hearth/` it caches when it installs, a JSON
+   * list (scripts/package.mjs).
+   */
+  readonly VITE_HEARTH_CORE_FILES?: string;
   /** The app's image files, a JSON list of paths under the base (`["icons/icon-192.png"]`). */
   readonly VITE_HEARTH_APP_IMAGES?: string;
 }

@@ -18,6 +18,8 @@ const scope = self.registration.scope;
 startHearthWorker({
   filesUrl: new URL('hearth/', scope).href,
   cacheFiles: true,
+  // The loader and the engine worker's core (scripts/package.mjs lists them).
+  precache: JSON.parse(import.meta.env.VITE_HEARTH_CORE_FILES ?? '[]') as string[],
   isolate:
     new URL(self.location.href).searchParams.has('isolate') || self.hearthOptions?.isolate === true,
 });

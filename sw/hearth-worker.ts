@@ -54,6 +54,13 @@ export interface HearthWorkerOptions {
    */
   cacheFiles: boolean;
   /**
+   * Files under `filesUrl` to cache when the worker installs (with `cacheFiles`): the loader and
+   * the engine worker's core, which a page needs before `hearth/echo` can answer — the page's
+   * very first import of the loader happens before the worker controls it. The engines' code and
+   * WebAssembly are cached when a host first needs them.
+   */
+  precache?: readonly string[];
+  /**
    * Answer the documents and worker scripts of the scope from the network with COOP and COEP
    * (sw/isolation.ts), so that the pages are cross-origin isolated. A site opts in
    * (`startHearth({ isolate: true })`); the app does it through its precache's routes instead.
@@ -254,6 +261,19 @@ export function startHearthWorker(options: HearthWorkerOptions): HearthWorker {
     const source = event.source;
     link.onMessage(data, (message: SwToPage) => source?.postMessage(message));
   });
+
+  if (options.cacheFiles && options.precache?.length) {
+    const urls = options.precache.map((path) => new URL(path, filesUrl).href);
+    self.addEventListener('install', (event) =>
+      event.waitUntil(
+        caches
+          .open(filesCache)
+          .then((cache) =>
+            cache.addAll(urls.map((url) => new Request(url, { cache: 'no-cache' }))),
+          ),
+      ),
+    );
+  }
 
   // No skipWaiting(): a new version waits until it is accepted (DESIGN §1). Claiming on
   // activation is what makes the very first page controlled.

@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { build } from 'vite';
 import { OPENAI_BUNDLE, SDKS_BUNDLE } from './helpers';
+import { makeSites } from './sites/make';
 
 /** Bundles `entry` for the browser as one script that sets a global, as a page would ship it. */
 async function bundle(entry: URL, out: URL, name: string): Promise<void> {
@@ -43,4 +44,6 @@ export default async function globalSetup(): Promise<void> {
   const sdksEntry = new URL('./fixtures/sdks-global.ts', import.meta.url);
   const lock = new URL('../../package-lock.json', import.meta.url);
   if (!fresh(SDKS_BUNDLE, [sdksEntry, lock])) await bundle(sdksEntry, SDKS_BUNDLE, 'SdksBundle');
+  // The sites that install the packed `hearth-llm` (site.spec.ts); they need the SDK's bundle.
+  makeSites();
 }

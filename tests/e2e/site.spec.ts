@@ -1,0 +1,299 @@
+/**
+ * Hearth in a site that is not Hearth's own: the plain fixture site (sites/make.ts), made from
+ * the packed `hearth-llm` tarball with `npm i` and `npx hearth init`, served under `/repo/` by a
+ * static server that sets no special headers (as GitHub Pages). Its pages call `startHearth()`
+ * from the copied loader and the stock `openai` SDK; no page of Hearth's is ever opened.
+ */
+import { execFileSync } from 'node:child_process';
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, test, type Page } from '@playwright/test';
+import { FIXTURE_SENTENCE } from '../../scripts/fixture-gguf.mjs';
+import { chromiumOnly } from './helpers';
+import { FIXTURE_GGUF_URL, ModelServer } from './model-server';
+import { PLAIN_PUBLIC, SITES_DIR, VITE_DIST } from './sites/make';
+import { StaticServer } from './sites/static-server';
+
+/** A port of its own (E2E_SITE_PORT moves it, for runs side by side). */
+const SITE_PORT = Number(process.env.E2E_SITE_PORT ?? 4193);
+/** The same site with a `hearth-sw.js` of another build beside the new loader. */
+const STALE_PUBLIC = join(SITES_DIR, 'stale-public');
+
+const site = new StaticServer(SITE_PORT, {
+  '/repo/': PLAIN_PUBLIC,
+  '/a/': PLAIN_PUBLIC,
+  '/b/': PLAIN_PUBLIC,
+  '/stale/': STALE_PUBLIC,
+});
+/** The Vite site, with its own service worker, on the next port (another origin). */
+const viteSite = new StaticServer(SITE_PORT + 1, { '/repo/': VITE_DIST });
+const models = new ModelServer();
+const { version } = JSON.parse(
+  readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+) as { version: string };
+const BUILD_ID = new RegExp(`${version.replaceAll('.', '\\.')}\\+[0-9a-z]+`, 'g');
+
+test.beforeAll(async () => {
+  rmSync(STALE_PUBLIC, { recursive: true, force: true });
+  cpSync(PLAIN_PUBLIC, STALE_PUBLIC, { recursive: true });
+  const sw = join(STALE_PUBLIC, 'hearth-sw.js');
+  // The build id (`<version>+<time>`) is in the worker's code once, as the loader's is in its.
+  const source = readFileSync(sw, 'utf8');
+  expect(source.match(BUILD_ID)).toHaveLength(1);
+  writeFileSync(sw, source.replace(BUILD_ID, '0.0.1+old'));
+  await Promise.all([site.start(), viteSite.start(), models.start()]);
+});
+test.afterAll(() => Promise.all([site.stop(), viteSite.stop(), models.stop()]));
+test.beforeEach(() => {
+  viteSite.online = true;
+});
+
+type Started = { baseURL: string; version: string; crossOriginIsolated: boolean };
+
+/**
+ * Opens `path` of the site and waits for its `startHearth()`, through the one reload it may make
+ * (after a hard reload, or to become isolated).
+ */
+async function open(page: Page, path = '/repo/', server = site): Promise<Started> {
+  await page.goto(`${server.origin}${path}`);
+  await page.waitForFunction(() => 'hearth' in globalThis || 'hearthError' in globalThis);
+  return page.evaluate(() => {
+    const g = globalThis as unknown as { hearth?: Started; hearthError?: { message: string } };
+    if (!g.hearth) throw new Error(`startHearth failed: ${g.hearthError?.message}`);
+    const hearth = g.hearth;
+    return {
+      baseURL: hearth.baseURL,
+      version: hearth.version,
+      crossOriginIsolated: hearth.crossOriginIsolated,
+    };
+  });
+}
+
+/** `/v1/hearth/status` of the install `base`, from `page`. */
+const hostOf = (page: Page, base = '/repo/') =>
+  page.evaluate(async (base) => {
+    const response = await fetch(`${base}v1/hearth/status`, {
+      headers: { authorization: 'Bearer k' },
+    });
+    return ((await response.json()) as { host: { id: string } | null }).host?.id ?? null;
+  }, base);
+
+/** Asks hearth/echo (or `model`) with the stock SDK, whole or streamed; returns the text. */
+function askWithSdk(page: Page, content: string, stream: boolean, model = 'hearth/echo') {
+  return page.evaluate(
+    async ({ content, stream, model }) => {
+      const g = globalThis as unknown as {
+        hearth: { baseURL: string };
+        OpenAI: new (options: object) => {
+          chat: { completions: { create(body: object): Promise<unknown> } };
+        };
+      };
+      const client = new g.OpenAI({
+        baseURL: g.hearth.baseURL,
+        apiKey: 'sk-site',
+        dangerouslyAllowBrowser: true,
+      });
+      const messages = [{ role: 'user', content }];
+      if (!stream) {
+        const reply = (await client.chat.completions.create({ model, messages })) as {
+          choices: { message: { content: string } }[];
+        };
+        return reply.choices[0]?.message.content;
+      }
+      const chunks = (await client.chat.completions.create({
+        model,
+        messages,
+        stream: true,
+      })) as AsyncIterable<{ choices: { delta: { content?: string } }[] }>;
+      let text = '';
+      for await (const chunk of chunks) text += chunk.choices[0]?.delta.content ?? '';
+      return text;
+    },
+    { content, stream, model },
+  );
+}
+
+test('the stock openai SDK gets hearth/echo’s reply exactly, whole and streamed, at /repo/v1/openai', async ({
+  page,
+}) => {
+  const hearth = await open(page);
+  expect(hearth.baseURL).toBe(`${site.origin}/repo/v1/openai`);
+  expect(await askWithSdk(page, 'Hello from a plain site', false)).toBe('Hello from a plain site');
+  expect(await askWithSdk(page, 'one two three four', true)).toBe('one two three four');
+});
+
+test('nothing is asked for outside /repo/ nor missing, and the site stays as it was: not isolated, a cross-origin image without CORP loads', async ({
+  page,
+}) => {
+  const from = site.requests.length;
+  await open(page);
+  await askWithSdk(page, 'hi', false);
+  const image = await page.evaluate(async (url) => {
+    const img = new Image();
+    img.src = url;
+    return new Promise<boolean>((resolve) => {
+      img.onload = () => resolve(true);
+      img.onerror = () => resolve(false);
+    });
+  }, `http://localhost:${SITE_PORT}/repo/pixel.svg`);
+  const requests = site.requests.slice(from);
+  expect(requests.filter((r) => !r.path.startsWith('/repo/'))).toEqual([]);
+  expect(requests.filter((r) => r.status !== 200)).toEqual([]);
+  expect(await page.evaluate(() => globalThis.crossOriginIsolated)).toBe(false);
+  expect(image).toBe(true);
+});
+
+test('a GGUF added by URL is downloaded and answers the fixture’s sentence exactly through the SDK', async ({
+  page,
+}) => {
+  await open(page);
+  const id = await addFixture(page);
+  expect(id.phase).toBe('done');
+  expect(await askWithSdk(page, 'Tell me something.', false, id.id)).toBe(FIXTURE_SENTENCE);
+});
+
+/** Adds the fixture GGUF by its URL and downloads it, from a page of the site at `/repo/`. */
+function addFixture(page: Page) {
+  return page.evaluate(async (source) => {
+    const headers = { authorization: 'Bearer k', 'content-type': 'application/json' };
+    const added = await fetch('/repo/v1/hearth/models', {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ source }),
+    });
+    const { id } = (await added.json()) as { id: string };
+    const download = await fetch(`/repo/v1/hearth/models/${id}/download`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ stream: false }),
+    });
+    return { id, phase: ((await download.json()) as { phase?: string }).phase };
+  }, FIXTURE_GGUF_URL);
+}
+
+test('two tabs share one host, and the second takes over within 3 s when the first closes', async ({
+  context,
+}) => {
+  const first = await context.newPage();
+  const second = await context.newPage();
+  await open(first);
+  await open(second);
+  const host = await hostOf(second);
+  expect(host).not.toBeNull();
+  expect(await hostOf(first)).toBe(host);
+  await first.close();
+  const closedAt = Date.now();
+  await expect.poll(() => hostOf(second), { timeout: 3000 }).not.toBe(host);
+  expect(Date.now() - closedAt).toBeLessThan(3000);
+  expect(await askWithSdk(second, 'still here', false)).toBe('still here');
+});
+
+test('two installs on one origin (/a/ and /b/) elect two hosts', async ({ context }) => {
+  const a = await context.newPage();
+  const b = await context.newPage();
+  expect((await open(a, '/a/')).baseURL).toBe(`${site.origin}/a/v1/openai`);
+  expect((await open(b, '/b/')).baseURL).toBe(`${site.origin}/b/v1/openai`);
+  const [hostA, hostB] = [await hostOf(a, '/a/'), await hostOf(b, '/b/')];
+  expect(hostA).not.toBeNull();
+  expect(hostB).not.toBeNull();
+  expect(hostA).not.toBe(hostB);
+  expect(await askWithSdk(a, 'from a', false)).toBe('from a');
+  expect(await askWithSdk(b, 'from b', true)).toBe('from b');
+});
+
+test('after navigating to the page in another folder, the API still answers', async ({ page }) => {
+  await open(page);
+  await page.click('body'); // a navigation the page itself makes, as a link does
+  const hearth = await open(page, '/repo/docs/');
+  expect(hearth.baseURL).toBe(`${site.origin}/repo/v1/openai`);
+  expect(await askWithSdk(page, 'on the second page', true)).toBe('on the second page');
+});
+
+test('isolate: true makes the page and the engine cross-origin isolated, and llama.cpp takes the threads the cores allow', async ({
+  page,
+}) => {
+  const hearth = await open(page, '/repo/?isolate');
+  expect(hearth.crossOriginIsolated).toBe(true);
+  expect(await askWithSdk(page, 'isolated', false)).toBe('isolated');
+  const { llama, cores } = await page.evaluate(async () => {
+    const response = await fetch('/repo/v1/hearth/status', {
+      headers: { authorization: 'Bearer k' },
+    });
+    const status = (await response.json()) as { llama: { isolated: boolean; threads: number } };
+    return { llama: status.llama, cores: navigator.hardwareConcurrency };
+  });
+  expect(llama.isolated).toBe(true);
+  // Half the cores, at most four (llamaThreads in llama-engine.ts, which Node cannot import):
+  // more than one from four cores up.
+  expect(llama.threads).toBe(Math.max(1, Math.min(Math.floor(cores / 2), 4)));
+  if (cores >= 4) expect(llama.threads).toBeGreaterThan(1);
+});
+
+test('a stale hearth-sw.js beside a new loader gives one clear error naming npx hearth init', async ({
+  page,
+}) => {
+  await page.goto(`${site.origin}/stale/`);
+  const error = await page.evaluate(async () => {
+    const g = globalThis as unknown as { hearthStarted: Promise<unknown>; hearthError: unknown };
+    await g.hearthStarted.catch(() => undefined);
+    return g.hearthError as { name: string; code: string; message: string };
+  });
+  expect(error).toMatchObject({ name: 'HearthError', code: 'version_mismatch' });
+  expect(error.message).toContain('0.0.1+old');
+  expect(error.message).toContain('npx hearth init');
+});
+
+test('the packed tarball holds exactly the files of package/files.txt', ({ browserName }) => {
+  chromiumOnly(browserName, 'the tarball is the same whichever browser runs');
+  const tarball = readFileSync(join(SITES_DIR, '.made'), 'utf8').trim();
+  const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean)
+    .map((path) => path.replace(/^package\//, ''))
+    .sort();
+  const expected = readFileSync(new URL('../../package/files.txt', import.meta.url), 'utf8')
+    .split('\n')
+    .filter((line) => line && !line.startsWith('#'))
+    .sort();
+  expect(files).toEqual(expected);
+});
+
+test.describe('a Vite site whose own vite-plugin-pwa worker imports hearth-sw.js', () => {
+  test('the SDK gets hearth/echo exactly from the site’s own worker, which keeps its pages, and the site is not isolated', async ({
+    page,
+  }) => {
+    const hearth = await open(page, '/repo/', viteSite);
+    expect(hearth.baseURL).toBe(`${viteSite.origin}/repo/v1/openai`);
+    expect(await askWithSdk(page, 'Hello from Vite', false)).toBe('Hello from Vite');
+    expect(await askWithSdk(page, 'streamed from Vite', true)).toBe('streamed from Vite');
+    const worker = await page.evaluate(async () => ({
+      controller: navigator.serviceWorker.controller?.scriptURL,
+      precached: (await caches.keys()).some((name) => name.startsWith('workbox-precache')),
+      isolated: globalThis.crossOriginIsolated,
+    }));
+    expect(worker).toEqual({
+      controller: `${viteSite.origin}/repo/sw.js`,
+      precached: true,
+      isolated: false,
+    });
+    expect(viteSite.requests.filter((r) => r.status !== 200)).toEqual([]);
+  });
+
+  test('offline after first use: the site’s pages, the API, the engine’s code and a downloaded GGUF all answer with the network off', async ({
+    page,
+  }) => {
+    await open(page, '/repo/', viteSite);
+    const fixture = await addFixture(page);
+    expect(fixture.phase).toBe('done');
+    expect(await askWithSdk(page, 'Tell me something.', false, fixture.id)).toBe(FIXTURE_SENTENCE);
+
+    viteSite.online = false;
+    const ggufRequests = models.ggufRequests.length;
+    await open(page, '/repo/', viteSite);
+    expect(await askWithSdk(page, 'offline echo', true)).toBe('offline echo');
+    expect(await askWithSdk(page, 'Tell me something.', false, fixture.id)).toBe(FIXTURE_SENTENCE);
+    expect(models.ggufRequests.length).toBe(ggufRequests);
+    await page.goto(`${viteSite.origin}/repo/about.html`);
+    await expect(page).toHaveTitle('About (loaded)');
+  });
+});
