@@ -19,7 +19,8 @@ const { version } = JSON.parse(
   readFileSync(new URL('./package.json', import.meta.url), 'utf8'),
 ) as { version: string };
 
-const OUT = fileURLToPath(new URL('./build/package/', import.meta.url));
+/** Where the package is staged: build/package/, or HEARTH_PACKAGE_OUT's package/ (runs side by side). */
+const OUT = `${process.env.HEARTH_PACKAGE_OUT ?? fileURLToPath(new URL('./build', import.meta.url))}/package/`;
 /** The catalogue's self-hosted models, as the app's (none unless a file is given). */
 const SELF_HOSTED =
   process.env.HEARTH_MODELS_FILE ?? fileURLToPath(new URL('./public/models.json', import.meta.url));

@@ -15,7 +15,9 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'vite';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const out = join(root, 'build', 'package');
+// HEARTH_PACKAGE_OUT: another folder than build/, for runs side by side (the e2e tests').
+const dest = resolve(process.env.HEARTH_PACKAGE_OUT ?? join(root, 'build'));
+const out = join(dest, 'package');
 const app = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 
 rmSync(out, { recursive: true, force: true });
@@ -75,9 +77,9 @@ const manifest = {
 };
 writeFileSync(join(out, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
 const packed = JSON.parse(
-  execFileSync('npm', ['pack', '--json', '--pack-destination', join(root, 'build')], {
+  execFileSync('npm', ['pack', '--json', '--pack-destination', dest], {
     cwd: out,
     encoding: 'utf8',
   }),
 );
-console.log(join(root, 'build', packed[0].filename));
+console.log(join(dest, packed[0].filename));

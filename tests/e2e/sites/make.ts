@@ -21,14 +21,20 @@ import { fileURLToPath } from 'node:url';
 import { OPENAI_BUNDLE } from '../helpers';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-export const SITES_DIR = join(ROOT, 'tests/e2e/.cache/sites');
+/** Apart per e2e port, so that runs side by side do not share sites or packages. */
+const PORT = process.env.E2E_PORT ?? '4179';
+export const SITES_DIR = join(ROOT, `tests/e2e/.cache/sites-${PORT}`);
 /** The plain site's project; its public folder is what the static server serves. */
 export const PLAIN_SITE = join(SITES_DIR, 'plain');
 export const PLAIN_PUBLIC = join(PLAIN_SITE, 'public');
 
 /** Runs `npm run package` and returns the tarball's path (its last line of output). */
 export function packTarball(): string {
-  const out = execFileSync('npm', ['run', '--silent', 'package'], { cwd: ROOT, encoding: 'utf8' });
+  const out = execFileSync('npm', ['run', '--silent', 'package'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, HEARTH_PACKAGE_OUT: join(SITES_DIR, 'build') },
+  });
   return resolve(ROOT, out.trim().split('\n').at(-1)!.trim());
 }
 
