@@ -16,8 +16,9 @@ Options:
   --host <addr>   Address to listen on (env HEARTH_RELAY_HOST; default 127.0.0.1).
                   An address of this machine on the network (e.g. 192.168.1.5) serves the
                   network, called by that address; the tab's keys decide who may call.
-  --app <url>     Where the app runs (env HEARTH_RELAY_APP; default http://127.0.0.1:4173/):
-                  only tabs of its origin may pair, and the pairing link points there.
+  --app <url>     The page to pair: where the app runs, or any page that calls startHearth()
+                  (env HEARTH_RELAY_APP; default http://127.0.0.1:4173/). Only tabs of its
+                  origin may pair, and the pairing link opens that page.
   --config <file> The relay's key file (env HEARTH_RELAY_CONFIG;
                   default ${defaultConfigFile()})
   -h, --help      This text.`;
@@ -63,7 +64,9 @@ try {
   const { protocol } = new URL(app);
   if (protocol !== 'http:' && protocol !== 'https:') throw new Error(protocol);
 } catch {
-  exit(`--app must be the app's http(s) address, not '${app}'.`);
+  exit(
+    `--app must be the http(s) address of the app or of a page that calls startHearth(), not '${app}'.`,
+  );
 }
 
 let relay;

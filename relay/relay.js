@@ -67,7 +67,8 @@ const TAB_GONE =
  * @typedef {object} RelayOptions
  * @property {number} [port] 8788 by default; 0 picks a free one.
  * @property {string} [host] The address to listen on, `127.0.0.1` by default.
- * @property {string} [app] The app's address; only its origin may pair, and the link points there.
+ * @property {string} [app] The page to pair: the app's address, or any page that calls
+ *   `startHearth()` (a path, a query and all); only its origin may pair, and the link opens it.
  * @property {string} configFile Where the relay's key is kept.
  * @property {(line: string) => void} [log] Where the relay says what happens.
  * @property {number} [heartbeatMs] How often to check that the tab is still there.
@@ -410,11 +411,19 @@ export class Relay {
     return `${this.origin.replace(/^http/, 'ws').replace('[::1]', 'localhost')}${RELAY_PATH}`;
   }
 
-  /** The link that pairs a tab: the app, told where the relay is and the current one-time code. */
+  /**
+   * The link that pairs a tab: the page given as `app` (the app, or any page that calls
+   * `startHearth()`), told where the relay is and the current one-time code. The page's own query
+   * stays; a pairing query it had is replaced.
+   */
   get pairingLink() {
     const link = new URL(this.#appUrl);
+    const kept = link.search
+      .slice(1)
+      .split('&')
+      .filter((part) => part !== '' && !/^(?:relay|pair)(?:=|$)/.test(part));
     // Not `searchParams`, which would encode the address: people read this link before opening it.
-    link.search = `relay=${this.wsUrl}&pair=${this.#code}`;
+    link.search = [...kept, `relay=${this.wsUrl}`, `pair=${this.#code}`].join('&');
     return link.href;
   }
 

@@ -1,192 +1,21 @@
 /**
  * @module
- * The pairing of this tab with a relay, as the app shows it: a pairing link asks first (only
- * relays on this machine), a yes registers the relay's key as an issued key (the service worker
- * stays the only judge of keys), and the tab serves the relay until the pairing ends or the tab
- * closes. A reload of the tab reconnects by itself with the session the relay gave it; a tab
- * brought back any other way (reopened, restored with the browser's session, a page opened anew
- * in it) asks again, even with its sessionStorage restored: closing the tab ended the pairing.
+ * The app's one relay pairing (src/relay-tab/relay-pairing.ts), calling the API as the app does:
+ * with the app's own key, and, before issued keys become the rule, with an issued key of the
+ * app's own so that it does not lock itself out (`setAuthMode`). `<relay-status>` shows it, and
+ * the loader's dialog (src/site/relay-pairing.ts) stays away from the app's pages.
  */
-import { isLoopbackRelayUrl } from '../../relay/protocol.js';
+import { claimPairing, RelayPairing } from '../relay-tab/relay-pairing';
 import { apiBaseUrl, issueKey, setAuthMode } from './api-client';
-import { RelayLink } from './relay-link';
 
-/** Where this tab keeps its pairing across reloads (this tab only, as sessionStorage is). */
-const SESSION_STORAGE = 'hearth:relay';
+export type { PairingState } from '../relay-tab/relay-pairing';
 
-export type PairingState =
-  | { status: 'none' }
-  /** A pairing link was opened: waiting for the user's yes or no. */
-  | { status: 'asking'; relay: string; code: string }
-  | { status: 'connecting'; relay: string }
-  | { status: 'paired'; relay: string; baseUrl: string }
-  /** Over, or refused: `message` says why. */
-  | { status: 'ended'; relay: string | null; message: string; error: boolean };
-
-/** Resolves once a service worker controls the page: replayed requests must reach it. */
-async function whenControlled(): Promise<void> {
-  const container = navigator.serviceWorker;
-  if (container.controller) return;
-  await new Promise((resolve) =>
-    container.addEventListener('controllerchange', resolve, { once: true }),
-  );
-}
-
-/**
- * Whether this page was loaded by a reload: PerformanceNavigationTiming's `type` (Chromium and
- * Firefox), `performance.navigation` where that is missing. A reopened or restored tab loads as
- * `back_forward` or `navigate`, never as `reload`.
- */
-function loadedByReload(): boolean {
-  const [entry] = performance.getEntriesByType('navigation') as PerformanceNavigationTiming[];
-  if (entry) return entry.type === 'reload';
-  const legacy = (performance as { navigation?: { type: number } }).navigation;
-  return legacy?.type === 1;
-}
-
-/** The relay's host and port, as a key's name. */
-function relayName(relay: string): string {
-  return `Relay at ${new URL(relay).host}`;
-}
-
-/**
- * WebSocket close code 1001, "going away": the browser closes a page's sockets so as the page
- * leaves. Firefox does it, and fires `close`, before `pagehide`: the close code is what says the
- * page is leaving there (the relay never closes with it: it terminates, which is 1006).
- */
-const GOING_AWAY = 1001;
-
-/** Fires `change` whenever `state` changes. */
-export class RelayPairing extends EventTarget {
-  state: PairingState = { status: 'none' };
-  #link: RelayLink | null = null;
-  /**
-   * Set as the page goes away: its socket closing then is a reload, not the pairing's end (so is
-   * a close with `GOING_AWAY`, which can come first).
-   */
-  #leaving = false;
-
-  constructor() {
-    super();
-    addEventListener('pagehide', () => (this.#leaving = true));
-  }
-
-  #set(state: PairingState): void {
-    this.state = state;
-    this.dispatchEvent(new Event('change'));
-  }
-
-  /**
-   * Reads a pairing link in this page's address (and takes it out, as its code works once), or
-   * reconnects the pairing this tab had before a reload.
-   */
-  start(): void {
-    const params = new URLSearchParams(location.search);
-    const relay = params.get('relay');
-    const code = params.get('pair');
-    if (relay !== null || code !== null) {
-      const url = new URL(location.href);
-      url.searchParams.delete('relay');
-      url.searchParams.delete('pair');
-      history.replaceState(history.state, '', url);
-      if (relay === null || code === null || code === '') {
-        this.#set({
-          status: 'ended',
-          relay,
-          message: 'This pairing link is incomplete: open the whole link the relay printed.',
-          error: true,
-        });
-      } else if (!isLoopbackRelayUrl(relay)) {
-        this.#set({
-          status: 'ended',
-          relay,
-          message: `Hearth pairs only with a relay on this computer (ws://127.0.0.1 or ws://localhost); it refused ${relay}.`,
-          error: true,
-        });
-      } else {
-        this.#set({ status: 'asking', relay, code });
-      }
-      return;
-    }
-    const saved = sessionStorage.getItem(SESSION_STORAGE);
-    if (saved === null) return;
-    try {
-      const { relay: savedRelay, session } = JSON.parse(saved) as {
-        relay: string;
-        session: string;
-      };
-      if (!isLoopbackRelayUrl(savedRelay)) throw new Error('not a relay on this machine');
-      if (loadedByReload()) {
-        this.#connect(savedRelay, { session }, false);
-        return;
-      }
-      sessionStorage.removeItem(SESSION_STORAGE);
-      this.#set({
-        status: 'ended',
-        relay: savedRelay,
-        message:
-          'The pairing with the relay ended when this tab was closed or left. To share this tab again, open the link the relay prints now.',
-        error: false,
-      });
-    } catch {
-      sessionStorage.removeItem(SESSION_STORAGE);
-    }
-  }
-
-  /** The user said yes to the pairing asked. */
-  accept({ requireKeys }: { requireKeys: boolean }): void {
-    if (this.state.status !== 'asking') return;
-    this.#connect(this.state.relay, { code: this.state.code }, requireKeys);
-  }
-
-  /** The user said no. */
-  decline(): void {
-    if (this.state.status !== 'asking') return;
-    this.#set({ status: 'ended', relay: this.state.relay, message: 'Not shared.', error: false });
-  }
-
-  /** Ends the pairing: the relay forgets this tab. */
-  end(): void {
-    sessionStorage.removeItem(SESSION_STORAGE);
-    this.#link?.end();
-  }
-
-  #connect(
-    relay: string,
-    credential: { code: string } | { session: string },
-    requireKeys: boolean,
-  ): void {
-    this.#set({ status: 'connecting', relay });
-    void whenControlled().then(() => {
-      const link = new RelayLink({
-        url: relay,
-        credential,
-        apiBase: apiBaseUrl(),
-        onHello: async (hello) => {
-          await issueKey({ name: relayName(relay), key: hello.key });
-          if (requireKeys) await setAuthMode('issued');
-          sessionStorage.setItem(
-            SESSION_STORAGE,
-            JSON.stringify({ relay, session: hello.session }),
-          );
-        },
-      });
-      this.#link = link;
-      link.addEventListener('state', () => {
-        if (this.#link !== link) return;
-        if (link.state === 'paired') {
-          this.#set({ status: 'paired', relay, baseUrl: link.hello?.base_url ?? '' });
-        } else if (link.state === 'closed') {
-          if (this.#leaving || link.closeCode === GOING_AWAY) return;
-          this.#link = null;
-          // A relay that went away does not know this session any more.
-          sessionStorage.removeItem(SESSION_STORAGE);
-          this.#set({ status: 'ended', relay, message: link.closeReason, error: !link.ended });
-        }
-      });
-    });
-  }
-}
+// The app shows the pairing itself: the loader, which the app starts as a site does, shows none.
+claimPairing('app');
 
 /** The one pairing of this tab. */
-export const relayPairing = new RelayPairing();
+export const relayPairing = new RelayPairing({
+  apiBase: apiBaseUrl(),
+  registerKey: async (name, key) => void (await issueKey({ name, key })),
+  requireIssuedKeys: async () => void (await setAuthMode('issued')),
+});

@@ -2,9 +2,11 @@
  * @module
  * `<relay-status>`: the relay pairing as the app shows it on every view. A pairing link opens a
  * dialog that asks first; while the tab is paired a banner says so and ends it on request (as a
- * browser shows that a tab shares the screen); a refused or lost pairing says why.
+ * browser shows that a tab shares the screen); a refused or lost pairing says why. The words are
+ * the loader's too (src/relay-tab/pairing-words.ts).
  */
 import { css, html, LitElement, nothing, type PropertyValues } from 'lit';
+import { PAIRING_WORDS as WORDS } from '../relay-tab/pairing-words';
 import { relayPairing, type PairingState } from './relay-pairing';
 import { shared } from './styles';
 
@@ -86,31 +88,26 @@ export class RelayStatus extends LitElement {
         return nothing;
       case 'asking':
         return html`<dialog aria-labelledby="relay-title" @cancel=${() => relayPairing.decline()}>
-          <h2 id="relay-title">Share with the relay?</h2>
-          <p>Share this tab's models with the relay at <code>${state.relay}</code>?</p>
-          <p class="muted">
-            Programs on this computer that hold the relay's key — curl, scripts, editors, AI
-            gateways — can then chat with the models of this app, for as long as this tab stays
-            open. Their requests run here, through this app's own API; nothing leaves this computer.
-          </p>
+          <h2 id="relay-title">${WORDS.title}</h2>
+          <p>${WORDS.question[0]}<code>${state.relay}</code>${WORDS.question[1]}</p>
+          <p class="muted">${WORDS.detail}</p>
           <label>
             <input type="checkbox" id="require-keys" checked />
-            Only issued keys may call the API (the relay's becomes one)
+            ${WORDS.requireKeys}
           </label>
           <div class="actions">
-            <button @click=${() => relayPairing.decline()}>Don't share</button>
-            <button class="primary" @click=${() => this.#accept()}>Share</button>
+            <button @click=${() => relayPairing.decline()}>${WORDS.decline}</button>
+            <button class="primary" @click=${() => this.#accept()}>${WORDS.accept}</button>
           </div>
         </dialog>`;
       case 'connecting':
         return html`<p class="notice banner" role="status">
-          Connecting to the relay at <code>${state.relay}</code>…
+          ${WORDS.connecting[0]}<code>${state.relay}</code>${WORDS.connecting[1]}
         </p>`;
       case 'paired':
         return html`<p class="notice banner relay-paired" role="status">
-          Shared with the relay: programs on this computer reach this tab's models at
-          <code>${state.baseUrl}</code>.
-          <button class="link" @click=${() => relayPairing.end()}>Stop sharing</button>
+          ${WORDS.paired[0]}<code>${state.baseUrl}</code>${WORDS.paired[1]}
+          <button class="link" @click=${() => relayPairing.end()}>${WORDS.stop}</button>
         </p>`;
       case 'ended':
         if (this.dismissed === state) return nothing;
@@ -119,7 +116,7 @@ export class RelayStatus extends LitElement {
           role=${state.error ? 'alert' : 'status'}
         >
           ${state.message}
-          <button class="link" @click=${() => (this.dismissed = state)}>Dismiss</button>
+          <button class="link" @click=${() => (this.dismissed = state)}>${WORDS.dismiss}</button>
         </p>`;
     }
   }

@@ -1,6 +1,7 @@
 /**
- * The relay with a tab's end of the link (src/ui/relay-link.ts) running in Node: Node's WebSocket
- * in the browser's place, and the API's own router with the echo engine in the service worker's.
+ * The relay with a tab's end of the link (src/relay-tab/relay-link.ts) running in Node: Node's
+ * WebSocket in the browser's place, and the API's own router with the echo engine in the service
+ * worker's.
  * The browser, with the real service worker, is tests/e2e/relay.spec.ts.
  */
 import { chmod, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
@@ -19,7 +20,7 @@ import {
   type Relay,
   type RelayOptions,
 } from '../../../relay/relay.js';
-import { RelayLink, type Replay } from '../../../src/ui/relay-link';
+import { RelayLink, type Replay } from '../../../src/relay-tab/relay-link';
 import { echoBody, echoStack, eventually, sleep } from '../helpers';
 
 const APP = 'http://127.0.0.1:4173/';
@@ -410,6 +411,28 @@ describe('the relay refuses', () => {
     expect(await refused(app, `code=${code}`)).toBe(403);
     expect(await refused(app, `code=${codeOf(r)}`)).toBe(409);
     expect(log.join('\n')).toMatch(/origin 'http:\/\/evil.example' is not the app's/);
+  });
+});
+
+describe('the relay paired with a page of a site', () => {
+  const PAGE = 'http://127.0.0.1:4173/repo/docs/';
+
+  it('prints a link that opens the page given, its path kept, with the relay and the code as its query', async () => {
+    const { relay: r } = await relay({ app: PAGE });
+    expect(r.pairingLink).toBe(`${PAGE}?relay=${r.wsUrl}&pair=${codeOf(r)}`);
+  });
+
+  it('keeps the page’s own query and hash in the link, and replaces a pairing query it had', async () => {
+    const { relay: r } = await relay({ app: `${PAGE}?lang=en&relay=old&pair=old#intro` });
+    expect(r.pairingLink).toBe(`${PAGE}?lang=en&relay=${r.wsUrl}&pair=${codeOf(r)}#intro`);
+  });
+
+  it('lets a tab of the page’s origin pair, and answers through it', async () => {
+    const { relay: r, log } = await relay({ app: PAGE });
+    await pair(r);
+    const answer = await send(r, '/v1/chat/completions', { body: chat('from a site') });
+    expect(JSON.parse(answer.body).choices[0].message.content).toBe('from a site');
+    expect(log.join('\n')).toContain('Paired with a tab of http://127.0.0.1:4173.');
   });
 });
 
