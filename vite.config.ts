@@ -4,7 +4,7 @@ import { defineConfig } from 'vite';
 import { VitePWA } from 'vite-plugin-pwa';
 import { hearthCatalog } from './scripts/catalog-plugin.ts';
 import { hearthCsp } from './scripts/csp-plugin.ts';
-import { llamaCompat } from './scripts/llama-compat-plugin.ts';
+import { hearthFiles } from './scripts/hearth-files-plugin.ts';
 
 const { version } = JSON.parse(
   readFileSync(new URL('./package.json', import.meta.url), 'utf8'),
@@ -25,7 +25,7 @@ function appImages(): string[] {
   return readdirSync(root, { recursive: true, encoding: 'utf8' })
     .map((path) => path.split('\\').join('/'))
     .filter((path) => /\.(png|svg|ico|jpe?g|gif|webp|avif)$/i.test(path))
-    .filter((path) => !/^(models|wllama-compat)\//.test(path))
+    .filter((path) => !/^models\//.test(path))
     .sort();
 }
 
@@ -44,6 +44,7 @@ export default defineConfig(({ command }) => {
   // Read as import.meta.env.VITE_HEARTH_BUILD, which Vite replaces in the page, the workers and
   // the service worker alike, in dev as in builds (a `define` global is not set in a dev worker).
   process.env.VITE_HEARTH_BUILD = build;
+  process.env.VITE_HEARTH_PACKAGE_VERSION = version;
   // The bench build's hooks (src/engine-host/bench-hook.ts); '' elsewhere, so that they are left out.
   process.env.VITE_HEARTH_BENCH = process.env.HEARTH_BENCH === '1' ? '1' : '';
   process.env.VITE_HEARTH_APP_IMAGES = JSON.stringify(appImages());
@@ -79,7 +80,8 @@ export default defineConfig(({ command }) => {
     plugins: [
       hearthCatalog(SELF_HOSTED),
       hearthCsp(SELF_HOSTED),
-      llamaCompat(),
+      // The package's hearth/ folder, which the app's pages start Hearth from as a site does.
+      hearthFiles(build),
       VitePWA({
         strategies: 'injectManifest',
         srcDir: 'sw',
@@ -93,7 +95,7 @@ export default defineConfig(({ command }) => {
           // Self-hosted models under public/models/ are downloaded on demand, not precached; so is
           // llama.cpp's compatibility build (18.7 MB), which only browsers that need it cache
           // (sw/llama-compat.ts).
-          globIgnores: ['models/**', 'wllama-compat/**'],
+          globIgnores: ['models/**', 'hearth/wllama-compat/**'],
           // The engine worker's chunk grows past Workbox's 2 MiB default once WebLLM is in it.
           maximumFileSizeToCacheInBytes: 16 * 1024 * 1024,
           // The service worker's own build needs the catalogue too.

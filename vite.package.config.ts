@@ -31,7 +31,8 @@ export default defineConfig(({ mode }): UserConfig => {
   process.env.VITE_HEARTH_BUILD =
     process.env.HEARTH_BUILD ?? `${version}+${Date.now().toString(36)}`;
   process.env.VITE_HEARTH_PACKAGE_VERSION = version;
-  process.env.VITE_HEARTH_BENCH = '';
+  // `npm run bench`'s build of the app has the bench's hooks in its engine worker.
+  process.env.VITE_HEARTH_BENCH = process.env.HEARTH_BENCH === '1' ? '1' : '';
   const shared: UserConfig = { configFile: false, publicDir: false, logLevel: 'warn' };
   if (mode === 'loader') {
     return {
@@ -45,7 +46,8 @@ export default defineConfig(({ mode }): UserConfig => {
       plugins: [hearthCatalog(SELF_HOSTED), llamaCompat()],
       build: {
         target: 'es2022',
-        outDir: `${OUT}files/hearth`,
+        // HEARTH_LOADER_OUT: the chat app's build of the same folder (scripts/hearth-files-plugin.ts).
+        outDir: process.env.HEARTH_LOADER_OUT ?? `${OUT}files/hearth`,
         emptyOutDir: true,
         assetsInlineLimit: 0,
         rollupOptions: {

@@ -20,7 +20,7 @@ export async function attachToWorkers(browser) {
   const ours = targetInfos.filter(
     (t) =>
       (t.type === 'service_worker' && t.url.endsWith('/sw.js')) ||
-      (t.type === 'worker' && t.url.includes('/assets/worker-')),
+      (t.type === 'worker' && t.url.endsWith('/hearth/worker.js')),
   );
   if (ours.length !== 2) {
     throw new Error(`expected the service worker and the engine worker, found ${ours.length}`);

@@ -1,14 +1,15 @@
 /**
  * @module
- * The chat app's boot: register the service worker, wait until it controls the page (only then
- * do this page's `/v1/*` requests reach it) with its cross-origin isolation (a first visit
- * reloads once to get it; src/site/boot.ts), join the engine-host election, show the status.
+ * The chat app's boot, as a site's with its own service worker: register the app's worker (which
+ * composes Hearth's), start Hearth with `startHearth()` — wait until the worker controls the
+ * page, cross-origin isolated (a first visit reloads once to get it), and join the engine-host
+ * election — and show the status.
  */
 import './install-here';
 import { Workbox } from 'workbox-window';
 import type { PageToSw } from './bridge/messages';
-import { joinElection } from './engine-host/leader';
-import { controlled, reloadForIsolation } from './site/boot';
+import { controlled } from './site/boot';
+import { startHearth } from './site/index';
 import './ui/hearth-app';
 import { watchPreferences } from './ui/preferences';
 import './ui/theme.css';
@@ -28,9 +29,8 @@ async function boot(): Promise<void> {
     status.role = 'unsupported';
     return;
   }
-  // Whether the service worker served this page (and added its isolation headers to it).
-  const servedByWorker = navigator.serviceWorker.controller !== null;
-  const hadWorker = (await navigator.serviceWorker.getRegistration(BASE))?.active != null;
+  // The app's own service worker, which composes Hearth's (sw/sw.ts) as a site's may: Hearth is
+  // told not to register one. workbox-window gives the update prompt.
   const wb = import.meta.env.PROD
     ? new Workbox(`${BASE}sw.js`, { scope: BASE })
     : new Workbox(`${BASE}dev-sw.js?dev-sw`, { scope: BASE, type: 'module' });
@@ -44,32 +44,51 @@ async function boot(): Promise<void> {
   void wb.register();
   // An installed app is what earns persistent storage in Chromium: ask again once installed.
   addEventListener('appinstalled', () => void app.askPersistence());
-  if (!(await controlled(hadWorker))) {
-    status.role = 'uncontrolled';
+  const reloadForBuild = (why: string): boolean => {
+    if (sessionStorage.getItem(BUILD_MARK) !== null) return false;
+    // This page's code is of another build than the service worker's: the reload gets the
+    // service worker's (the precache holds it), so that this tab can host again.
+    console.info(`Hearth: ${why}; reloading.`);
+    sessionStorage.setItem(BUILD_MARK, '1');
+    location.reload();
+    return true;
+  };
+  try {
+    // As any site starts Hearth (src/site/index.ts): the loader comes from {base}hearth/.
+    await startHearth({
+      base: BASE,
+      registerWorker: false,
+      isolate: true,
+      onStatus: ({ role, detail }) => {
+        if (role === 'host') sessionStorage.removeItem(BUILD_MARK);
+        if (
+          role === 'refused' &&
+          reloadForBuild(`the service worker refused this tab as host (${detail})`)
+        ) {
+          return;
+        }
+        if (role === 'stopped') return;
+        status.role = role;
+        status.detail = detail ?? '';
+      },
+    });
+  } catch (err) {
+    const error = err as { code?: string; message?: string };
+    if (error.code === 'version_mismatch' && sessionStorage.getItem(BUILD_MARK) === null) {
+      // A loader of another build came from the network (a page loaded before the worker took
+      // control, or an HTTP cache): once the worker controls the page, the reload gets the
+      // worker's own files, which match.
+      await controlled(false);
+      reloadForBuild(error.message ?? 'another build');
+      return;
+    }
+    status.role = error.code === 'unsupported' ? 'unsupported' : 'uncontrolled';
+    status.detail = error.message ?? String(err);
     return;
   }
-  if (reloadForIsolation(servedByWorker)) return;
   // From now on a change of controller is an update taking over: this tab's code is of the old
   // build, so it reloads into the new one (the new worker serves it from its precache).
   navigator.serviceWorker.addEventListener('controllerchange', () => location.reload());
-  void joinElection({
-    build: import.meta.env.VITE_HEARTH_BUILD,
-    appUrl: new URL(BASE, location.href).href,
-    filesUrl: new URL(BASE, location.href).href,
-    onRole: (role, detail) => {
-      if (role === 'host') sessionStorage.removeItem(BUILD_MARK);
-      if (role === 'refused' && sessionStorage.getItem(BUILD_MARK) === null) {
-        // This page's code is of another build than the service worker's: the reload gets the
-        // service worker's (the precache holds it), so that this tab can host again.
-        console.info(`Hearth: the service worker refused this tab as host (${detail}); reloading.`);
-        sessionStorage.setItem(BUILD_MARK, '1');
-        location.reload();
-        return;
-      }
-      status.role = role;
-      status.detail = detail ?? '';
-    },
-  });
 }
 
 void boot();

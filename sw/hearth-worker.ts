@@ -96,6 +96,7 @@ export function startHearthWorker(options: HearthWorkerOptions): HearthWorker {
   setInstall(scope);
   const filesUrl = new URL(options.filesUrl).href;
   const filesCache = filesCachePrefix() + BUILD;
+  const loaderUrl = new URL('hearth.js', filesUrl).href;
 
   const link = new HostLink({
     build: BUILD,
@@ -190,14 +191,26 @@ export function startHearthWorker(options: HearthWorkerOptions): HearthWorker {
    */
   async function hearthFile(request: Request): Promise<Response> {
     const cache = await caches.open(filesCache);
-    let response = await cache.match(request.url);
-    if (!response) {
-      response = await fetch(request.url, { cache: 'no-cache', credentials: 'same-origin' });
+    const fromNetwork = async () => {
+      const response = await fetch(request.url, { cache: 'no-cache', credentials: 'same-origin' });
       if (response.ok && response.type === 'basic') {
         // A full disk must not fail the file: it is answered, and fetched again next time.
         await cache.put(request.url, response.clone()).catch(() => undefined);
       }
-    }
+      return response;
+    };
+    // The loader is the network's first, the cache's when offline: it is what tells the worker in
+    // control that the site now serves another build (startHearth brings that build's worker
+    // in), so a page load must never get a cached old one while the site has a new one. The rest
+    // of the build's files never change under their names within a build: the cache's first.
+    const response =
+      request.url === loaderUrl
+        ? await fromNetwork().catch(async (err: unknown) => {
+            const cached = await cache.match(request.url);
+            if (!cached) throw err;
+            return cached;
+          })
+        : ((await cache.match(request.url)) ?? (await fromNetwork()));
     return options.isolate && setsPolicies(request) ? withIsolation(response) : response;
   }
 

@@ -12,19 +12,22 @@ import { installName } from '../src/openai/install';
 /** The cache the build is kept in (the version is in its URLs; one per install). */
 export const llamaCompatCache = (): string => installName('hearth-llama-compat');
 
-/** The build's URLs under the service worker's scope (the app's base URL). */
-export function compatUrls(scope: string): Set<string> {
-  return new Set(LLAMA_COMPAT_FILES.map((name) => new URL(LLAMA_COMPAT_DIR + name, scope).href));
+/** The build's URLs under `filesUrl`, where Hearth's files are served (`{scope}hearth/`). */
+export function compatUrls(filesUrl: string): Set<string> {
+  return new Set(LLAMA_COMPAT_FILES.map((name) => new URL(LLAMA_COMPAT_DIR + name, filesUrl).href));
 }
 
 /**
  * At install: caches the build where this browser needs it, and drops other versions' files. A
  * failure (offline, a full disk) does not stop the install: the build is fetched when first used.
  */
-export async function cacheCompatBuild(scope: string, needs = llamaNeedsCompat()): Promise<void> {
+export async function cacheCompatBuild(
+  filesUrl: string,
+  needs = llamaNeedsCompat(),
+): Promise<void> {
   try {
     const cache = await caches.open(llamaCompatCache());
-    const wanted = compatUrls(scope);
+    const wanted = compatUrls(filesUrl);
     for (const request of await cache.keys()) {
       if (!wanted.has(request.url)) await cache.delete(request);
     }

@@ -13,13 +13,15 @@ import { cacheCompatBuild, compatFromCache, compatUrls } from './llama-compat';
 
 declare const self: ServiceWorkerGlobalScope;
 
-const scope = self.registration.scope;
+/** Hearth's files, as in any site: the package's `hearth/` folder (scripts/hearth-files-plugin.ts). */
+const filesUrl = new URL('hearth/', self.registration.scope).href;
 // Registered before Workbox's own listener, so that the API is never looked up in the precache.
-const hearth = startHearthWorker({ filesUrl: scope, cacheFiles: false, isolate: false });
+// The precache holds Hearth's files, with the app's: no cache of their own.
+const hearth = startHearthWorker({ filesUrl, cacheFiles: false, isolate: false });
 
 // llama.cpp's compatibility build, on the browsers that need it, so that GGUF models run offline.
-self.addEventListener('install', (event) => event.waitUntil(cacheCompatBuild(scope)));
-const llamaCompatUrls = compatUrls(scope);
+self.addEventListener('install', (event) => event.waitUntil(cacheCompatBuild(filesUrl)));
+const llamaCompatUrls = compatUrls(filesUrl);
 
 cleanupOutdatedCaches();
 // COOP and COEP on the documents and worker scripts served from the precache (isolation.ts)…

@@ -19,9 +19,9 @@ const reloading = () => new Promise<never>(() => {});
  * Resolves with true once a service worker controls this page, false if it cannot be had.
  * `hadWorker`: a worker was already active for this scope when the page loaded, so a page still
  * uncontrolled was hard-reloaded (it reloads once, normally). Otherwise this is a first visit,
- * and the new worker claims the page when it activates — within `waitMs` if given.
+ * and the new worker claims the page when it activates.
  */
-export async function controlled(hadWorker: boolean, waitMs?: number): Promise<boolean> {
+export async function controlled(hadWorker: boolean): Promise<boolean> {
   const container = navigator.serviceWorker;
   if (container.controller) {
     sessionStorage.removeItem(RELOAD_MARK);
@@ -36,7 +36,6 @@ export async function controlled(hadWorker: boolean, waitMs?: number): Promise<b
   }
   return new Promise<boolean>((resolve) => {
     container.addEventListener('controllerchange', () => resolve(true), { once: true });
-    if (waitMs !== undefined) setTimeout(() => resolve(container.controller !== null), waitMs);
   });
 }
 

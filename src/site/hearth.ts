@@ -10,6 +10,7 @@
 import { PROTOCOL_VERSION, type PageToSw, type VersionReply } from '../bridge/messages';
 import { joinElection, type HostRole } from '../engine-host/leader';
 import { controlled, reloadForIsolation } from './boot';
+import { watchRelayPairing } from './relay-pairing';
 import type { Hearth, HearthErrorFields, HearthStatus, StartHearthOptions } from './types';
 
 export type { Hearth, HearthStatus, StartHearthOptions } from './types';
@@ -21,8 +22,11 @@ export const VERSION: string = import.meta.env.VITE_HEARTH_BUILD;
 const INIT_COMMAND = 'npx hearth init <your public folder>';
 /** How long a service worker has to answer which build it runs. */
 const VERSION_WAIT_MS = 3000;
-/** How long a first visit waits for the new worker to take control of the page. */
-const CONTROL_WAIT_MS = 30_000;
+/**
+ * After this long without a worker in control, a first visit says what it waits for (it goes on
+ * waiting: a worker that precaches much may take longer to install on a slow network).
+ */
+const CONTROL_HINT_MS = 15_000;
 /** How long an updated worker has to install and take over (after the old one's requests). */
 const UPDATE_WAIT_MS = 5 * 60 * 1000;
 
@@ -175,13 +179,20 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
       );
     }
   }
-  if (!(await controlled(hadWorker, CONTROL_WAIT_MS))) {
+  const hint = setTimeout(() => {
+    console.warn(
+      registerWorker
+        ? `Hearth: still waiting for ${scriptUrl} to install and take control of this page.`
+        : "Hearth: still waiting for a service worker to take control of this page: your worker must import Hearth's (importScripts('hearth-sw.js')) and call clients.claim() when it activates.",
+    );
+  }, CONTROL_HINT_MS);
+  const isControlled = await controlled(hadWorker);
+  clearTimeout(hint);
+  if (!isControlled) {
     throw new HearthError(
       'uncontrolled',
-      registerWorker
-        ? 'No service worker took control of this page, even after a reload.'
-        : "No service worker controls this page: your own worker must import Hearth's " +
-            "(importScripts('hearth-sw.js')) and call clients.claim() when it activates.",
+      'No service worker took control of this page, even after a reload (a hard reload leaves ' +
+        'a page uncontrolled; so does a browser set to bypass service workers).',
     );
   }
   await ensureCurrentWorker(registration, scriptUrl);
@@ -201,6 +212,9 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
     onRole: (role: HostRole, detail?: string) =>
       setStatus(detail === undefined ? { role } : { role, detail }),
   });
+  // A pairing link in the address (`npx hearth relay --app <this page>`), or this tab's pairing
+  // before a reload: read now that the reloads of the boot are done.
+  watchRelayPairing(new URL('v1/', base).href);
   return {
     baseURL: new URL('v1/openai', base).href,
     apiURL: new URL('v1/', base).href,

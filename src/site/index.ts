@@ -10,8 +10,10 @@ import type { Hearth, StartHearthOptions } from './types';
 
 export type { Hearth, HearthStatus, StartHearthOptions } from './types';
 
-/** This package's version (the loader's build starts with it). */
+/** This package's version. */
 export const PACKAGE_VERSION: string = import.meta.env.VITE_HEARTH_PACKAGE_VERSION;
+/** This package's build: the copied loader must be of the same (one `npm run package` makes both). */
+const BUILD: string = import.meta.env.VITE_HEARTH_BUILD;
 
 interface Loader {
   VERSION: string;
@@ -38,11 +40,11 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
       { name: 'HearthError', code: 'uncontrolled' },
     );
   }
-  if (loader.VERSION.split('+')[0] !== PACKAGE_VERSION) {
+  if (loader.VERSION !== BUILD) {
     throw Object.assign(
       new Error(
-        `hearth-llm is version ${PACKAGE_VERSION}, but the files in your site are of ` +
-          `${loader.VERSION.split('+')[0]}: run \`npx hearth init <your public folder>\` again.`,
+        `hearth-llm is version ${PACKAGE_VERSION} (build ${BUILD}), but the files in your site ` +
+          `are of build ${loader.VERSION}: run \`npx hearth init <your public folder>\` again.`,
       ),
       { name: 'HearthError', code: 'version_mismatch' },
     );

@@ -170,7 +170,7 @@ test('extreme requests: 10,000 messages, bodies at and over the limit, deep nest
 
 test.describe('the engine worker killed', () => {
   const kill = async (page: Page) => {
-    const engine = page.workers().find((w) => w.url().includes('/assets/worker-'));
+    const engine = page.workers().find((w) => w.url().includes('/hearth/worker.js'));
     expect(engine).toBeDefined();
     // The worker ends itself: to the page and the service worker this is a crash.
     await engine!

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { build } from 'vite';
 import { OPENAI_BUNDLE, SDKS_BUNDLE } from './helpers';
-import { makeSites } from './sites/make';
+import { makeSites } from './sites/make.mjs';
 
 /** Bundles `entry` for the browser as one script that sets a global, as a page would ship it. */
 async function bundle(entry: URL, out: URL, name: string): Promise<void> {

@@ -21,9 +21,9 @@ test.beforeEach(() => server.reset());
 /** The engine worker (the app's only dedicated worker with a script of its own). */
 async function engineWorker(page: Page): Promise<Worker> {
   await expect
-    .poll(() => page.workers().some((w) => w.url().includes('/assets/worker-')))
+    .poll(() => page.workers().some((w) => w.url().includes('/hearth/worker.js')))
     .toBe(true);
-  return page.workers().find((w) => w.url().includes('/assets/worker-'))!;
+  return page.workers().find((w) => w.url().includes('/hearth/worker.js'))!;
 }
 
 /** What isolation gives a context: the flag, and shared memory. */

@@ -25,7 +25,10 @@ test('without JSPI the service worker caches the compatibility build, and the fi
     const cache = await caches.open(name);
     return (await cache.keys()).map((r) => new URL(r.url).pathname).sort();
   }, llamaCompatCache());
-  expect(cached).toEqual([`/${LLAMA_COMPAT_DIR}wllama.js`, `/${LLAMA_COMPAT_DIR}wllama.wasm`]);
+  expect(cached).toEqual([
+    `/hearth/${LLAMA_COMPAT_DIR}wllama.js`,
+    `/hearth/${LLAMA_COMPAT_DIR}wllama.wasm`,
+  ]);
 
   await downloadFixture(page);
   expect(await askFixture(page, { temperature: 0 })).toMatchObject({

@@ -5,28 +5,38 @@
  * from the copied loader and the stock `openai` SDK; no page of Hearth's is ever opened.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { FIXTURE_SENTENCE } from '../../scripts/fixture-gguf.mjs';
 import { chromiumOnly } from './helpers';
 import { FIXTURE_GGUF_URL, ModelServer } from './model-server';
-import { PLAIN_PUBLIC, SITES_DIR, VITE_DIST } from './sites/make';
-import { StaticServer } from './sites/static-server';
+import { PLAIN_PUBLIC, SITES_DIR, VITE_DIST } from './sites/make.mjs';
+import { StaticServer } from './sites/static-server.mjs';
 
 /** A port of its own (E2E_SITE_PORT moves it, for runs side by side). */
 const SITE_PORT = Number(process.env.E2E_SITE_PORT ?? 4193);
 /** The same site with a `hearth-sw.js` of another build beside the new loader. */
 const STALE_PUBLIC = join(SITES_DIR, 'stale-public');
+/**
+ * The same site as its older build (every file of it says `0.0.1+old`), and `/up/`, a link that
+ * points at the old site, then at the new one, as a deploy replaces one with the other.
+ */
+const OLD_PUBLIC = join(SITES_DIR, 'old-public');
+const UPGRADED = join(SITES_DIR, 'upgraded');
 
 const site = new StaticServer(SITE_PORT, {
   '/repo/': PLAIN_PUBLIC,
   '/a/': PLAIN_PUBLIC,
   '/b/': PLAIN_PUBLIC,
   '/stale/': STALE_PUBLIC,
+  '/up/': UPGRADED,
+  '/x/y/': PLAIN_PUBLIC,
 });
 /** The Vite site, with its own service worker, on the next port (another origin). */
 const viteSite = new StaticServer(SITE_PORT + 1, { '/repo/': VITE_DIST });
+/** The plain site at the root of an origin of its own. */
+const rootSite = new StaticServer(SITE_PORT + 2, { '/': PLAIN_PUBLIC });
 const models = new ModelServer();
 const { version } = JSON.parse(
   readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
@@ -41,9 +51,17 @@ test.beforeAll(async () => {
   const source = readFileSync(sw, 'utf8');
   expect(source.match(BUILD_ID)).toHaveLength(1);
   writeFileSync(sw, source.replace(BUILD_ID, '0.0.1+old'));
-  await Promise.all([site.start(), viteSite.start(), models.start()]);
+  rmSync(OLD_PUBLIC, { recursive: true, force: true });
+  cpSync(PLAIN_PUBLIC, OLD_PUBLIC, { recursive: true });
+  for (const file of ['hearth-sw.js', 'hearth/hearth.js']) {
+    const path = join(OLD_PUBLIC, file);
+    writeFileSync(path, readFileSync(path, 'utf8').replace(BUILD_ID, '0.0.1+old'));
+  }
+  rmSync(UPGRADED, { force: true });
+  symlinkSync(OLD_PUBLIC, UPGRADED);
+  await Promise.all([site.start(), viteSite.start(), rootSite.start(), models.start()]);
 });
-test.afterAll(() => Promise.all([site.stop(), viteSite.stop(), models.stop()]));
+test.afterAll(() => Promise.all([site.stop(), viteSite.stop(), rootSite.stop(), models.stop()]));
 test.beforeEach(() => {
   viteSite.online = true;
 });
@@ -122,12 +140,33 @@ test('the stock openai SDK gets hearth/echo’s reply exactly, whole and streame
   expect(await askWithSdk(page, 'one two three four', true)).toBe('one two three four');
 });
 
-test('nothing is asked for outside /repo/ nor missing, and the site stays as it was: not isolated, a cross-origin image without CORP loads', async ({
+test('one build answers at /, at /repo/ and at /x/y/', async ({ context }) => {
+  for (const [server, base] of [
+    [rootSite, '/'],
+    [site, '/repo/'],
+    [site, '/x/y/'],
+  ] as const) {
+    const page = await context.newPage();
+    const hearth = await open(page, base, server);
+    expect(hearth.baseURL).toBe(`${server.origin}${base}v1/openai`);
+    expect(await askWithSdk(page, `at ${base}`, true)).toBe(`at ${base}`);
+    await page.close();
+  }
+});
+
+test('nothing is asked for outside /repo/ nor missing, nor of any other origin, and the site stays as it was: its pages not answered by the worker, not isolated, a cross-origin image without CORP loads', async ({
   page,
 }) => {
   const from = site.requests.length;
+  const origins = new Set<string>();
+  page.on('request', (request) => origins.add(new URL(request.url()).origin));
   await open(page);
   await askWithSdk(page, 'hi', false);
+  expect([...origins]).toEqual([site.origin]);
+  // The page again, now that the worker controls it: still the network's, not the worker's.
+  const response = await page.reload();
+  expect(response?.fromServiceWorker()).toBe(false);
+  await page.waitForFunction(() => 'hearth' in globalThis);
   const image = await page.evaluate(async (url) => {
     const img = new Image();
     img.src = url;
@@ -201,12 +240,28 @@ test('two installs on one origin (/a/ and /b/) elect two hosts', async ({ contex
   expect(await askWithSdk(b, 'from b', true)).toBe('from b');
 });
 
-test('after navigating to the page in another folder, the API still answers', async ({ page }) => {
+test('after navigating to the page in another folder, the API still answers, and the downloaded GGUF loads again there (its reload timed)', async ({
+  page,
+}) => {
   await open(page);
-  await page.click('body'); // a navigation the page itself makes, as a link does
+  const fixture = await addFixture(page);
+  expect(await askWithSdk(page, 'Tell me something.', false, fixture.id)).toBe(FIXTURE_SENTENCE);
+  let started = Date.now();
+  expect(await askWithSdk(page, 'Tell me something.', true, fixture.id)).toBe(FIXTURE_SENTENCE);
+  const onOnePage = Date.now() - started;
+
   const hearth = await open(page, '/repo/docs/');
   expect(hearth.baseURL).toBe(`${site.origin}/repo/v1/openai`);
   expect(await askWithSdk(page, 'on the second page', true)).toBe('on the second page');
+  // The engine lives in a page: the new page's host loads the model again, from the device.
+  started = Date.now();
+  expect(await askWithSdk(page, 'Tell me something.', true, fixture.id)).toBe(FIXTURE_SENTENCE);
+  const afterNavigation = Date.now() - started;
+  // Measured, not asserted (npm run bench -- --site measures it properly).
+  test.info().annotations.push({
+    type: 'model reload',
+    description: `the fixture GGUF's reply took ${afterNavigation} ms after navigating, ${onOnePage} ms on one page`,
+  });
 });
 
 test('isolate: true makes the page and the engine cross-origin isolated, and llama.cpp takes the threads the cores allow', async ({
@@ -241,6 +296,34 @@ test('a stale hearth-sw.js beside a new loader gives one clear error naming npx 
   expect(error).toMatchObject({ name: 'HearthError', code: 'version_mismatch' });
   expect(error.message).toContain('0.0.1+old');
   expect(error.message).toContain('npx hearth init');
+});
+
+test('a browser that runs the old hearth-sw.js after the site was upgraded gets the new one from the new loader, with no reload', async ({
+  page,
+}) => {
+  expect((await open(page, '/up/')).version).toBe('0.0.1+old');
+  expect(await askWithSdk(page, 'before the upgrade', false)).toBe('before the upgrade');
+  // The deploy: the same address now serves the new build.
+  rmSync(UPGRADED, { force: true });
+  symlinkSync(PLAIN_PUBLIC, UPGRADED);
+  let loads = 0;
+  page.on('load', () => (loads += 1));
+  const hearth = await open(page, '/up/');
+  expect(hearth.version).not.toBe('0.0.1+old');
+  expect(hearth.version).toMatch(new RegExp(`^${BUILD_ID.source}$`));
+  expect(loads).toBe(1);
+  const controller = await page.evaluate(async () => {
+    const reply = await new Promise<{ build: string }>((resolve) => {
+      const { port1, port2 } = new MessageChannel();
+      port1.onmessage = (event: MessageEvent<{ build: string }>) => resolve(event.data);
+      navigator.serviceWorker.controller!.postMessage({ type: 'hearth/version', port: port2 }, [
+        port2,
+      ]);
+    });
+    return reply.build;
+  });
+  expect(controller).toBe(hearth.version);
+  expect(await askWithSdk(page, 'after the upgrade', true)).toBe('after the upgrade');
 });
 
 test('the packed tarball holds exactly the files of package/files.txt', ({ browserName }) => {

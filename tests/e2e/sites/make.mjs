@@ -1,0 +1,304 @@
+/**
+ * Fixture sites made from the packed `hearth-llm` tarball, as a developer makes theirs: `npm i
+ * <tgz>` into a project of its own (not a workspace link), `npx hearth init public`, and pages
+ * that call `startHearth()`. Made by the e2e global setup, under tests/e2e/.cache/sites-<port>/,
+ * and by the bench (bench/site.mjs) in a folder of its own: one way for both. Plain JavaScript
+ * with JSDoc types, so that the bench (Node, no build) runs it as it is and TypeScript checks it.
+ *
+ * The plain site has two pages in different folders and no bundler: each imports
+ * `hearth/hearth.js` and the stock `openai` SDK (its browser bundle, as a `<script>`).
+ */
+import { execFileSync } from 'node:child_process';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+/**
+ * Where global-setup writes the browser bundle of the `openai` SDK (helpers.ts names the same
+ * file for the tests that inject it).
+ */
+export const OPENAI_BUNDLE = new URL('../.cache/openai/openai.js', import.meta.url);
+/** Apart per e2e port, so that runs side by side do not share sites or packages. */
+const PORT = process.env.E2E_PORT ?? '4179';
+export const SITES_DIR = join(ROOT, `tests/e2e/.cache/sites-${PORT}`);
+
+/**
+ * The folders of the sites made under `dir`.
+ * @param {string} dir
+ */
+export function sitesIn(dir) {
+  const plain = join(dir, 'plain');
+  const vite = join(dir, 'vite');
+  return {
+    /** The plain site's project. */
+    plain,
+    /** Its public folder: what the static server serves. */
+    plainPublic: join(plain, 'public'),
+    /** The Vite site's project. */
+    vite,
+    /** Its build for `/repo/`. */
+    viteDist: join(vite, 'dist'),
+  };
+}
+
+const TEST_SITES = sitesIn(SITES_DIR);
+/** The plain site's project; its public folder is what the static server serves. */
+export const PLAIN_SITE = TEST_SITES.plain;
+export const PLAIN_PUBLIC = TEST_SITES.plainPublic;
+/** The Vite site's project, built into `dist/` for `/repo/`. */
+export const VITE_SITE = TEST_SITES.vite;
+export const VITE_DIST = TEST_SITES.viteDist;
+
+/**
+ * Runs `npm run package` and returns the tarball's path (its last line of output).
+ * @param {string} dir the sites' folder, under which the package is staged and packed
+ * @returns {string}
+ */
+export function packTarball(dir = SITES_DIR) {
+  const out = execFileSync('npm', ['run', '--silent', 'package'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, HEARTH_PACKAGE_OUT: join(dir, 'build') },
+  });
+  const last = out.trim().split('\n').at(-1);
+  if (!last) throw new Error('npm run package printed no tarball');
+  return resolve(ROOT, last.trim());
+}
+
+/**
+ * The newest modification time of the files under `paths` (folders walked).
+ * @param {string[]} paths
+ * @returns {number}
+ */
+function newest(paths) {
+  let latest = 0;
+  for (const path of paths) {
+    const stat = statSync(path);
+    if (!stat.isDirectory()) latest = Math.max(latest, stat.mtimeMs);
+    else latest = Math.max(latest, newest(readdirSync(path).map((name) => join(path, name))));
+  }
+  return latest;
+}
+
+/** What the package is made of: a site made after the last change to any of it is current. */
+const PACKAGE_SOURCES = [
+  'src',
+  'sw',
+  'bin',
+  'relay',
+  'package',
+  'scripts/package.mjs',
+  'vite.package.config.ts',
+  'package.json',
+  'tests/e2e/sites',
+].map((path) => join(ROOT, path));
+
+/**
+ * Makes the sites again unless they were made after every change to their sources.
+ * @param {object} [options]
+ * @param {string} [options.dir] where (the e2e tests' folder of this port by default)
+ * @param {boolean} [options.vite] the Vite site too (the bench needs only the plain one)
+ * @param {string | URL} [options.openaiBundle] the SDK's browser bundle the plain site serves
+ */
+export function makeSites({ dir = SITES_DIR, vite = true, openaiBundle = OPENAI_BUNDLE } = {}) {
+  const stamp = join(dir, '.made');
+  if (existsSync(stamp) && statSync(stamp).mtimeMs > newest(PACKAGE_SOURCES)) return;
+  const tarball = packTarball(dir);
+  const sites = sitesIn(dir);
+  makePlainSite(tarball, sites.plain, openaiBundle);
+  if (vite) makeViteSite(tarball, sites.vite);
+  writeFileSync(stamp, tarball);
+}
+
+/**
+ * A page of the plain site: the SDK as a script, then Hearth started from the copied loader.
+ * @param {string} title
+ * @param {string} loader
+ * @param {string} sdk
+ */
+function page(title, loader, sdk) {
+  return `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <title>${title}</title>
+    <!-- No icon: the browser would ask for /favicon.ico, outside the site's folder. -->
+    <link rel="icon" href="data:," />
+    <script src="${sdk}"></script>
+  </head>
+  <body>
+    <h1>${title}</h1>
+    <script type="module">
+      import { startHearth } from '${loader}';
+      const query = new URLSearchParams(location.search);
+      // For the bench: when startHearth() was called (performance.now(), ms since navigation).
+      window.hearthT0 = performance.now();
+      // Kept for the tests: the promise, then its value or its error.
+      window.hearthStarted = startHearth({ isolate: query.has('isolate') }).then(
+        (hearth) => (window.hearth = hearth),
+        (error) => {
+          window.hearthError = { name: error.name, code: error.code, message: error.message };
+          throw error;
+        },
+      );
+      // ?bench (bench/site.mjs): asks hearth/echo through the SDK as soon as Hearth has started,
+      // from the page itself, so that no round trip of the driver's is timed.
+      if (query.has('bench')) {
+        window.hearthBench = window.hearthStarted.then(async (hearth) => {
+          const startedAt = performance.now();
+          const client = new OpenAI({
+            baseURL: hearth.baseURL,
+            apiKey: 'sk-site',
+            dangerouslyAllowBrowser: true,
+          });
+          const reply = await client.chat.completions.create({
+            model: 'hearth/echo',
+            messages: [{ role: 'user', content: 'first reply' }],
+          });
+          const repliedAt = performance.now();
+          const content = reply.choices[0].message.content;
+          return { t0: window.hearthT0, startedAt, repliedAt, content };
+        });
+      }
+    </script>
+  </body>
+</html>
+`;
+}
+
+/**
+ * @param {string} cwd
+ * @param {string[]} args
+ */
+function npm(cwd, args) {
+  execFileSync('npm', [...args, '--no-audit', '--no-fund', '--prefer-offline'], {
+    cwd,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+/**
+ * Makes the plain site from `tarball`.
+ * @param {string} tarball
+ * @param {string} site the site's project folder
+ * @param {string | URL} openaiBundle the SDK's browser bundle, served as `openai.js`
+ */
+export function makePlainSite(tarball, site = PLAIN_SITE, openaiBundle = OPENAI_BUNDLE) {
+  const publicDir = join(site, 'public');
+  rmSync(site, { recursive: true, force: true });
+  mkdirSync(join(publicDir, 'docs'), { recursive: true });
+  writeFileSync(
+    join(site, 'package.json'),
+    `${JSON.stringify({ name: 'plain-site', private: true }, null, 2)}\n`,
+  );
+  npm(site, ['install', tarball]);
+  execFileSync('npx', ['--no-install', 'hearth', 'init', 'public'], {
+    cwd: site,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  cpSync(openaiBundle, join(publicDir, 'openai.js'));
+  // An image the tests load from another origin (localhost, not 127.0.0.1), served without CORP.
+  writeFileSync(
+    join(publicDir, 'pixel.svg'),
+    '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"><rect width="1" height="1"/></svg>\n',
+  );
+  writeFileSync(join(publicDir, 'index.html'), page('Home', './hearth/hearth.js', 'openai.js'));
+  writeFileSync(
+    join(publicDir, 'docs', 'index.html'),
+    page('Docs', '../hearth/hearth.js', '../openai.js'),
+  );
+}
+
+/**
+ * The Vite site: `base: '/repo/'`, its own service worker made by vite-plugin-pwa (Workbox
+ * `generateSW`) that precaches the site's pages and imports `hearth-sw.js`, and a page that
+ * calls `startHearth({ registerWorker: false })` from the package's bundled entry. Vite, the
+ * plugin and `openai` resolve from this repository's node_modules (the site's folder is under
+ * it); `hearth-llm` from the site's own, where `npm i <tgz>` put it.
+ * @param {string} tarball
+ * @param {string} site the site's project folder
+ */
+export function makeViteSite(tarball, site = VITE_SITE) {
+  rmSync(site, { recursive: true, force: true });
+  mkdirSync(join(site, 'src'), { recursive: true });
+  writeFileSync(
+    join(site, 'package.json'),
+    `${JSON.stringify({ name: 'vite-site', private: true, type: 'module' }, null, 2)}\n`,
+  );
+  npm(site, ['install', tarball]);
+  execFileSync('npx', ['--no-install', 'hearth', 'init', 'public', '--no-compat'], {
+    cwd: site,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  writeFileSync(
+    join(site, 'vite.config.js'),
+    `import { defineConfig } from 'vite';
+import { VitePWA } from 'vite-plugin-pwa';
+
+export default defineConfig({
+  base: '/repo/',
+  logLevel: 'warn',
+  build: { rollupOptions: { input: ['index.html', 'about.html'] } },
+  plugins: [
+    VitePWA({
+      injectRegister: false,
+      manifest: false,
+      workbox: {
+        // Hearth answers {base}v1/ and serves hearth/ first; the site's precache has the rest.
+        importScripts: ['hearth-sw.js'],
+        globPatterns: ['**/*.{js,html}'],
+        globIgnores: ['hearth/**', 'hearth-sw.js'],
+        navigateFallback: null,
+        clientsClaim: true,
+        skipWaiting: true,
+      },
+    }),
+  ],
+});
+`,
+  );
+  /**
+   * @param {string} title
+   * @param {string} script
+   */
+  const html = (title, script) => `<!doctype html>
+<html lang="en">
+  <head><meta charset="utf-8" /><title>${title}</title><link rel="icon" href="data:," /></head>
+  <body><h1>${title}</h1><script type="module" src="${script}"></script></body>
+</html>
+`;
+  writeFileSync(join(site, 'index.html'), html('Vite site', '/src/main.js'));
+  writeFileSync(join(site, 'about.html'), html('About', '/src/about.js'));
+  writeFileSync(join(site, 'src/about.js'), `document.title = 'About (loaded)';\n`);
+  writeFileSync(
+    join(site, 'src/main.js'),
+    `import { registerSW } from 'virtual:pwa-register';
+import OpenAI from 'openai';
+import { startHearth } from 'hearth-llm';
+
+// The site's own worker, which imports Hearth's; Hearth is told not to register one.
+registerSW({ immediate: true });
+window.OpenAI = OpenAI;
+window.hearthStarted = startHearth({ base: import.meta.env.BASE_URL, registerWorker: false }).then(
+  (hearth) => (window.hearth = hearth),
+  (error) => {
+    window.hearthError = { name: error.name, code: error.code, message: error.message };
+    throw error;
+  },
+);
+`,
+  );
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build'], {
+    cwd: site,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
