@@ -16,6 +16,7 @@ import { BENCH_OPTIONS, fixtureEmbeddingGguf, fixtureGguf } from '../scripts/fix
 import { EMBED_TARGETS, measureEmbed } from './real-embed.mjs';
 import { LLAMA_TARGETS, measureLlama } from './real-engine.mjs';
 import { SERVER_TARGETS, measureServers } from './servers.mjs';
+import { SITE_TARGETS, measureSite } from './site.mjs';
 import { median, round } from './stats.mjs';
 
 const PORT = Number(process.env.BENCH_PORT ?? 4190);
@@ -40,8 +41,13 @@ const serversOnly = process.argv.includes('--servers');
  * `npm run bench -- --llama`.
  */
 const llamaOnly = process.argv.includes('--llama');
+/**
+ * Only the rows of a site that installs the package (bench/site.mjs), which need no bench build:
+ * `npm run bench -- --site`.
+ */
+const siteOnly = process.argv.includes('--site');
 /** A run of some rows only, which writes a file of its own. */
-const partial = streamOnly || embedOnly || serversOnly || llamaOnly;
+const partial = streamOnly || embedOnly || serversOnly || llamaOnly || siteOnly;
 /** Sizes of each measurement (a quick run is for checking the bench itself). */
 const N = quick
   ? {
@@ -72,6 +78,7 @@ const N = quick
         requestRuns: 10,
         warmup: 5,
       },
+      site: { visits: 2, returns: 1, ttftRuns: 2 },
     }
   : {
       requests: 500,
@@ -101,6 +108,7 @@ const N = quick
         requestRuns: 100,
         warmup: 20,
       },
+      site: { visits: 7, returns: 2, ttftRuns: 9 },
     };
 
 const words = (n) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
@@ -220,9 +228,22 @@ function streamRate(page, url, tokens) {
   );
 }
 
+/** `--site`: the site's rows alone, in a browser of their own. */
+async function siteRows(executablePath) {
+  const browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+  try {
+    const log = (what) => process.stderr.write(`bench: ${what}\n`);
+    const results = await measureSite({ browser, sizes: N.site, log });
+    return { results, chromium: browser.version() };
+  } finally {
+    await browser.close();
+  }
+}
+
 async function main() {
   const executablePath = await findChromium();
   if (!executablePath) throw new Error(browserHelp('chromium'));
+  if (siteOnly) return siteRows(executablePath);
   const server = await buildBench();
   const origin = `http://127.0.0.1:${PORT}`;
   const browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
@@ -485,6 +506,8 @@ const TARGETS = [
   ...LLAMA_TARGETS,
   ...SERVER_TARGETS,
   ...EMBED_TARGETS,
+  // Measured only when asked for (`--site`): a full run leaves them out.
+  ...(siteOnly ? SITE_TARGETS : []),
 ];
 
 const { results, chromium: version } = await main();
@@ -513,6 +536,7 @@ const report = {
   ...(embedOnly && { embed_only: true }),
   ...(serversOnly && { servers_only: true }),
   ...(llamaOnly && { llama_only: true }),
+  ...(siteOnly && { site_only: true }),
   machine: {
     chromium: version,
     cpus: cpus().length,
@@ -533,7 +557,9 @@ const name = quick
         ? 'servers'
         : llamaOnly
           ? 'llama'
-          : 'latest';
+          : siteOnly
+            ? 'site'
+            : 'latest';
 const file = `bench/results/${name}.json`;
 writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
 console.log(`\nwrote ${file}`);

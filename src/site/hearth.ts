@@ -13,7 +13,7 @@ import { controlled, reloadForIsolation } from './boot';
 import { watchRelayPairing } from './relay-pairing';
 import type { Hearth, HearthErrorFields, HearthStatus, StartHearthOptions } from './types';
 
-export type { Hearth, HearthStatus, StartHearthOptions } from './types';
+export type { Hearth, HearthErrorFields, HearthStatus, StartHearthOptions } from './types';
 
 /** The build of this loader, its engine worker and the `hearth-sw.js` copied with them. */
 export const VERSION: string = import.meta.env.VITE_HEARTH_BUILD;

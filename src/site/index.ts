@@ -8,7 +8,7 @@
  */
 import type { Hearth, StartHearthOptions } from './types';
 
-export type { Hearth, HearthStatus, StartHearthOptions } from './types';
+export type { Hearth, HearthErrorFields, HearthStatus, StartHearthOptions } from './types';
 
 /** This package's version. */
 export const PACKAGE_VERSION: string = import.meta.env.VITE_HEARTH_PACKAGE_VERSION;
