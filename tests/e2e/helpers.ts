@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import { expect, test, type BrowserContext, type Page } from '@playwright/test';
 import type OpenAIClass from 'openai';
 import type { HearthSdks as HearthSdksType } from './fixtures/sdks-global';
+import { OPENAI_BUNDLE } from './sites/make.mjs';
 
-/** Where global-setup writes the browser bundle of the `openai` SDK. */
-export const OPENAI_BUNDLE = new URL('./.cache/openai/openai.js', import.meta.url);
+/** Where global-setup writes the browser bundle of the `openai` SDK (the fixture sites copy it). */
+export { OPENAI_BUNDLE };
 
 /**
  * Where global-setup writes the browser bundle of the Vercel AI SDK and LangChain's OpenAI
