@@ -4,7 +4,11 @@
  * apply (which paths are the API's, which hosts are loopback). Plain JavaScript with JSDoc types,
  * so that Node runs the relay as it is and the app's TypeScript imports the same definitions.
  *
- * One JSON object per text frame. A request's body and its response's chunks travel as base64.
+ * Messages are JSON objects in text frames, and bodies binary messages: the request's id as 4
+ * bytes (big-endian), then the bytes, as they are. A request announces its body's length (`body`),
+ * and the body follows as one binary message; a response's body comes as binary messages in
+ * order, between its `head` and its `end`. Base64 in JSON, as protocol 1 had it, made each body
+ * held three times over (its bytes, its text and the frame) beside what the relay counted.
  * Flow control: the tab may have at most `WINDOW_BYTES` of a response's body sent and not yet
  * written by the relay to its client; the relay returns `credit` as its client takes the bytes,
  * so a client that does not read holds the tab's reading of the response, and through it the
@@ -12,7 +16,7 @@
  */
 
 /** The protocol's version: the relay refuses a tab that speaks another one. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 /** The WebSocket's path on the relay. */
 export const RELAY_PATH = '/relay';
@@ -120,7 +124,8 @@ export function isLoopbackRelayUrl(url) {
  * @property {string} method
  * @property {string} path The path and query, e.g. `/v1/openai/chat/completions`.
  * @property {Record<string, string>} headers
- * @property {string | null} body Base64, or null when there is none.
+ * @property {number | null} body The body's length in bytes, or null when there is none; a body
+ *   of a byte or more follows as one binary message (see {@link frameHeader}).
  */
 
 /**
@@ -158,13 +163,6 @@ export function isLoopbackRelayUrl(url) {
  */
 
 /**
- * @typedef {object} TabChunk Bytes of the response's body, in order.
- * @property {'chunk'} type
- * @property {number} id
- * @property {string} data Base64.
- */
-
-/**
  * @typedef {object} TabEnd The response's body is complete.
  * @property {'end'} type
  * @property {number} id
@@ -177,4 +175,33 @@ export function isLoopbackRelayUrl(url) {
  * @property {string} message
  */
 
-/** @typedef {TabReady | TabBye | TabHead | TabChunk | TabEnd | TabFailed} TabToRelay */
+/**
+ * The text messages of the tab; the bytes of a response's body come as binary messages (see
+ * {@link frameHeader}), between its `head` and its `end`.
+ * @typedef {TabReady | TabBye | TabHead | TabEnd | TabFailed} TabToRelay
+ */
+
+/** The bytes before a body's own in its binary message: the request's id. */
+export const FRAME_HEADER_BYTES = 4;
+
+/**
+ * The start of a binary message that carries bytes of request `id`'s body: the id, big-endian.
+ * @param {number} id
+ */
+export function frameHeader(id) {
+  const header = new Uint8Array(FRAME_HEADER_BYTES);
+  new DataView(header.buffer).setUint32(0, id);
+  return header;
+}
+
+/**
+ * The request id and the body bytes of a binary message, or null when it is too short to be one.
+ * The bytes are a view of the message, not a copy.
+ * @param {Uint8Array} message
+ * @returns {{ id: number, bytes: Uint8Array } | null}
+ */
+export function readFrame(message) {
+  if (message.byteLength < FRAME_HEADER_BYTES) return null;
+  const id = new DataView(message.buffer, message.byteOffset, FRAME_HEADER_BYTES).getUint32(0);
+  return { id, bytes: message.subarray(FRAME_HEADER_BYTES) };
+}

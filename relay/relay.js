@@ -11,21 +11,35 @@
  * reading it where the API's first checks would (no key, not JSON, declared over the limit), and
  * bounds connections, requests in flight, bodies held and the time a request may take to arrive.
  */
-import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, STATUS_CODES, validateHeaderName, validateHeaderValue } from 'node:http';
 import { WebSocketServer } from 'ws';
-import { loadConfig } from './config.js';
+import { listenScope, peerAllowed } from './address.js';
 import {
-  bearerKey,
+  cut,
+  errorBody,
+  fail,
+  LINGER_MS,
+  refusalUnread,
+  refuseUpgrade,
+  TOO_LARGE,
+} from './answers.js';
+import { readBody, sendBody } from './body.js';
+import { loadConfig } from './config.js';
+import { BodyBudget, DEFAULT_LIMITS } from './limits.js';
+import { printable, RateLimitedLog } from './log.js';
+import {
   hostName,
   isApiPath,
   isLoopbackHost,
-  isLoopbackPeer,
   PROTOCOL_VERSION,
+  readFrame,
   RELAY_PATH,
   takesBody,
   WINDOW_BYTES,
 } from './protocol.js';
+
+export { DEFAULT_LIMITS, printable, RateLimitedLog };
 
 /** @typedef {import('./protocol.js').RelayToTab} RelayToTab */
 /** @typedef {import('./protocol.js').TabToRelay} TabToRelay */
@@ -33,14 +47,6 @@ import {
 /** @typedef {import('node:http').ServerResponse} ServerResponse */
 /** @typedef {import('ws').WebSocket} WebSocket */
 
-/** The largest body the API takes (DESIGN §3): the relay answers 413 beyond it, as the API would. */
-const BODY_LIMIT = 4 * 1024 * 1024;
-/**
- * How long a connection whose request was answered before its body arrived may go on sending it
- * (read and dropped) before it is closed: closing at once, on bytes not read yet, would reset the
- * connection, and the caller could lose the answer.
- */
-const LINGER_MS = 1000;
 /** The longest failure message of the tab's passed on to a caller. */
 const MESSAGE_LIMIT = 1000;
 /** What a caller is told when the tab failed a request without a message that is text. */
@@ -76,8 +82,8 @@ const TAB_GONE =
  *   closes the oldest idle connection (keep-alive, or headers still arriving), or is closed itself
  *   when every open one carries a request.
  * @property {number} [maxRequests] Requests in flight at once (64): more are 429 `queue_full`.
- * @property {number} [maxBodyBytes] Request bodies held at once, being read or waiting to reach
- *   the tab (32 MiB): a body that does not fit is 429 `queue_full`.
+ * @property {number} [maxBodyBytes] Request bodies held at once, from their first byte read until
+ *   the tab's socket has sent their last (32 MiB): a body that does not fit is 429 `queue_full`.
  * @property {number} [headersTimeoutMs] Time for a request's headers to arrive (10 s), then 408.
  * @property {number} [requestTimeoutMs] Time for a whole request to arrive (60 s), then 408;
  *   the response may take as long as it takes.
@@ -86,20 +92,7 @@ const TAB_GONE =
  *   session, as a reload does (10 s); after that the pairing has ended.
  */
 
-/**
- * The limits, with their defaults.
- * @typedef {Required<Pick<RelayOptions, 'maxConnections' | 'maxRequests' | 'maxBodyBytes' | 'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs' | 'reconnectGraceMs'>>} Limits
- */
-/** @type {Limits} */
-export const DEFAULT_LIMITS = {
-  maxConnections: 128,
-  maxRequests: 64,
-  maxBodyBytes: 32 * 1024 * 1024,
-  headersTimeoutMs: 10_000,
-  requestTimeoutMs: 60_000,
-  keepAliveTimeoutMs: 5_000,
-  reconnectGraceMs: 10_000,
-};
+/** @typedef {import('./limits.js').Limits} Limits */
 
 /**
  * @typedef {object} Pending A forwarded request waiting for, or streaming, its response.
@@ -107,162 +100,6 @@ export const DEFAULT_LIMITS = {
  * @property {boolean} sse The response is an event stream (a failure ends it with an event).
  * @property {number} owed Bytes handed to the caller's connection, not yet credited to the tab.
  */
-
-/**
- * An OpenAI-shaped error body, as the API's own (DESIGN §3).
- * @param {string} code
- * @param {string} type
- * @param {string} message
- */
-function errorBody(code, type, message) {
-  return JSON.stringify({ error: { message, type, param: null, code } });
-}
-
-/** A `req_…` id, as the API's own. */
-function requestId() {
-  return `req_${randomUUID().replaceAll('-', '')}`;
-}
-
-/**
- * Answers with an error of the relay's own.
- * @param {ServerResponse} res
- * @param {number} status
- * @param {string} code
- * @param {string} type
- * @param {string} message
- * @param {Record<string, string>} [headers]
- */
-function fail(res, status, code, type, message, headers = {}) {
-  const body = errorBody(code, type, message);
-  // The reason phrase named: one set by a `writeHead` that then threw must not stay ("503 OK").
-  res.writeHead(status, STATUS_CODES[status], {
-    'content-type': 'application/json',
-    'content-length': String(Buffer.byteLength(body)),
-    'x-request-id': requestId(),
-    ...headers,
-  });
-  res.end(body);
-}
-
-/**
- * The API's first checks of a body's request, made before a byte of the body is read, in the
- * API's order (DESIGN §3) and with its answers: a key (401), JSON (415), the declared size (413).
- * Whether the tab accepts the key is the tab's to say; that there is one, the relay checks.
- * @param {import('node:http').IncomingHttpHeaders} headers
- * @param {number} declared The `Content-Length`, 0 when there is none.
- * @returns {[number, string, string, string] | null} The refusal (status, code, type, message).
- */
-function refusalUnread(headers, declared) {
-  if (bearerKey(headers.authorization) === null) {
-    return [
-      401,
-      'invalid_api_key',
-      'authentication_error',
-      'You did not provide an API key: send it as `Authorization: Bearer <key>`.',
-    ];
-  }
-  const type = headers['content-type'] ?? '';
-  if (type.split(';', 1)[0]?.trim().toLowerCase() !== 'application/json') {
-    const got = type === '' ? 'no content type' : `'${type.slice(0, 100)}'`;
-    return [
-      415,
-      'unsupported_media_type',
-      'invalid_request_error',
-      `The request body must be sent as 'application/json' (got ${got}).`,
-    ];
-  }
-  if (declared > BODY_LIMIT) return TOO_LARGE;
-  return null;
-}
-
-/** 413, as the API answers a body over its limit. @type {[number, string, string, string]} */
-const TOO_LARGE = [
-  413,
-  'request_too_large',
-  'invalid_request_error',
-  `The request body is larger than the limit of ${BODY_LIMIT} bytes.`,
-];
-
-/**
- * `text` cut to `limit` characters, with `…` where it was cut.
- * @param {string} text
- * @param {number} limit
- */
-function cut(text, limit) {
-  return text.length > limit ? `${text.slice(0, limit)}…` : text;
-}
-
-/**
- * `text` with its control characters (C0, DEL, C1; not the line's own spaces) written as `\xNN`,
- * so that nothing a caller sends can act on the terminal that shows the log.
- * @param {string} text
- */
-export function printable(text) {
-  return text.replace(
-    // eslint-disable-next-line no-control-regex -- control characters are what it finds
-    /[\u0000-\u001f\u007f-\u009f]/g,
-    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
-  );
-}
-
-/** Lines logged at most `limit` a window; the rest counted, and said in one line after it. */
-export class RateLimitedLog {
-  #log;
-  #limit;
-  #windowMs;
-  #count = 0;
-  #dropped = 0;
-  /** @type {ReturnType<typeof setTimeout> | null} */
-  #timer = null;
-
-  /**
-   * @param {(line: string) => void} log
-   * @param {number} [limit]
-   * @param {number} [windowMs]
-   */
-  constructor(log, limit = 10, windowMs = 10_000) {
-    this.#log = log;
-    this.#limit = limit;
-    this.#windowMs = windowMs;
-  }
-
-  /** @param {string} line */
-  note(line) {
-    if (this.#timer === null) {
-      this.#timer = setTimeout(() => this.#flush(), this.#windowMs);
-      this.#timer.unref();
-    }
-    if (this.#count < this.#limit) {
-      this.#count += 1;
-      this.#log(line);
-    } else {
-      this.#dropped += 1;
-    }
-  }
-
-  #flush() {
-    if (this.#dropped > 0) {
-      this.#log(`… and ${this.#dropped} more like it in ${this.#windowMs / 1000} s, not shown.`);
-    }
-    this.#count = 0;
-    this.#dropped = 0;
-    this.#timer = null;
-  }
-
-  /** Says what was held back, and stops. */
-  close() {
-    if (this.#timer !== null) clearTimeout(this.#timer);
-    this.#flush();
-  }
-}
-
-/**
- * Whether `address` means every interface (`0.0.0.0`, `::`).
- * @param {string} address
- */
-function isAnyAddress(address) {
-  return address === '0.0.0.0' || address === '::';
-}
 
 /**
  * Whether a token a client showed is the one expected, compared in constant time.
@@ -294,11 +131,17 @@ export class Relay {
   #appOrigin;
   /** @type {(line: string) => void} */
   #log;
-  /** A name callers may address besides this machine's: the non-loopback address listened on. */
-  /** @type {string | null} */
-  #extraHost;
-  /** Whether it listens on every interface (0.0.0.0, ::): then only this machine may call. */
-  #anyAddress = false;
+  /** `--host` as given: a name callers may address when it is one on the network. */
+  #host;
+  /**
+   * What the address bound to exposes, from `server.address()` once listening (see address.js);
+   * this machine only until then.
+   * @type {import('./address.js').ListenScope}
+   */
+  #scope = 'loopback';
+  /** The names callers may address besides this machine's: the network address served. */
+  /** @type {Set<string>} */
+  #networkHosts = new Set();
   /** Refusals and a tab's faults, logged at a bounded rate: anyone on the machine can cause thousands. */
   #refusals = new RateLimitedLog((line) => this.#log(line));
   /** The code the next pairing must show; a new one once it is used. */
@@ -328,9 +171,14 @@ export class Relay {
   #connections = new Map();
   /** Requests accepted and not answered in full yet. */
   #inFlight = 0;
-  /** Bytes of request bodies read and not handed to the tab's socket yet. */
-  #bodyBytes = 0;
-  /** Ends the session of a tab that went away and did not come back. @type {NodeJS.Timeout | undefined} */
+  /** Bytes of request bodies held, from their first byte read until the tab's socket sent them. */
+  #bodies;
+  /**
+   * Ends the session when no tab is ready with it: a tab that went away and did not come back, or
+   * sockets let in that never said they were ready. Runs whenever there is a session and no ready
+   * tab, across reconnects that come and go, and stops only when a tab says it is ready.
+   * @type {NodeJS.Timeout | undefined}
+   */
   #graceTimer;
 
   /**
@@ -347,21 +195,16 @@ export class Relay {
     // Every line is made printable: a caller's Origin may carry control bytes (C1's 0x9B is a
     // terminal's escape sequence introducer).
     this.#log = (line) => options.log(printable(line));
-    this.#anyAddress = isAnyAddress(options.host);
-    const listening = hostName(options.host.includes(':') ? `[${options.host}]` : options.host);
-    this.#extraHost =
-      listening === null || isLoopbackHost(listening) || isAnyAddress(options.host)
-        ? null
-        : listening;
+    this.#host = options.host;
+    this.#bodies = new BodyBudget(this.#limits.maxBodyBytes);
+    server.once('listening', () => this.#bound());
     server.on('connection', (socket) => this.#onConnection(socket));
     server.on('request', (req, res) => this.#onRequest(req, res));
     // `Expect: 100-continue` (curl's, for bodies over 1 MiB): a refusal goes out before the body.
     server.on('checkContinue', (req, res) => this.#onRequest(req, res, true));
-    server.on('upgrade', (req, socket, head) => {
-      // The tab's socket, or a refused attempt: never one of the connections shed for others.
-      this.#connections.delete(/** @type {import('node:net').Socket} */ (socket));
-      this.#onUpgrade(req, socket, head);
-    });
+    // A refused handshake stays among the connections, counted and shed as an idle one, until
+    // it closes; only the tab's accepted socket leaves them.
+    server.on('upgrade', (req, socket, head) => this.#onUpgrade(req, socket, head));
     this.#heartbeat = setInterval(() => this.#checkTab(), options.heartbeatMs);
     this.#heartbeat.unref();
   }
@@ -372,7 +215,7 @@ export class Relay {
     const address = this.#server.address();
     if (address === null || typeof address === 'string') throw new Error('not listening');
     // Listening on every address, this machine's own is the one to print.
-    const shown = isAnyAddress(address.address) ? '127.0.0.1' : address.address;
+    const shown = listenScope(address.address) === 'everywhere' ? '127.0.0.1' : address.address;
     const host = shown.includes(':') ? `[${shown}]` : shown;
     // Kept: the address is gone once the server closes, and messages still name it.
     this.#origin = `http://${host}:${address.port}`;
@@ -381,10 +224,10 @@ export class Relay {
 
   /** Who may call, in a line for the terminal: what the address listened on exposes. */
   get exposure() {
-    if (this.#extraHost !== null) {
+    if (this.#scope === 'network') {
       return `Callers: this machine and the network, at ${this.origin} (with a key the tab accepts).`;
     }
-    if (this.#anyAddress) {
+    if (this.#scope === 'everywhere') {
       return 'Callers: this machine only. The relay listens on every interface but refuses callers from the network; to serve the network, start it with --host set to this machine’s network address.';
     }
     return 'Callers: this machine only.';
@@ -439,6 +282,8 @@ export class Relay {
     this.#refusals.close();
     for (const client of this.#wss.clients) client.terminate();
     this.#wss.close();
+    // Refused handshakes too, which `closeAllConnections` no longer knows once upgraded.
+    for (const socket of this.#connections.keys()) socket.destroy();
     await new Promise((resolve) => {
       this.#server.close(resolve);
       this.#server.closeAllConnections();
@@ -446,21 +291,35 @@ export class Relay {
   }
 
   /**
-   * Whether a connection's peer may call: any where the user named a network address to listen
-   * on; otherwise only this machine (on 127.0.0.1 no other can reach it, and on every interface,
-   * 0.0.0.0 or ::, a `Host` header saying localhost proves nothing).
-   * @param {string | undefined} address
+   * Decides who may call from the address bound to, however `--host` spelled it: `0`, `::0` and
+   * `0000:0000::` are every interface as `0.0.0.0` and `::` are. Serving a network address, callers
+   * may name it by that address or by the name given as `--host`.
    */
-  #peerAllowed(address) {
-    return this.#extraHost !== null || isLoopbackPeer(address);
+  #bound() {
+    const address = this.#server.address();
+    if (address === null || typeof address === 'string') return;
+    this.#scope = listenScope(address.address);
+    if (this.#scope !== 'network') return;
+    for (const name of [address.address, this.#host]) {
+      const host = hostName(name.includes(':') ? `[${name}]` : name);
+      if (host !== null) this.#networkHosts.add(host);
+    }
   }
 
   /**
-   * Whether a request's `Host` names this machine, or the address the relay was told to listen on.
+   * Whether a connection's peer may call (see address.js).
+   * @param {string | undefined} address
+   */
+  #peerAllowed(address) {
+    return peerAllowed(this.#scope, address);
+  }
+
+  /**
+   * Whether a request's `Host` names this machine, or the network address the relay serves.
    * @param {string | undefined} host
    */
   #hostAllowed(host) {
-    return isLoopbackHost(host) || (this.#extraHost !== null && hostName(host) === this.#extraHost);
+    return isLoopbackHost(host) || this.#networkHosts.has(hostName(host) ?? '');
   }
 
   /**
@@ -573,7 +432,10 @@ export class Relay {
       this.#busy(res, `The relay has ${this.#limits.maxRequests} requests in flight, its limit.`);
       return;
     }
-    if (withBody && declared > this.#bodyRoom(tab)) {
+    // A declared body is counted whole before a byte of it is read: one that does not fit is
+    // refused unread, rather than read in part and dropped, which costs memory all the same.
+    const claim = this.#bodies.claim();
+    if (withBody && !claim.take(declared)) {
       this.#closeUnread(req, res);
       this.#busy(res, 'The relay holds as many request bodies as it may at once.');
       return;
@@ -582,22 +444,36 @@ export class Relay {
     res.once('close', () => (this.#inFlight -= 1));
     if (!withBody) {
       // The API answers this request without reading a body: none is read, none forwarded.
+      claim.release();
       this.#closeUnread(req, res);
       this.#forward(tab, req, res, url, null);
       return;
     }
     if (expectsContinue) res.writeContinue();
-    this.#readBody(req, res, tab).then(
+    readBody(req, claim, declared).then(
       (body) => {
-        if (body === undefined || res.destroyed || res.headersSent) return;
-        // The tab may have gone while the body arrived.
-        if (this.#tab !== tab) {
-          fail(res, 503, 'engine_unavailable', 'unavailable_error', TAB_GONE);
+        if (body === 'too_large' || body === 'busy') {
+          claim.release();
+          this.#closeUnread(req, res);
+          if (body === 'too_large') fail(res, ...TOO_LARGE);
+          else this.#busy(res, 'The relay holds as many request bodies as it may at once.');
           return;
         }
-        this.#forward(tab, req, res, url, body);
+        // Held until the tab's socket has sent it, not only until it is read.
+        if (body !== null && !res.destroyed && !res.headersSent && this.#tab === tab) {
+          this.#forward(tab, req, res, url, body, claim.release);
+          return;
+        }
+        claim.release();
+        if (res.destroyed || res.headersSent) return;
+        // The tab may have gone while the body arrived.
+        if (this.#tab !== tab) fail(res, 503, 'engine_unavailable', 'unavailable_error', TAB_GONE);
+        else this.#forward(tab, req, res, url, null);
       },
-      () => res.destroy(),
+      () => {
+        claim.release();
+        res.destroy();
+      },
     );
   }
 
@@ -639,24 +515,18 @@ export class Relay {
   }
 
   /**
-   * Bytes of body the relay may still take: its limit, less the bodies it reads and those waiting
-   * on the tab's socket.
-   * @param {WebSocket} tab
-   */
-  #bodyRoom(tab) {
-    return this.#limits.maxBodyBytes - this.#bodyBytes - tab.bufferedAmount;
-  }
-
-  /**
    * Hands a request to the tab.
    * @param {WebSocket} tab
    * @param {IncomingMessage} req
    * @param {ServerResponse} res
    * @param {URL} url
-   * @param {Buffer | null} body
+   * @param {import('./body.js').Body | null} body
+   * @param {() => void} [sent] Runs once the tab's socket has sent the body.
    */
-  #forward(tab, req, res, url, body) {
-    const id = this.#nextId++;
+  #forward(tab, req, res, url, body, sent = () => undefined) {
+    const id = this.#nextId;
+    // Ids are 32 bits in a body's binary message.
+    this.#nextId = (this.#nextId % 0xffff_ffff) + 1;
     /** @type {Record<string, string>} */
     const headers = {};
     for (const name of FORWARDED_REQUEST_HEADERS) {
@@ -674,61 +544,10 @@ export class Relay {
       method: req.method ?? 'GET',
       path: url.pathname + url.search,
       headers,
-      body: body === null ? null : body.toString('base64'),
+      body: body === null ? null : body.size,
     });
-  }
-
-  /**
-   * Reads the body as it arrives, counted against the relay's bodies at once: past the API's
-   * limit it is 413, past what the relay may hold 429, either without reading further. Resolves
-   * with the body (null when the request has none), or undefined when it answered itself.
-   * @param {IncomingMessage} req
-   * @param {ServerResponse} res
-   * @param {WebSocket} tab
-   * @returns {Promise<Buffer | null | undefined>}
-   */
-  #readBody(req, res, tab) {
-    return new Promise((resolve, reject) => {
-      /** @type {Buffer[]} */
-      const parts = [];
-      let size = 0;
-      let counted = true;
-      const done = () => {
-        req.off('data', onData);
-        req.off('end', onEnd);
-        req.off('error', onError);
-        req.off('close', onClose);
-        if (counted) this.#bodyBytes -= size;
-        counted = false;
-      };
-      const onData = (/** @type {Buffer} */ chunk) => {
-        size += chunk.length;
-        this.#bodyBytes += chunk.length;
-        if (size > BODY_LIMIT || this.#bodyRoom(tab) < 0) {
-          done();
-          this.#closeUnread(req, res);
-          if (size > BODY_LIMIT) fail(res, ...TOO_LARGE);
-          else this.#busy(res, 'The relay holds as many request bodies as it may at once.');
-          resolve(undefined);
-          return;
-        }
-        parts.push(chunk);
-      };
-      const onEnd = () => {
-        done();
-        resolve(size === 0 && !req.headers['content-length'] ? null : Buffer.concat(parts));
-      };
-      const onError = (/** @type {Error} */ error) => {
-        done();
-        reject(error);
-      };
-      // The caller went before its body was whole: what it sent is let go.
-      const onClose = () => onError(new Error('the caller went away'));
-      req.on('data', onData);
-      req.on('end', onEnd);
-      req.on('error', onError);
-      req.on('close', onClose);
-    });
+    if (body !== null && body.size > 0) sendBody(tab, id, body, sent);
+    else sent();
   }
 
   /**
@@ -740,9 +559,7 @@ export class Relay {
   #onUpgrade(req, socket, head) {
     const refuse = (/** @type {number} */ status, /** @type {string} */ reason) => {
       this.#refusals.note(`Refused a connection: ${reason}`);
-      socket.end(
-        `HTTP/1.1 ${status} ${status === 409 ? 'Conflict' : 'Forbidden'}\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(reason)}\r\n\r\n${reason}`,
-      );
+      refuseUpgrade(socket, status, reason);
     };
     const url = new URL(req.url ?? '/', 'http://relay');
     if (url.pathname !== RELAY_PATH) return refuse(403, 'not the relay path');
@@ -762,13 +579,17 @@ export class Relay {
     if (this.#tab !== null || this.#joining !== null) {
       return refuse(409, 'a tab is paired already; end that pairing in the app first');
     }
+    // The tab's socket: never one of the connections shed for others.
+    this.#connections.delete(/** @type {import('node:net').Socket} */ (socket));
     this.#wss.handleUpgrade(req, socket, head, (ws) => {
-      clearTimeout(this.#graceTimer);
       if (byCode) {
-        // One-time: the link that was printed no longer pairs anything.
+        // One-time: the link that was printed no longer pairs anything. A new session, and a
+        // new grace window for it should this socket go before it says it is ready.
         this.#code = token();
         this.#session = token();
+        this.#stopGrace();
       }
+      // By its session, the grace window runs on: only a tab that says it is ready stops it.
       this.#join(ws, /** @type {string} */ (this.#session));
     });
   }
@@ -782,7 +603,7 @@ export class Relay {
     this.#alive.add(ws);
     ws.on('pong', () => this.#alive.add(ws));
     ws.on('message', (data, isBinary) => {
-      if (isBinary) return ws.close(1003, 'text frames only');
+      if (isBinary) return this.#onTabBytes(ws, /** @type {Buffer} */ (data));
       /** @type {TabToRelay} */
       let message;
       try {
@@ -833,6 +654,7 @@ export class Relay {
       }
       this.#joining = null;
       this.#tab = ws;
+      this.#stopGrace();
       this.#log(`Paired with a tab of ${this.#appOrigin}. Forwarding ${this.baseUrl} to it.`);
       return;
     }
@@ -884,20 +706,6 @@ export class Relay {
         res.flushHeaders();
         return;
       }
-      case 'chunk': {
-        if (typeof message.data !== 'string') throw new TypeError('a chunk without data');
-        const bytes = Buffer.from(message.data, 'base64');
-        // Credit for bytes once they have left for the caller's connection, not while they wait
-        // in the relay: the tab is never more than its window ahead of what the caller's
-        // connection took. In batches, not per chunk (a chunk is often one token): the tab
-        // blocks only with a whole window unanswered, and a batch is a quarter of one.
-        res.write(bytes, () => {
-          if (this.#pending.get(id) !== pending) return;
-          pending.owed += bytes.length;
-          if (pending.owed >= CREDIT_BATCH) this.#credit(id, pending);
-        });
-        return;
-      }
       case 'end':
         this.#pending.delete(id);
         res.end();
@@ -912,6 +720,29 @@ export class Relay {
         );
         return;
     }
+  }
+
+  /**
+   * Bytes of a response's body (a binary message: the request's id, then the bytes), written to
+   * its caller as they came. Credit goes back for bytes once they have left for the caller's
+   * connection, not while they wait in the relay: the tab is never more than its window ahead of
+   * what the caller's connection took. In batches, not per chunk (a chunk is often one token): the
+   * tab blocks only with a whole window unanswered, and a batch is a quarter of one.
+   * @param {WebSocket} ws
+   * @param {Buffer} data
+   */
+  #onTabBytes(ws, data) {
+    if (ws !== this.#tab) return;
+    const frame = readFrame(data);
+    if (frame === null) return ws.close(1007, 'a binary message without a request id');
+    const { id, bytes } = frame;
+    const pending = this.#pending.get(id);
+    if (!pending) return;
+    pending.res.write(bytes, () => {
+      if (this.#pending.get(id) !== pending) return;
+      pending.owed += bytes.length;
+      if (pending.owed >= CREDIT_BATCH) this.#credit(id, pending);
+    });
   }
 
   /**
@@ -951,7 +782,12 @@ export class Relay {
 
   /** @param {WebSocket} ws */
   #onTabGone(ws) {
-    if (ws === this.#joining) this.#joining = null;
+    if (ws === this.#joining) {
+      // Gone before it said it was ready: its session lasts the grace window, no longer.
+      this.#joining = null;
+      this.#startGrace();
+      return;
+    }
     if (ws !== this.#tab) return;
     this.#tab = null;
     for (const pending of this.#pending.values()) this.#failPending(pending, TAB_GONE);
@@ -962,19 +798,35 @@ export class Relay {
     }
     // A reload comes back within moments, with its session; a closed tab never does, and its
     // pairing ends with the grace window (a tab restored later asks again).
-    const grace = this.#limits.reconnectGraceMs;
     this.#log(
-      `The paired tab went away. If it was reloaded it reconnects within ${grace / 1000} s; to pair another tab, open:\n  ${this.pairingLink}`,
+      `The paired tab went away. If it was reloaded it reconnects within ${this.#limits.reconnectGraceMs / 1000} s; to pair another tab, open:\n  ${this.pairingLink}`,
     );
-    clearTimeout(this.#graceTimer);
+    this.#startGrace();
+  }
+
+  /**
+   * Starts the grace window, unless it runs already: when it ends with no tab ready, the session
+   * lets nobody in any more, and a socket let in with it that has not said it is ready is closed.
+   */
+  #startGrace() {
+    if (this.#graceTimer !== undefined || this.#session === null || this.#tab !== null) return;
+    const grace = this.#limits.reconnectGraceMs;
     this.#graceTimer = setTimeout(() => {
-      if (this.#tab !== null || this.#joining !== null) return;
+      this.#graceTimer = undefined;
+      if (this.#tab !== null) return;
       this.#session = null;
+      this.#joining?.close(4001, 'the pairing ended');
       this.#log(
         `The paired tab did not come back within ${grace / 1000} s: the pairing ended. To pair a tab again, open:\n  ${this.pairingLink}`,
       );
     }, grace);
     this.#graceTimer.unref();
+  }
+
+  /** Stops the grace window: a tab is ready, or a new pairing began. */
+  #stopGrace() {
+    clearTimeout(this.#graceTimer);
+    this.#graceTimer = undefined;
   }
 
   /** Drops a tab that stopped answering pings (a machine asleep, a crashed renderer). */

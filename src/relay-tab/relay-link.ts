@@ -5,11 +5,15 @@
  * that any code of the page would make) and streams the response back as it comes. Only the API's
  * paths are replayed, whatever the relay asks. A response's bytes go out only as the relay gives
  * credit back, so a caller that reads slowly slows the reading of its response here, and the
- * service worker's stream behind it.
+ * service worker's stream behind it. Bodies travel as binary messages, the request's id first
+ * (relay/protocol.js), never as base64 in JSON.
  */
 import {
+  frameHeader,
+  FRAME_HEADER_BYTES,
   isApiPath,
   PROTOCOL_VERSION,
+  readFrame,
   WINDOW_BYTES,
   type RelayHello,
   type RelayToTab,
@@ -43,21 +47,14 @@ interface Replaying {
   wake: (() => void) | null;
 }
 
-/** Bytes as base64, in slices that `String.fromCharCode` can take. */
-function toBase64(bytes: Uint8Array): string {
-  let binary = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(binary);
-}
+type RelayRequest = Extract<RelayToTab, { type: 'request' }>;
 
-/** Base64 as bytes. */
-function fromBase64(text: string): Uint8Array<ArrayBuffer> {
-  const binary = atob(text);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
-  return bytes;
+/** Bytes of request `id`'s body as one binary message: the id, then the bytes. */
+function bodyMessage(id: number, bytes: Uint8Array): Uint8Array<ArrayBuffer> {
+  const message = new Uint8Array(FRAME_HEADER_BYTES + bytes.byteLength);
+  message.set(frameHeader(id));
+  message.set(bytes, FRAME_HEADER_BYTES);
+  return message;
 }
 
 /**
@@ -75,6 +72,8 @@ export class RelayLink extends EventTarget {
   readonly #options: RelayLinkOptions;
   readonly #socket: WebSocket;
   readonly #replaying = new Map<number, Replaying>();
+  /** Requests whose body, the binary message after them, has not come yet. */
+  readonly #awaitingBody = new Map<number, RelayRequest>();
   #ended = false;
 
   constructor(options: RelayLinkOptions) {
@@ -88,6 +87,8 @@ export class RelayLink extends EventTarget {
         : ['session', options.credential.session];
     url.searchParams.set(name, value);
     this.#socket = new Socket(url.href);
+    // Bodies come as binary messages: as bytes at once, not as a Blob to read.
+    this.#socket.binaryType = 'arraybuffer';
     this.#socket.addEventListener('message', (event) => this.#onMessage(event.data));
     this.#socket.addEventListener('close', (event) => this.#onClose(event.code, event.reason));
     // A refused or failed connection closes it too, and that says what there is to say.
@@ -106,8 +107,9 @@ export class RelayLink extends EventTarget {
     this.#socket.close(1000, 'pairing ended');
   }
 
-  #send(message: TabToRelay): void {
-    if (this.#socket.readyState === this.#socket.OPEN) this.#socket.send(JSON.stringify(message));
+  #send(message: TabToRelay | Uint8Array<ArrayBuffer>): void {
+    if (this.#socket.readyState !== this.#socket.OPEN) return;
+    this.#socket.send(message instanceof Uint8Array ? message : JSON.stringify(message));
   }
 
   #setState(state: LinkState, reason = ''): void {
@@ -117,6 +119,10 @@ export class RelayLink extends EventTarget {
   }
 
   #onMessage(data: unknown): void {
+    if (data instanceof ArrayBuffer) {
+      this.#onBody(new Uint8Array(data));
+      return;
+    }
     let message: RelayToTab;
     try {
       message = JSON.parse(String(data)) as RelayToTab;
@@ -128,7 +134,13 @@ export class RelayLink extends EventTarget {
         void this.#onHello(message);
         return;
       case 'request':
-        if (this.state === 'paired') void this.#replay(message);
+        if (this.state !== 'paired') return;
+        // A body of a byte or more follows as a binary message; the request waits for it.
+        if (typeof message.body === 'number' && message.body > 0) {
+          this.#awaitingBody.set(message.id, message);
+        } else {
+          void this.#replay(message, message.body === null ? null : new Uint8Array(0));
+        }
         return;
       case 'credit': {
         const replaying = this.#replaying.get(message.id);
@@ -138,6 +150,7 @@ export class RelayLink extends EventTarget {
         return;
       }
       case 'cancel':
+        this.#awaitingBody.delete(message.id);
         this.#replaying.get(message.id)?.controller.abort();
         return;
     }
@@ -164,8 +177,18 @@ export class RelayLink extends EventTarget {
     this.#setState('paired');
   }
 
+  /** A request's body: the request that announced it is replayed with it. */
+  #onBody(message: Uint8Array): void {
+    const frame = readFrame(message);
+    const request = frame === null ? undefined : this.#awaitingBody.get(frame.id);
+    if (frame === null || request === undefined) return;
+    this.#awaitingBody.delete(frame.id);
+    void this.#replay(request, frame.bytes);
+  }
+
   #onClose(code: number, reason: string): void {
     this.closeCode = code;
+    this.#awaitingBody.clear();
     for (const { controller } of this.#replaying.values()) controller.abort();
     this.#replaying.clear();
     if (this.state === 'closed') return;
@@ -178,7 +201,7 @@ export class RelayLink extends EventTarget {
     this.#setState('closed', why);
   }
 
-  async #replay({ id, method, path, headers, body }: Extract<RelayToTab, { type: 'request' }>) {
+  async #replay({ id, method, path, headers }: RelayRequest, body: Uint8Array | null) {
     // Only the API's paths, whatever the relay sends: dot segments resolved first.
     const target = new URL(path, 'http://relay');
     const replaying: Replaying = {
@@ -194,7 +217,7 @@ export class RelayLink extends EventTarget {
       const response = await replay(url, {
         method,
         headers,
-        ...(body !== null && { body: fromBase64(body) }),
+        ...(body !== null && { body: body as Uint8Array<ArrayBuffer> }),
         signal: replaying.controller.signal,
         // A caller's request: never this page's cookies.
         credentials: 'omit',
@@ -252,7 +275,7 @@ export class RelayLink extends EventTarget {
         const part: Uint8Array = unsent.subarray(0, replaying.credit);
         unsent = part.byteLength < unsent.byteLength ? unsent.subarray(part.byteLength) : null;
         replaying.credit -= part.byteLength;
-        this.#send({ type: 'chunk', id, data: toBase64(part) });
+        this.#send(bodyMessage(id, part));
       }
     } finally {
       signal.removeEventListener('abort', stop);

@@ -6,173 +6,31 @@
  */
 import { chmod, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { connect } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WebSocket as NodeWebSocket } from 'ws';
 import { loadConfig } from '../../../relay/config.js';
-import { RELAY_PATH, WINDOW_BYTES } from '../../../relay/protocol.js';
-import {
-  printable,
-  RateLimitedLog,
-  startRelay,
-  type Relay,
-  type RelayOptions,
-} from '../../../relay/relay.js';
+import { PROTOCOL_VERSION, RELAY_PATH, WINDOW_BYTES } from '../../../relay/protocol.js';
+import { printable, RateLimitedLog, startRelay, type Relay } from '../../../relay/relay.js';
 import { RelayLink, type Replay } from '../../../src/relay-tab/relay-link';
 import { echoBody, echoStack, eventually, sleep } from '../helpers';
-
-const APP = 'http://127.0.0.1:4173/';
-const API_BASE = 'http://127.0.0.1:4173/v1/';
-
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function relay(
-  options: Partial<RelayOptions> = {},
-): Promise<{ relay: Relay; log: string[] }> {
-  const dir = await mkdtemp(join(tmpdir(), 'hearth-relay-'));
-  const log: string[] = [];
-  const started = await startRelay({
-    port: 0,
-    app: APP,
-    configFile: join(dir, 'relay.json'),
-    log: (line) => log.push(line),
-    ...options,
-  });
-  cleanups.push(() => started.close());
-  return { relay: started, log };
-}
-
-/** A WebSocket as a browser tab of `origin` opens it; each one made is pushed to `made`. */
-function socketOf(origin: string, made: NodeWebSocket[] = [], autoPong = true) {
-  return class extends NodeWebSocket {
-    constructor(url: string) {
-      super(url, { origin, autoPong });
-      made.push(this);
-    }
-  } as unknown as typeof WebSocket;
-}
-
-const codeOf = (r: Relay) => new URL(r.pairingLink).searchParams.get('pair') ?? '';
-
-/** Pairs a tab whose API is `replay` (the echo stack's by default). */
-async function pair(r: Relay, replay?: Replay, credential?: { session: string }) {
-  const stack = echoStack();
-  cleanups.push(() => stack.close());
-  const sockets: NodeWebSocket[] = [];
-  const link = new RelayLink({
-    url: r.wsUrl,
-    credential: credential ?? { code: codeOf(r) },
-    apiBase: API_BASE,
-    onHello: async () => undefined,
-    WebSocket: socketOf(new URL(APP).origin, sockets),
-    replay: replay ?? ((url, init) => stack.api.fetch(new Request(url, init))),
-  });
-  cleanups.push(() => link.state !== 'closed' && link.end());
-  await eventually(() => link.state !== 'connecting');
-  expect(link.state).toBe('paired');
-  await eventually(() => r.paired);
-  /** Closes the tab: its socket goes, with no goodbye. */
-  const closeTab = () => sockets[0]?.terminate();
-  return { link, stack, closeTab };
-}
-
-interface Answer {
-  status: number;
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-
-/** An HTTP request to the relay, as curl would make it. */
-function send(
-  r: Relay,
-  path: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(`${r.origin}${path}`, {
-      method: options.method ?? (options.body === undefined ? 'GET' : 'POST'),
-      headers: {
-        authorization: 'Bearer sk-test',
-        ...(options.body !== undefined && { 'content-type': 'application/json' }),
-        ...options.headers,
-      },
-    });
-    req.on('response', (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (part: Buffer) => parts.push(part));
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          body: Buffer.concat(parts).toString(),
-        }),
-      );
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(options.body);
-  });
-}
-
-const chat = (content: string, extra: Record<string, unknown> = {}) =>
-  JSON.stringify(echoBody(content, extra));
-
-/** A request as the relay hands it to its tab. */
-interface Forwarded {
-  id: number;
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body: string | null;
-}
-
-/**
- * A tab of the test's own making: it says it is ready, records each request it is handed, and
- * answers only as `onRequest` (or the test, through `tell`) makes it.
- */
-async function fakeTab(
-  r: Relay,
-  onRequest: (request: Forwarded, tell: (message: object) => void) => void = () => undefined,
-) {
-  const tab = new NodeWebSocket(`${r.wsUrl}?code=${codeOf(r)}`, { origin: new URL(APP).origin });
-  cleanups.push(() => tab.terminate());
-  const tell = (message: object) => tab.send(JSON.stringify(message));
-  const requests: Forwarded[] = [];
-  tab.on('message', (data) => {
-    const message = JSON.parse(String(data));
-    if (message.type === 'hello') tell({ type: 'ready', version: 1 });
-    if (message.type !== 'request') return;
-    requests.push(message);
-    onRequest(message, tell);
-  });
-  await eventually(() => r.paired);
-  return { tab, requests, tell };
-}
-
-/** A plain TCP connection to the relay, for requests no HTTP client would send (half-sent ones). */
-function rawConnection(r: Relay) {
-  const socket = connect(Number(new URL(r.origin).port), '127.0.0.1');
-  let text = '';
-  let closed = false;
-  socket.on('data', (part: Buffer) => (text += part.toString('latin1')));
-  socket.on('error', () => undefined);
-  socket.on('close', () => (closed = true));
-  cleanups.push(() => socket.destroy());
-  return { socket, received: () => text, closed: () => closed };
-}
-
-/** The status and the JSON body of a raw HTTP/1.1 answer (the relay's errors have a length). */
-function rawAnswer(text: string): { status: number; reason: string; body: unknown } {
-  const [, status = '0', reason = ''] = /^HTTP\/1\.1 (\d{3}) ([^\r]*)/.exec(text) ?? [];
-  const split = text.indexOf('\r\n\r\n');
-  const body = split === -1 ? '' : text.slice(split + 4);
-  return { status: Number(status), reason, body: body === '' ? null : JSON.parse(body) };
-}
+import {
+  API_BASE,
+  APP,
+  type Answer,
+  bodyFrame,
+  chat,
+  cleanups,
+  codeOf,
+  fakeTab,
+  pair,
+  rawAnswer,
+  rawConnection,
+  relay,
+  send,
+  socketOf,
+} from './harness';
 
 describe('the relay forwards to the paired tab', () => {
   it('answers a chat completion as the tab’s own API does', async () => {
@@ -793,7 +651,8 @@ describe('the relay and a tab that misbehaves', () => {
     let answered = 0;
     tab.on('message', (data) => {
       const message = JSON.parse(String(data));
-      if (message.type === 'hello') tab.send(JSON.stringify({ type: 'ready', version: 1 }));
+      if (message.type === 'hello')
+        tab.send(JSON.stringify({ type: 'ready', version: PROTOCOL_VERSION }));
       if (message.type !== 'request') return;
       answered += 1;
       const { id } = message;
@@ -810,9 +669,7 @@ describe('the relay and a tab that misbehaves', () => {
             headers: { 'content-type': 'text/plain' },
           }),
         );
-        tab.send(
-          JSON.stringify({ type: 'chunk', id, data: Buffer.from('fine').toString('base64') }),
-        );
+        tab.send(bodyFrame(id, 'fine'));
         tab.send(JSON.stringify({ type: 'end', id }));
       }
     });
@@ -836,7 +693,14 @@ describe('the relay and what a tab sends', () => {
   /** A request through a tab that answers with `answer`, given up on after 2 s (a hang fails). */
   async function answeredBy(answer: (id: number) => object[]) {
     const { relay: r, log } = await relay();
-    await fakeTab(r, ({ id }, tell) => answer(id).forEach(tell));
+    // `{ type: 'chunk', id, data }` stands for bytes of the body: a binary message.
+    await fakeTab(r, ({ id }, tell, chunk) =>
+      answer(id).forEach((message) =>
+        'data' in message && typeof message.data === 'string'
+          ? chunk(id, message.data)
+          : tell(message),
+      ),
+    );
     const result = await new Promise<Answer & { reason: string }>((resolve, reject) => {
       const req = httpRequest(`${r.baseUrl}/models`, { headers: { authorization: 'Bearer k' } });
       req.setTimeout(2000, () => req.destroy(new Error('no answer within 2 s')));
@@ -863,7 +727,7 @@ describe('the relay and what a tab sends', () => {
     async (status) => {
       const { result, r } = await answeredBy((id) => [
         { type: 'head', id, status, headers: { 'content-type': 'text/plain' } },
-        { type: 'chunk', id, data: Buffer.from('body').toString('base64') },
+        { type: 'chunk', id, data: 'body' },
         { type: 'end', id },
       ]);
       expect([result.status, result.reason]).toEqual([502, 'Bad Gateway']);
@@ -915,7 +779,7 @@ describe('the relay and what a tab sends', () => {
   it('ends a stream with an error event whose message is text, whatever the tab’s failure message', async () => {
     const { result } = await answeredBy((id) => [
       { type: 'head', id, status: 200, headers: { 'content-type': 'text/event-stream' } },
-      { type: 'chunk', id, data: Buffer.from('data: {}\n\n').toString('base64') },
+      { type: 'chunk', id, data: 'data: {}\n\n' },
       { type: 'failed', id, message: { evil: true } },
     ]);
     const last = result.body.split('\n\n').filter(Boolean).at(-1) ?? '';
@@ -938,9 +802,9 @@ describe('the relay when the tab goes during a non-streamed reply', () => {
 
   it('cuts the connection off when the tab goes with a JSON body begun: the caller sees no complete JSON', async () => {
     const { relay: r } = await relay();
-    const { tab } = await fakeTab(r, ({ id }, tell) => {
+    const { tab } = await fakeTab(r, ({ id }, tell, chunk) => {
       tell({ type: 'head', id, status: 200, headers: { 'content-type': 'application/json' } });
-      tell({ type: 'chunk', id, data: Buffer.from('{"id":"chatcmpl-1","cho').toString('base64') });
+      chunk(id, '{"id":"chatcmpl-1","cho');
       setTimeout(() => tab.terminate(), 100);
     });
     const outcome = await new Promise<{ status: number; body: string; complete: boolean }>(
@@ -1083,22 +947,34 @@ describe('the relay when things go away', () => {
  * the tab is ready hands it to `onReady`; every message the tab sends after that is in `received`.
  */
 async function fakeRelay(
-  onReady: (tell: (message: object) => void) => void,
+  onReady: (tell: (message: object | Buffer) => void) => void,
   replay: Replay,
-): Promise<{ received: { id: number; type: string; message?: string; data?: string }[] }> {
+): Promise<{ received: { id: number; type: string; message?: string; bytes?: number }[] }> {
   const { WebSocketServer } = await import('ws');
   const server = new WebSocketServer({ port: 0, host: '127.0.0.1' });
   cleanups.push(() => new Promise((resolve) => server.close(resolve)));
   await new Promise((resolve) => server.once('listening', resolve));
-  const received: { id: number; type: string; message?: string; data?: string }[] = [];
+  const received: { id: number; type: string; message?: string; bytes?: number }[] = [];
   server.on('connection', (ws) => {
-    const tell = (message: object) => ws.send(JSON.stringify(message));
-    ws.on('message', (data) => {
+    const tell = (message: object | Buffer) =>
+      ws.send(Buffer.isBuffer(message) ? message : JSON.stringify(message));
+    ws.on('message', (data: Buffer, isBinary) => {
+      // Bytes of a response's body: recorded as how many came.
+      if (isBinary) {
+        received.push({ id: data.readUInt32BE(0), type: 'bytes', bytes: data.length - 4 });
+        return;
+      }
       const message = JSON.parse(String(data));
       if (message.type === 'ready') onReady(tell);
       else received.push(message);
     });
-    tell({ type: 'hello', version: 1, key: 'hk-x', base_url: 'http://127.0.0.1/v1', session: 's' });
+    tell({
+      type: 'hello',
+      version: PROTOCOL_VERSION,
+      key: 'hk-x',
+      base_url: 'http://127.0.0.1/v1',
+      session: 's',
+    });
   });
   const link = new RelayLink({
     url: `ws://127.0.0.1:${(server.address() as { port: number }).port}/relay`,
@@ -1133,16 +1009,18 @@ describe('the tab’s end of the link', () => {
     const replayed: string[] = [];
     const { received } = await fakeRelay(
       (tell) =>
-        paths.forEach((path, i) =>
+        paths.forEach((path, i) => {
+          const body = '{"auth":"any"}';
           tell({
             type: 'request',
             id: i + 1,
             method: 'PATCH',
             path,
             headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
-            body: Buffer.from('{"auth":"any"}').toString('base64'),
-          }),
-        ),
+            body: Buffer.byteLength(body),
+          });
+          tell(bodyFrame(i + 1, body));
+        }),
       async (url) => {
         replayed.push(url);
         return new Response('replayed');
@@ -1184,9 +1062,7 @@ describe('the tab’s end of the link', () => {
         ),
     );
     const sent = () =>
-      received
-        .filter((m) => m.type === 'chunk')
-        .reduce((sum, m) => sum + Buffer.from(m.data ?? '', 'base64').length, 0);
+      received.filter((m) => m.type === 'bytes').reduce((sum, m) => sum + (m.bytes ?? 0), 0);
     await eventually(() => sent() > 0);
     await sleep(300);
     expect(sent()).toBe(WINDOW_BYTES);
@@ -1226,8 +1102,8 @@ async function pairStreaming(r: Relay, total: number) {
       super(url, { origin: new URL(APP).origin });
     }
     override send(data: unknown, ...rest: unknown[]) {
-      const message = JSON.parse(String(data));
-      if (message.type === 'chunk') counter.sent += Buffer.from(message.data, 'base64').length;
+      // Bytes of a body: a binary message, the request's id first.
+      if (data instanceof Uint8Array) counter.sent += data.byteLength - 4;
       (super.send as (...args: unknown[]) => void)(data, ...rest);
     }
   } as unknown as typeof WebSocket;
@@ -1349,15 +1225,15 @@ describe('flow control, when the caller goes away', () => {
     const chunks = 2000;
     tab.on('message', (data) => {
       const message = JSON.parse(String(data));
-      if (message.type === 'hello') tab.send(JSON.stringify({ type: 'ready', version: 1 }));
+      if (message.type === 'hello')
+        tab.send(JSON.stringify({ type: 'ready', version: PROTOCOL_VERSION }));
       if (message.type === 'credit') credits += 1;
       if (message.type !== 'request') return;
       const { id } = message;
       tab.send(JSON.stringify({ type: 'head', id, status: 200, headers: {} }));
       // 2000 chunks of 200 bytes, as a long reply streams: 400 kB, more than a window.
-      const data200 = Buffer.alloc(200, 'x').toString('base64');
-      for (let i = 0; i < chunks; i += 1)
-        tab.send(JSON.stringify({ type: 'chunk', id, data: data200 }));
+      const data200 = Buffer.alloc(200, 'x');
+      for (let i = 0; i < chunks; i += 1) tab.send(bodyFrame(id, data200));
       tab.send(JSON.stringify({ type: 'end', id }));
     });
     await eventually(() => r.paired);

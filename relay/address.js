@@ -1,0 +1,61 @@
+/**
+ * @module
+ * Who may call the relay, decided from the address it is bound to. The address comes from
+ * `server.address()` once the relay listens, never from how `--host` was spelled: `0`, `::0` and
+ * `0000:0000::` bind every interface as `0.0.0.0` and `::` do, and a check of the spelling let the
+ * network's callers in through them.
+ */
+import { isLoopbackPeer } from './protocol.js';
+
+/**
+ * What listening on an address exposes: `loopback`, this machine only (no other can reach it);
+ * `everywhere`, every interface (the relay then refuses callers that are not this machine);
+ * `network`, one address on the network, which the user chose to serve.
+ * @typedef {'loopback' | 'everywhere' | 'network'} ListenScope
+ */
+
+/**
+ * An IP address in one spelling: IPv4 dotted (`0` → `0.0.0.0`, `127.1` → `127.0.0.1`), IPv6
+ * compressed and lower case (`0000:0000::` → `::`), an IPv4-mapped IPv6 address as its IPv4
+ * address. The WHATWG URL parser does the work, as it does for the browser. Null for anything
+ * that is not an IP address (a host name).
+ * @param {string} address
+ */
+export function normalizeAddress(address) {
+  const bare = address.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '');
+  try {
+    const host = new URL(`http://${bare.includes(':') ? `[${bare}]` : bare}/`).hostname;
+    if (!host.startsWith('[')) return /^[\d.]+$/.test(host) ? host : null;
+    const ipv6 = host.slice(1, -1);
+    const mapped = /^::ffff:([\da-f]{1,4}):([\da-f]{1,4})$/.exec(ipv6);
+    if (mapped === null) return ipv6;
+    const [high, low] = [parseInt(mapped[1] ?? '0', 16), parseInt(mapped[2] ?? '0', 16)];
+    return [high >> 8, high & 255, low >> 8, low & 255].join('.');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What listening on `address` exposes (see {@link ListenScope}). A name that is no IP address
+ * counts as the network: the relay decides from the address it is bound to, which is one.
+ * @param {string} address
+ * @returns {ListenScope}
+ */
+export function listenScope(address) {
+  const ip = normalizeAddress(address);
+  if (ip === '0.0.0.0' || ip === '::') return 'everywhere';
+  if (ip !== null && isLoopbackPeer(ip)) return 'loopback';
+  return 'network';
+}
+
+/**
+ * Whether a caller at `peer` may call a relay listening with `scope`: any, where the user named a
+ * network address to serve; otherwise only this machine (on loopback no other can reach it, and
+ * on every interface a `Host` header saying localhost proves nothing: the peer address decides).
+ * @param {ListenScope} scope
+ * @param {string | undefined} peer
+ */
+export function peerAllowed(scope, peer) {
+  return scope === 'network' || isLoopbackPeer(peer);
+}

@@ -1,0 +1,193 @@
+/**
+ * What the relay's tests share: a relay of their own, a tab paired through the real link
+ * (src/relay-tab/relay-link.ts) or one of the test's own making, and callers that speak HTTP as
+ * curl does or raw TCP where no HTTP client would.
+ */
+import { mkdtemp } from 'node:fs/promises';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, expect } from 'vitest';
+import { WebSocket as NodeWebSocket } from 'ws';
+import { PROTOCOL_VERSION } from '../../../relay/protocol.js';
+import { startRelay, type Relay, type RelayOptions } from '../../../relay/relay.js';
+import { RelayLink, type Replay } from '../../../src/relay-tab/relay-link';
+import { echoBody, echoStack, eventually } from '../helpers';
+
+export const APP = 'http://127.0.0.1:4173/';
+export const API_BASE = 'http://127.0.0.1:4173/v1/';
+
+export const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+export async function relay(
+  options: Partial<RelayOptions> = {},
+): Promise<{ relay: Relay; log: string[] }> {
+  const dir = await mkdtemp(join(tmpdir(), 'hearth-relay-'));
+  const log: string[] = [];
+  const started = await startRelay({
+    port: 0,
+    app: APP,
+    configFile: join(dir, 'relay.json'),
+    log: (line) => log.push(line),
+    ...options,
+  });
+  cleanups.push(() => started.close());
+  return { relay: started, log };
+}
+
+/** A WebSocket as a browser tab of `origin` opens it; each one made is pushed to `made`. */
+export function socketOf(origin: string, made: NodeWebSocket[] = [], autoPong = true) {
+  return class extends NodeWebSocket {
+    constructor(url: string) {
+      super(url, { origin, autoPong });
+      made.push(this);
+    }
+  } as unknown as typeof WebSocket;
+}
+
+export const codeOf = (r: Relay) => new URL(r.pairingLink).searchParams.get('pair') ?? '';
+
+/** Pairs a tab whose API is `replay` (the echo stack's by default). */
+export async function pair(r: Relay, replay?: Replay, credential?: { session: string }) {
+  const stack = echoStack();
+  cleanups.push(() => stack.close());
+  const sockets: NodeWebSocket[] = [];
+  const link = new RelayLink({
+    url: r.wsUrl,
+    credential: credential ?? { code: codeOf(r) },
+    apiBase: API_BASE,
+    onHello: async () => undefined,
+    WebSocket: socketOf(new URL(APP).origin, sockets),
+    replay: replay ?? ((url, init) => stack.api.fetch(new Request(url, init))),
+  });
+  cleanups.push(() => link.state !== 'closed' && link.end());
+  await eventually(() => link.state !== 'connecting');
+  expect(link.state).toBe('paired');
+  await eventually(() => r.paired);
+  /** Closes the tab: its socket goes, with no goodbye. */
+  const closeTab = () => sockets[0]?.terminate();
+  return { link, stack, closeTab };
+}
+
+export interface Answer {
+  status: number;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+/** An HTTP request to the relay, as curl would make it. */
+export function send(
+  r: Relay,
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${r.origin}${path}`, {
+      method: options.method ?? (options.body === undefined ? 'GET' : 'POST'),
+      headers: {
+        authorization: 'Bearer sk-test',
+        ...(options.body !== undefined && { 'content-type': 'application/json' }),
+        ...options.headers,
+      },
+    });
+    req.on('response', (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (part: Buffer) => parts.push(part));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(parts).toString(),
+        }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+export const chat = (content: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify(echoBody(content, extra));
+
+/** A request as the relay hands it to its tab, its body (sent as a binary message) joined to it. */
+export interface Forwarded {
+  id: number;
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: Buffer | null;
+}
+
+/** Bytes of request `id`'s body as the protocol frames them: a binary message, the id first. */
+export function bodyFrame(id: number, bytes: Buffer | string): Buffer {
+  const header = Buffer.alloc(4);
+  header.writeUInt32BE(id);
+  return Buffer.concat([header, Buffer.from(bytes)]);
+}
+
+/**
+ * A tab of the test's own making: it says it is ready, records each request it is handed (once
+ * its body came), and answers only as `onRequest` (or the test, through `tell` and `chunk`) makes
+ * it.
+ */
+export async function fakeTab(
+  r: Relay,
+  onRequest: (
+    request: Forwarded,
+    tell: (message: object) => void,
+    chunk: (id: number, bytes: Buffer | string) => void,
+  ) => void = () => undefined,
+) {
+  const tab = new NodeWebSocket(`${r.wsUrl}?code=${codeOf(r)}`, { origin: new URL(APP).origin });
+  cleanups.push(() => tab.terminate());
+  const tell = (message: object) => tab.send(JSON.stringify(message));
+  const chunk = (id: number, bytes: Buffer | string) => tab.send(bodyFrame(id, bytes));
+  const requests: Forwarded[] = [];
+  /** Requests whose body has not come yet. */
+  const awaiting = new Map<number, Forwarded>();
+  const handed = (request: Forwarded) => {
+    requests.push(request);
+    onRequest(request, tell, chunk);
+  };
+  tab.on('message', (data: Buffer, isBinary) => {
+    if (isBinary) {
+      const request = awaiting.get(data.readUInt32BE(0));
+      if (request === undefined) return;
+      awaiting.delete(request.id);
+      handed({ ...request, body: data.subarray(4) });
+      return;
+    }
+    const message = JSON.parse(String(data));
+    if (message.type === 'hello') tell({ type: 'ready', version: PROTOCOL_VERSION });
+    if (message.type !== 'request') return;
+    if (typeof message.body === 'number' && message.body > 0) awaiting.set(message.id, message);
+    else handed({ ...message, body: message.body === null ? null : Buffer.alloc(0) });
+  });
+  await eventually(() => r.paired);
+  return { tab, requests, tell, chunk };
+}
+
+/** A plain TCP connection to the relay, for requests no HTTP client would send (half-sent ones). */
+export function rawConnection(r: Relay) {
+  const socket = connect(Number(new URL(r.origin).port), '127.0.0.1');
+  let text = '';
+  let closed = false;
+  socket.on('data', (part: Buffer) => (text += part.toString('latin1')));
+  socket.on('error', () => undefined);
+  socket.on('close', () => (closed = true));
+  cleanups.push(() => socket.destroy());
+  return { socket, received: () => text, closed: () => closed };
+}
+
+/** The status and the JSON body of a raw HTTP/1.1 answer (the relay's errors have a length). */
+export function rawAnswer(text: string): { status: number; reason: string; body: unknown } {
+  const [, status = '0', reason = ''] = /^HTTP\/1\.1 (\d{3}) ([^\r]*)/.exec(text) ?? [];
+  const split = text.indexOf('\r\n\r\n');
+  const body = split === -1 ? '' : text.slice(split + 4);
+  return { status: Number(status), reason, body: body === '' ? null : JSON.parse(body) };
+}
