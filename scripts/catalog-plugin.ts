@@ -76,8 +76,16 @@ const selfHostedSchema = v.object({
   ),
 });
 
-/** The self-hosted models of `file`, checked; a missing file is an empty catalogue. */
-export function readSelfHosted(file: string): CatalogEntry[] {
+/**
+ * The self-hosted models of `file`, checked; a missing file is an empty catalogue. A WebLLM
+ * record takes tools only if WebLLM calls functions with its `model_id` (`functionCallingIds`,
+ * WebLLM's `functionCallingModelIds`): WebLLM refuses tools to any other, so such a record says
+ * `tools: false`, and a request with tools gets the 400 of every model without them.
+ */
+export function readSelfHosted(
+  file: string,
+  functionCallingIds: readonly string[] = [],
+): CatalogEntry[] {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -93,17 +101,27 @@ export function readSelfHosted(file: string): CatalogEntry[] {
   return parsed.output.models.map((record) =>
     record.engine === 'llama.cpp'
       ? ggufEntry(record as v.InferOutput<typeof ggufRecord>, 'self-hosted')
-      : webllmEntry(record as v.InferOutput<typeof webllmRecord>),
+      : webllmEntry(record as v.InferOutput<typeof webllmRecord>, functionCallingIds, file),
   );
 }
 
 /** A self-hosted WebLLM record's catalogue entry. */
-function webllmEntry(record: v.InferOutput<typeof webllmRecord>): CatalogEntry {
+function webllmEntry(
+  record: v.InferOutput<typeof webllmRecord>,
+  functionCallingIds: readonly string[],
+  file: string,
+): CatalogEntry {
+  const callsFunctions = functionCallingIds.includes(record.model_id);
+  if (record.tools && !callsFunctions) {
+    console.warn(
+      `${file}: ${record.model_id} says tools: true, but WebLLM calls functions only with ${functionCallingIds.join(', ') || 'none'}; it is listed without tools.`,
+    );
+  }
   return catalogEntry(record as Parameters<typeof catalogEntry>[0], {
     owner: (record.id ?? 'self-hosted/x').split('/')[0] ?? 'self-hosted',
     id: record.id ?? `self-hosted/${record.model_id}`,
     source: 'self-hosted',
-    tools: record.tools ?? false,
+    tools: (record.tools ?? false) && callsFunctions,
   });
 }
 
@@ -117,7 +135,7 @@ export async function buildCatalog(selfHostedFile: string): Promise<CatalogEntry
   const curated = [...CURATED_GGUF, ...CURATED_GGUF_EMBEDDINGS].map((record) =>
     ggufEntry(record, 'curated'),
   );
-  const selfHosted = readSelfHosted(selfHostedFile);
+  const selfHosted = readSelfHosted(selfHostedFile, webllm.functionCallingModelIds);
   const ids = new Set([...prebuilt, ...curated].map((e) => e.id));
   for (const entry of selfHosted) {
     if (ids.has(entry.id)) throw new Error(`${selfHostedFile}: the id ${entry.id} is taken`);

@@ -8,9 +8,10 @@ import { ReplyAccumulator } from '../openai/completion';
 import type { StopFilter } from '../openai/stop';
 import type { ChatRequest } from '../openai/types';
 import type { EngineOutput } from './engine';
+import { choiceSeed } from './seeds';
 
-/** How often a reply of several choices says it is alive (the stall limit is 60 s). */
-const PROGRESS_EVERY_MS = 1000;
+/** How often a reply that sends nothing yet says it is alive (the stall limit is 60 s). */
+export const PROGRESS_EVERY_MS = 1000;
 
 /** An engine token as the API carries it: plain text in the common case (the hot path). */
 export function tokenOf(output: Extract<EngineOutput, { type: 'token' }>): Token {
@@ -43,7 +44,8 @@ export function* filtered(
 
 /**
  * Several choices, one stream each, one after another: each can be stopped, choice i is seeded
- * with `seed + i` (so they differ, and the same request gives them again), and usage counts the
+ * with a hash of the seed and i (so they differ, even on WebLLM's linear congruential generator,
+ * and the same request gives them again), and usage counts the
  * prompt once. Nothing of the reply goes out before the last choice, so progress says the
  * generation runs.
  */
@@ -59,7 +61,7 @@ export async function* choicesOneByOne(
   for (let i = 0; i < request.n; i += 1) {
     const reply = new ReplyAccumulator();
     let finish: EngineOutput | undefined;
-    const seed = request.seed === undefined ? undefined : request.seed + i;
+    const seed = request.seed === undefined ? undefined : choiceSeed(request.seed, i);
     const one: ChatRequest = { ...request, n: 1, ...(seed !== undefined && { seed }) };
     for await (const output of stream(one)) {
       if (output.type === 'token') reply.tokens([tokenOf(output)]);

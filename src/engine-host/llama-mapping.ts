@@ -17,6 +17,7 @@ import type {
   ToolCall,
 } from '../openai/types';
 import type { EngineOutput } from './engine';
+import { PROGRESS_EVERY_MS } from './engine-outputs';
 
 /** A message as llama-server takes it: OpenAI's shape, tool calls and results included. */
 export interface LlamaMessage {
@@ -58,6 +59,8 @@ export interface LlamaRequest {
   }[];
   tool_choice?: 'auto';
   chat_template_kwargs?: { enable_thinking: boolean };
+  /** Chunks with `prompt_progress` during the prefill: the request's sign of life then. */
+  return_progress: true;
 }
 
 /** A logprob entry as llama-server writes it (with token ids OpenAI has not). */
@@ -102,6 +105,8 @@ export interface LlamaChunk {
   }[];
   usage?: { prompt_tokens: number; completion_tokens: number } | null;
   timings?: LlamaTimings;
+  /** With `return_progress`: how far the prefill is (llama-server sends one per batch). */
+  prompt_progress?: { total: number; cache: number; processed: number; time_ms: number };
 }
 
 const UINT32 = 2 ** 32;
@@ -136,6 +141,7 @@ export function toLlamaRequest(request: ChatRequest): LlamaRequest {
     // llama.cpp's own tokenizer.
     stream: true,
     stream_options: { include_usage: true },
+    return_progress: true,
   };
   const copied = [
     'max_tokens',
@@ -242,6 +248,7 @@ export class LlamaChunkReader {
   #usage: { prompt_tokens: number; completion_tokens: number } | undefined;
   #timings: LlamaTimings | undefined;
   #tokens = 0;
+  #lastSign = Date.now();
 
   /** `topLogprobs`: the alternatives the caller asked for, when it asked for logprobs. */
   constructor(options: { topLogprobs?: number } = {}) {
@@ -253,7 +260,7 @@ export class LlamaChunkReader {
     if (chunk.usage) this.#usage = chunk.usage;
     if (chunk.timings) this.#timings = chunk.timings;
     const choice = chunk.choices[0];
-    if (!choice) return [];
+    if (!choice) return chunk.prompt_progress ? this.#sign() : [];
     if (choice.finish_reason) this.#finish = choice.finish_reason;
     const { delta } = choice;
     for (const call of delta.tool_calls ?? []) this.#toolCall(call);
@@ -270,7 +277,21 @@ export class LlamaChunkReader {
     const first = outputs[0];
     if (logprobs && first?.type === 'token') first.logprobs = logprobs;
     this.#tokens += outputs.length;
+    if (outputs.length > 0) this.#lastSign = Date.now();
+    // A call goes out only whole: while one is written, the work itself is the sign of life.
+    else if (chunk.prompt_progress || delta.tool_calls?.length) return this.#sign();
     return outputs;
+  }
+
+  /**
+   * `progress` when the last sign of life is a second old, so that the first-token and stall
+   * limits (src/openai/chat-run.ts) go by llama.cpp's work (a long prefill, a long tool call),
+   * not by the text it has released.
+   */
+  #sign(): EngineOutput[] {
+    if (Date.now() - this.#lastSign < PROGRESS_EVERY_MS) return [];
+    this.#lastSign = Date.now();
+    return [{ type: 'progress' }];
   }
 
   #toolCall(delta: LlamaToolCallDelta): void {

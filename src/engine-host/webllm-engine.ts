@@ -26,16 +26,16 @@ import type { ChatRequest, EmbeddingRequest } from '../openai/types';
 import { DeviceLosses, LOSSES_TO_FAIL } from './device-losses';
 import { findTooLong, inputTooLong } from './embed-inputs';
 import type { EmbedOutput, Engine, EngineOutput, LoadProgress } from './engine';
-import { choicesOneByOne, filtered, outputOf } from './engine-outputs';
+import { PROGRESS_EVERY_MS, choicesOneByOne, filtered, outputOf } from './engine-outputs';
+import { Pulse, beatOnSteps } from './pulse';
+import { pipelineView, writtenIds, type PipelineLike } from './webllm-pipeline';
 import { StopFilter } from '../openai/stop';
-import type { TokenLogprob } from '../openai/types';
 import {
   ChunkReader,
   errorParts,
   fromWebLLMError,
   toWebLLMRequest,
   type MappedModel,
-  type PipelineView,
   type WebLLMChunk,
 } from './webllm-mapping';
 
@@ -143,14 +143,6 @@ function watchDevices(watch: DeviceWatch): void {
     });
     return device;
   };
-}
-
-/** What the engine reads of WebLLM's pipeline (0.2.86 exposes no other way to these facts). */
-interface PipelineLike {
-  filledKVCacheLength?: unknown;
-  outputIds?: unknown;
-  getMessage?: () => string;
-  getTokenLogprobArray?: () => TokenLogprob[];
 }
 
 function deviceLostError(model: string, detail: string): OpenAIError {
@@ -440,15 +432,6 @@ export class WebLLMEngine implements Engine {
     }
   }
 
-  /** What the pipeline says of the reply so far: its text, and a logprob entry per token. */
-  #view(pipeline: PipelineLike | undefined): PipelineView | undefined {
-    if (typeof pipeline?.getMessage !== 'function') return undefined;
-    const ids = Array.isArray(pipeline.outputIds) ? pipeline.outputIds.length : undefined;
-    const entries = pipeline.getTokenLogprobArray?.() ?? [];
-    // The entry of a closing stop token has no token in the reply (`outputIds` leaves it out).
-    return { message: pipeline.getMessage(), logprobs: entries.slice(0, ids ?? entries.length) };
-  }
-
   /** One streamed generation, its stop strings held back and its text settled at the end. */
   async *#stream(request: ChatRequest, signal: AbortSignal): AsyncGenerator<EngineOutput> {
     const entry = this.#entry(request.model);
@@ -470,17 +453,27 @@ export class WebLLMEngine implements Engine {
       tools: body.tools !== undefined,
       ...(request.logprobs && { topLogprobs: request.top_logprobs ?? 0 }),
     });
-    const stops = new StopFilter(request.stop);
+    // The stop strings WebLLM was given (none beside offered tools: see `toWebLLMRequest`).
+    const stops = new StopFilter(body.stop);
     // Engine-wide, but the queue runs one request at a time: this one holds the model's lock.
     const interrupt = () => void engine.interruptGenerate();
     signal.addEventListener('abort', interrupt);
     let promptTokens: number | undefined;
-    let pipeline: PipelineLike | undefined;
+    let pipeline = await this.#pipeline(entry.model_id);
+    let written: number | undefined;
+    // The request lives by the engine's steps (prefill chunks, decoded tokens), not by its text:
+    // a long prefill, or a reply to tools held back whole, sends none for a long time.
+    const pulse = new Pulse(PROGRESS_EVERY_MS);
+    const unwatch = beatOnSteps(pipeline, pulse);
+    /** Whether WebLLM is computing a chunk that nobody will read now. */
+    let waiting = false;
     try {
       for (;;) {
         let result: IteratorResult<WebLLMChunk>;
         try {
-          result = await Promise.race([iterator.next(), lost]);
+          waiting = true;
+          result = yield* pulse.during(Promise.race([iterator.next(), lost]));
+          waiting = false;
         } catch (err) {
           throw this.#failure(err, request.model);
         }
@@ -491,11 +484,21 @@ export class WebLLMEngine implements Engine {
           promptTokens = pipeline.filledKVCacheLength;
         }
         if (signal.aborted || stops.stopped) continue; // drain to WebLLM's end and its lock
-        yield* filtered(stops, reader.read(result.value, this.#view(pipeline)));
+        written ??= writtenIds(body, pipeline);
+        for (const output of filtered(
+          stops,
+          reader.read(result.value, pipelineView(pipeline, written)),
+        )) {
+          pulse.sent();
+          yield output;
+        }
         if (stops.stopped) interrupt();
       }
       if (signal.aborted || (reader.aborted && !stops.stopped)) return;
-      const { outputs, retract } = reader.finish(promptTokens, this.#view(pipeline));
+      const { outputs, retract } = reader.finish(
+        promptTokens,
+        pipelineView(pipeline, written ?? writtenIds(body, pipeline)),
+      );
       for (const output of outputs) {
         if (output.type === 'token') {
           yield* filtered(stops, [output]);
@@ -512,6 +515,9 @@ export class WebLLMEngine implements Engine {
         yield output;
       }
     } finally {
+      unwatch();
+      // Closed while a sign of life was out: stop WebLLM rather than wait for its whole reply.
+      if (waiting) interrupt();
       signal.removeEventListener('abort', interrupt);
       // Releases WebLLM's per-model lock even when the loop ended early (notes §8).
       await iterator.return?.();

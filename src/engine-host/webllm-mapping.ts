@@ -16,6 +16,7 @@ import type {
   ToolCall,
 } from '../openai/types';
 import type { EngineOutput } from './engine';
+import { webllmSeed } from './seeds';
 
 /** A message as WebLLM takes it: no `name` (WebLLM would write it in place of the role). */
 export interface WebLLMMessage {
@@ -144,7 +145,6 @@ export function toWebLLMRequest(request: ChatRequest, model: MappedModel): WebLL
   const copied = [
     'max_tokens',
     'temperature',
-    'seed',
     'frequency_penalty',
     'presence_penalty',
     'repetition_penalty',
@@ -153,7 +153,7 @@ export function toWebLLMRequest(request: ChatRequest, model: MappedModel): WebLL
   for (const key of copied) {
     if (request[key] !== undefined) (out as unknown as Record<string, unknown>)[key] = request[key];
   }
-  if (request.stop) out.stop = [...request.stop];
+  if (request.seed !== undefined) out.seed = webllmSeed(request.seed);
   if (request.top_p !== undefined) out.top_p = Math.max(request.top_p, SMALLEST_TOP_P);
   if (request.logit_bias) out.logit_bias = { ...request.logit_bias };
   if (request.logprobs) {
@@ -181,6 +181,10 @@ export function toWebLLMRequest(request: ChatRequest, model: MappedModel): WebLL
   if (request.tools?.length && request.tool_choice !== 'none') {
     out.tools = request.tools.map((t) => ({ type: 'function', function: { ...t.function } }));
   }
+  // With tools, WebLLM forces the whole reply to be a JSON array of calls: a stop string can
+  // only cut that JSON short, which WebLLM then fails to parse (`ToolCallOutputParseError`).
+  // Stop strings apply to text, and a reply to offered tools has none.
+  if (request.stop && !out.tools) out.stop = [...request.stop];
   return out;
 }
 

@@ -57,8 +57,11 @@ function sseBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo)
       case 'tool_calls':
         controller.enqueue(encoder.encode(writer.toolCalls(output.calls)));
         return;
-      case 'choices':
       case 'started':
+        // The engine works on a reply it has not begun to release (a long prompt's prefill, tool
+        // calls that go out whole): the response starts, its first chunk comes with the reply.
+        return;
+      case 'choices':
       case 'embeddings':
         // Several choices are never streamed (the capability check refuses `n` > 1 with `stream`).
         throw new OpenAIError('engine_error', 'The engine sent several choices to a stream.');

@@ -83,9 +83,12 @@ export class StopFilter {
     const out: Token[] = [];
     let left = length;
     let i = 0;
-    for (; i < this.#held.length && left > 0; i += 1) {
+    for (; i < this.#held.length; i += 1) {
       const token = this.#held[i] as Token;
       const text = textOf(token);
+      // A token without text (part of a character, its logprobs still due) goes with the text
+      // before it; once that is out, only such tokens may follow.
+      if (left === 0 && text !== '') break;
       if (text.length <= left) {
         out.push(token);
         left -= text.length;

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { EmbedOutput, EngineOutput } from '../../../src/engine-host/engine';
+import { choiceSeed } from '../../../src/engine-host/seeds';
 import {
   LlamaEngine,
   llamaThreads,
@@ -363,11 +364,11 @@ describe('LlamaEngine', () => {
     expect(text(await collect(engine, request()))).toBe(PIECES.join(''));
   });
 
-  it('runs n choices one after another with seed + i, counting the prompt once', async () => {
+  it('runs n choices one after another, each seeded from the seed and its index, counting the prompt once', async () => {
     const { engine, fake } = setup();
     await engine.load(A.id);
     const outputs = await collect(engine, request({ n: 2, seed: 7 }));
-    expect(fake.instances[0]?.requests.map((r) => r.seed)).toEqual([7, 8]);
+    expect(fake.instances[0]?.requests.map((r) => r.seed)).toEqual([7, choiceSeed(7, 1)]);
     expect(outputs[0]).toEqual({ type: 'progress' });
     const choices = outputs.find((o) => o.type === 'choices');
     expect(choices?.type === 'choices' && choices.choices.map((c) => c.content)).toEqual([

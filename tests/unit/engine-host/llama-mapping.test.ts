@@ -2,7 +2,7 @@
  * The mapping between the API and llama-server in wllama 3.13, against chunks and errors shaped
  * as that build produced them for the fixture GGUF in Chromium (notes/wllama-3.13.md).
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { EngineOutput } from '../../../src/engine-host/engine';
 import {
   fromLlamaError,
@@ -64,6 +64,7 @@ describe('toLlamaRequest', () => {
       ],
       stream: true,
       stream_options: { include_usage: true },
+      return_progress: true,
     });
   });
 
@@ -105,6 +106,16 @@ describe('toLlamaRequest', () => {
     expect(llamaSeed(2 ** 32 + 5)).toBe(5);
     expect(toLlamaRequest(request({ seed: -3 })).seed).toBe(2 ** 32 - 3);
   });
+
+  it.each([Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 2 ** 60, -(2 ** 60), 1e30, -1e30])(
+    'maps the seed %d, past any uint32, to a uint32 llama.cpp takes as a seed, not as "random"',
+    (seed) => {
+      const mapped = llamaSeed(seed);
+      expect(Number.isInteger(mapped)).toBe(true);
+      expect(mapped).toBeGreaterThanOrEqual(0);
+      expect(mapped).toBeLessThan(2 ** 32 - 1);
+    },
+  );
 
   it('asks for at least one alternative with logprobs, since llama-server makes none for zero', () => {
     expect(toLlamaRequest(request({ logprobs: true }))).toMatchObject({
@@ -333,6 +344,56 @@ describe('LlamaChunkReader', () => {
       finish_reason: 'stop',
       usage: { prompt_tokens: 0, completion_tokens: 2 },
     });
+  });
+});
+
+describe('LlamaChunkReader: signs of life while nothing is released', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('asks llama.cpp for its prompt progress, so a long prefill can say it is alive', () => {
+    expect(toLlamaRequest(request()).return_progress).toBe(true);
+  });
+
+  it('says progress at most once a second while llama.cpp reports its prefill', () => {
+    vi.useFakeTimers({ now: 0 });
+    const reader = new LlamaChunkReader();
+    const prefill = (processed: number): LlamaChunk => ({
+      choices: [],
+      prompt_progress: { total: 4096, cache: 0, processed, time_ms: processed },
+    });
+    const seen: EngineOutput[][] = [];
+    for (let step = 1; step <= 8; step += 1) {
+      vi.setSystemTime(step * 400);
+      seen.push(reader.read(prefill(step * 512)));
+    }
+    // 400 ms steps: a sign at 1,200 ms and 2,400 ms (a second after the one before), no more.
+    expect(seen.map((o) => o.length)).toEqual([0, 0, 1, 0, 0, 1, 0, 0]);
+    expect(seen.flat()).toEqual([{ type: 'progress' }, { type: 'progress' }]);
+  });
+
+  it('says progress while a tool call is written, which goes out only whole', () => {
+    vi.useFakeTimers({ now: 0 });
+    const reader = new LlamaChunkReader();
+    const outputs: EngineOutput[] = [];
+    outputs.push(
+      ...reader.read(chunk({ tool_calls: [{ index: 0, id: 'a', function: { name: 'f' } }] })),
+    );
+    for (let i = 1; i <= 30; i += 1) {
+      vi.setSystemTime(i * 100);
+      outputs.push(
+        ...reader.read(chunk({ tool_calls: [{ index: 0, function: { arguments: 'x' } }] })),
+      );
+    }
+    // Three seconds of arguments: a sign each second, and no token (the call is not out yet).
+    expect(outputs).toEqual([{ type: 'progress' }, { type: 'progress' }, { type: 'progress' }]);
+    expect(reader.toolCalls[0]?.function.arguments).toBe('x'.repeat(30));
+  });
+
+  it('says no progress beside the tokens it releases', () => {
+    vi.useFakeTimers({ now: 0 });
+    const reader = new LlamaChunkReader();
+    vi.setSystemTime(5000);
+    expect(reader.read(chunk({ content: 'Hi' }))).toEqual([{ type: 'token', text: 'Hi' }]);
   });
 });
 

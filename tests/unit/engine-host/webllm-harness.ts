@@ -14,19 +14,26 @@
  *
  * WebLLM exports neither `LLMChatPipeline` (its `getLLMStates` checks `instanceof`) nor its
  * conversation templates, so the harness loads a copy of the package's bundle with those
- * internals added to its exports. It is pinned to 0.2.86: a version bump must re-check that
- * (1) `MLCEngine.reloadInternal` still only fetches, compiles and allocates before it fills the
- * `loadedModelIdTo…` maps (the harness replays its bookkeeping, below), and that its device-lost
- * handler still unloads; (2) `LLMChatPipeline`'s state fields (set in `ScriptedPipeline`'s
- * constructor) and its GPU-touching methods (`embedAndForward`, `sampleFromRawLogits`,
- * `resetKVCache`, `dispose`, `sync`, `prepareGrammarMatcherForSampling`, `commitSamplerState`)
- * keep their names and roles; (3) `getTokenLogprob`'s entry shape is unchanged.
+ * internals added to its exports, and `MLCEngine.reloadInternal` runs as WebLLM wrote it (the
+ * record lookup, the chat config, its device-lost handler that unloads, its abort signal, the
+ * maps) with only what needs files or a GPU replaced: tvmjs's loading functions
+ * (`installLoadHooks`) and two calls patched in the copy (`PATCHES`: the tokenizer, the
+ * pipeline). It is pinned to 0.2.86: a version bump must re-check that (1) `PATCHES` still
+ * match and `reloadInternal` still gets its caches, runtime and device from tvmjs's exports;
+ * (2) `LLMChatPipeline`'s state fields (set in `makePipeline`) and its GPU-touching methods
+ * (`embedAndForward`, `sampleFromRawLogits`, `resetKVCache`, `dispose`, `sync`,
+ * `asyncLoadWebGPUPipelines`, `prepareGrammarMatcherForSampling`, `commitSamplerState`) keep
+ * their names and roles; (3) `getTokenLogprob`'s entry shape is unchanged; (4) the sampler's
+ * generator is still tvmjs's `LinearCongruentialGenerator`, seeded by `tvm.setSeed`.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AppConfig } from '@mlc-ai/web-llm';
+import { CHATML, FakeDevice, FakeGPUAdapter, FakeTokenizer } from './webllm-fakes';
+
+export { CHATML, FakeDevice, FakeGPUAdapter, FakeTokenizer, NO_TOOL_ROLE } from './webllm-fakes';
 
 /** The version whose internals the harness knows. */
 export const WEBLLM_VERSION = '0.2.86';
@@ -43,8 +50,26 @@ interface WebLLMInternals {
     modelId: string,
     appConfig: AppConfig,
   ) => { model: string; model_id: string; model_type?: number; overrides?: object };
-  __CustomLock: new () => unknown;
-  __DeviceLostError: new () => Error;
+  /**
+   * tvmjs, inlined in the bundle: its `LinearCongruentialGenerator` is WebLLM's sampling RNG, and
+   * its loading functions (looked up on this object at each call) are what the harness replaces.
+   */
+  __tvmjs: TvmExports;
+}
+
+/** The parts of tvmjs's exports the harness uses or replaces. */
+interface TvmExports {
+  LinearCongruentialGenerator: new () => WebLLMRandom;
+  createArtifactCache: (...args: unknown[]) => unknown;
+  createPolyfillWASI: (...args: unknown[]) => unknown;
+  instantiate: (...args: unknown[]) => Promise<unknown>;
+  detectGPUDevice: (...args: unknown[]) => Promise<unknown>;
+}
+
+/** WebLLM's random generator (tvmjs's `LinearCongruentialGenerator`). */
+export interface WebLLMRandom {
+  setSeed(seed: number): void;
+  randomFloat(): number;
 }
 
 /** The parts of `MLCEngine` the harness reaches into. */
@@ -78,133 +103,142 @@ export function webllmInternals(): Promise<WebLLMInternals> {
       'LLMChatPipeline as __LLMChatPipeline',
       'getConversation as __getConversation',
       'findModelRecord$1 as __findModelRecord',
-      'CustomLock as __CustomLock',
-      'DeviceLostError as __DeviceLostError',
+      'libExports$2 as __tvmjs',
     ];
+    // `reloadInternal` runs as WebLLM wrote it (its device-lost handler, its abort, its maps);
+    // only the tokenizer and the pipeline, which need the model's files and the GPU, are the
+    // harness's (`LOAD_HOOKS`), beside tvmjs's loading functions (`installLoadHooks`).
+    let patched = source;
+    for (const [from, to] of PATCHES) {
+      if (patched.split(from).length !== 2) {
+        throw new Error(`The WebLLM harness expected ${JSON.stringify(from)} once in the bundle.`);
+      }
+      patched = patched.replace(from, to);
+    }
     // Inside node_modules, so that vitest loads it as it is, like any dependency.
     const dir = join(dirname(pkgFile), '..', '..', '.cache', 'hearth');
     mkdirSync(dir, { recursive: true });
     const file = join(dir, `web-llm-${version}-internals.mjs`);
-    writeFileSync(file, `${source}\nexport { ${exported.join(', ')} };\n`);
-    return (await import(pathToFileURL(file).href)) as WebLLMInternals;
+    // Written whole under a name of this process's, then renamed into place: a test file
+    // importing the copy in parallel never reads a half-written one.
+    const partial = `${file}.${process.pid}.${Date.now()}.tmp`;
+    writeFileSync(partial, `${patched}\nexport { ${exported.join(', ')} };\n`);
+    renameSync(partial, file);
+    const lib = (await import(pathToFileURL(file).href)) as WebLLMInternals;
+    installLoadHooks(lib);
+    return lib;
   })();
   return internals;
 }
 
-/** Special tokens of the fake vocabulary, each one id. */
-const SPECIALS = ['<|im_start|>', '<|im_end|>', '<|endoftext|>'];
-const SPECIAL_BASE = 256;
-const PIECE_BASE = 512;
+/** The hooks the patched bundle calls, on `globalThis` (the copy is a module of its own). */
+interface LoadHooks {
+  tokenizer: () => Promise<FakeTokenizer>;
+  Pipeline: (this: unknown, tvm: unknown, tokenizer: unknown, config: object) => object;
+}
 
-/** The ChatML template as MLC's `mlc-chat-config.json` gives it (Qwen, Hermes-2-Pro…). */
-export const CHATML = {
-  name: 'chatml',
-  system_template: '<|im_start|>system\n{system_message}<|im_end|>\n',
-  system_message: 'You are a helpful assistant.',
-  roles: { user: '<|im_start|>user', assistant: '<|im_start|>assistant', tool: '<|im_start|>tool' },
-  role_templates: {
-    user: '{user_message}',
-    assistant: '{assistant_message}',
-    tool: '{tool_message}',
-  },
-  messages: [],
-  seps: ['<|im_end|>\n'],
-  role_content_sep: '\n',
-  role_empty_sep: '\n',
-  stop_str: ['<|im_end|>'],
-  system_prefix_token_ids: [],
-  // `<|im_end|>`: WebLLM takes stop tokens from the chat config's template at every prefill.
-  stop_token_ids: [SPECIAL_BASE + 1],
-  add_role_after_system_message: true,
-};
+/** Where the bundle's `reloadInternal` would need the model's files or the GPU. */
+const PATCHES: [string, string][] = [
+  [
+    'const tokenizer = yield asyncLoadTokenizer(modelUrl, curModelConfig, this.appConfig, this.logger, modelRecord.integrity);',
+    'const tokenizer = yield globalThis.__hearthWebLLMHooks.tokenizer();',
+  ],
+  // An embedding model gets a chat pipeline too (its tests fake `embeddings.create`).
+  [
+    'newPipeline = new EmbeddingPipeline(tvm, tokenizer, curModelConfig);',
+    'newPipeline = new globalThis.__hearthWebLLMHooks.Pipeline(tvm, tokenizer, curModelConfig);',
+  ],
+  [
+    'newPipeline = new LLMChatPipeline(tvm, tokenizer, curModelConfig,',
+    'newPipeline = new globalThis.__hearthWebLLMHooks.Pipeline(tvm, tokenizer, curModelConfig,',
+  ],
+];
 
-/** A template without a tool role (Llama-2, Phi…). */
-export const NO_TOOL_ROLE = {
-  ...CHATML,
-  name: 'no-tool-role',
-  roles: { user: '<|im_start|>user', assistant: '<|im_start|>assistant' },
-};
+/** The load under way: which harness, for which scripted model. */
+interface LoadContext {
+  harness: WebLLMHarness;
+  model: ScriptedModel | undefined;
+  modelId: string;
+  lib: WebLLMInternals;
+  device?: FakeDevice;
+}
+let loading: LoadContext | undefined;
+
+function currentLoad(): LoadContext {
+  if (!loading) throw new Error('the WebLLM harness was asked to load outside a reload');
+  return loading;
+}
 
 /**
- * A byte-level tokenizer: single bytes (the byte fallback), special tokens, then pieces a test
- * registers — text, or raw bytes that end mid-character, as real tokenizers split CJK and emoji.
+ * Replaces what `reloadInternal` fetches, instantiates and asks of the GPU while a harness loads
+ * (tvmjs's functions are looked up on its exports at each call): the chat config comes from the
+ * scripted model, the weights "download" runs its `onLoad` and honours the reload's abort
+ * signal as a fetch does, and the device comes from the installed `GPUAdapter`.
  */
-export class FakeTokenizer {
-  readonly #pieces: Uint8Array[] = [];
-  readonly #texts: string[] = [];
-
-  /** The id of `piece`: a special token, or a registered piece of text. */
-  idOf(piece: string): number {
-    const special = SPECIALS.indexOf(piece);
-    if (special !== -1) return SPECIAL_BASE + special;
-    return this.#register(new TextEncoder().encode(piece), piece);
-  }
-
-  /** The id of a token made of raw bytes (one byte is the byte fallback's own token). */
-  idOfBytes(bytes: readonly number[]): number {
-    if (bytes.length === 1) return bytes[0] ?? 0;
-    return this.#register(Uint8Array.from(bytes), '');
-  }
-
-  #register(bytes: Uint8Array, text: string): number {
-    let index = this.#pieces.findIndex(
-      (p) => p.length === bytes.length && p.every((b, i) => b === bytes[i]),
-    );
-    if (index === -1) {
-      index = this.#pieces.push(bytes) - 1;
-      this.#texts.push(text);
-    }
-    return PIECE_BASE + index;
-  }
-
-  #bytesOf(id: number): Uint8Array {
-    if (id < SPECIAL_BASE) return Uint8Array.of(id);
-    if (id < PIECE_BASE) return new TextEncoder().encode(SPECIALS[id - SPECIAL_BASE] ?? '');
-    return this.#pieces[id - PIECE_BASE] ?? new Uint8Array();
-  }
-
-  encode(text: string): Int32Array {
-    const ids: number[] = [];
-    let i = 0;
-    outer: while (i < text.length) {
-      for (const special of SPECIALS) {
-        if (text.startsWith(special, i)) {
-          ids.push(this.idOf(special));
-          i += special.length;
-          continue outer;
+function installLoadHooks(lib: WebLLMInternals): void {
+  const tvmjs = lib.__tvmjs;
+  const original = { ...tvmjs };
+  tvmjs.createArtifactCache = (...args: unknown[]) => {
+    if (!loading) return original.createArtifactCache(...args);
+    const load = loading;
+    return {
+      async fetchWithCache(url: string) {
+        if (args[0] !== 'webllm/config') return new ArrayBuffer(8); // the wasm
+        if (!load.model) throw new Error(`Failed to fetch ${url}`);
+        const config = { ...CHAT_CONFIG, ...load.model.chatConfig };
+        return new TextEncoder().encode(JSON.stringify(config)).buffer;
+      },
+    };
+  };
+  tvmjs.createPolyfillWASI = (...args: unknown[]) =>
+    loading ? {} : original.createPolyfillWASI(...args);
+  tvmjs.instantiate = async (...args: unknown[]) => {
+    if (!loading) return original.instantiate(...args);
+    const load = loading;
+    return {
+      registerInitProgressCallback() {},
+      initWebGPU() {},
+      webgpu: () => ({}),
+      // Where the weights download: a test makes it wait, fail or lose the device.
+      async fetchTensorCache(_url: string, _device: unknown, options?: { signal?: AbortSignal }) {
+        await load.model?.onLoad?.(load.harness);
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        if (options?.signal?.aborted) {
+          throw new DOMException('The operation was aborted.', 'AbortError');
         }
-      }
-      let best = -1;
-      this.#texts.forEach((t, index) => {
-        if (
-          t !== '' &&
-          text.startsWith(t, i) &&
-          (best === -1 || t.length > (this.#texts[best] ?? '').length)
-        )
-          best = index;
-      });
-      if (best !== -1) {
-        ids.push(PIECE_BASE + best);
-        i += this.#texts[best]?.length ?? 1;
-        continue;
-      }
-      const char = String.fromCodePoint(text.codePointAt(i) ?? 0);
-      ids.push(...new TextEncoder().encode(char));
-      i += char.length;
-    }
-    return Int32Array.from(ids);
-  }
-
-  decode(ids: Int32Array): string {
-    const bytes = [...ids].flatMap((id) => [...this.#bytesOf(id)]);
-    return new TextDecoder().decode(Uint8Array.from(bytes));
-  }
-
-  getVocabSize(): number {
-    return PIECE_BASE + this.#pieces.length;
-  }
-
-  dispose(): void {}
+      },
+    };
+  };
+  tvmjs.detectGPUDevice = async (...args: unknown[]) => {
+    if (!loading) return original.detectGPUDevice(...args);
+    const load = loading;
+    const adapter = (globalThis as { GPUAdapter?: typeof FakeGPUAdapter }).GPUAdapter;
+    const device = adapter
+      ? await adapter.prototype.requestDevice.call(adapter.prototype)
+      : new FakeDevice();
+    load.device = device;
+    load.harness.devices.push(device);
+    return { adapter: {}, adapterInfo: { description: '', vendor: 'harness' }, device };
+  };
+  const hooks: LoadHooks = {
+    tokenizer: async () => currentLoad().harness.tokenizer,
+    // Called with `new` (so a function, not a method): the object it returns is the pipeline.
+    Pipeline: function (_tvm, _tokenizer, config) {
+      const load = currentLoad();
+      if (!load.model || !load.device) throw new Error('no scripted model or device to load');
+      load.harness.loads.push(load.modelId);
+      return makePipeline(
+        lib.__LLMChatPipeline.prototype,
+        lib.__getConversation,
+        config as typeof CHAT_CONFIG,
+        load.model,
+        load.harness,
+        load.device,
+        new tvmjs.LinearCongruentialGenerator(),
+      );
+    },
+  };
+  (globalThis as { __hearthWebLLMHooks?: LoadHooks }).__hearthWebLLMHooks = hooks;
 }
 
 /** A token of a scripted reply: a piece of text, or raw bytes (part of a character). */
@@ -218,6 +252,13 @@ export interface Turn {
   seed: number | undefined;
   /** How many replies this pipeline has started before this one. */
   index: number;
+  /**
+   * The next draw of the pipeline's random generator: WebLLM's own (tvmjs's linear
+   * congruential one, seeded by `setSeed` as WebLLM seeds it), as its sampler draws per token.
+   */
+  random: () => number;
+  /** The generation config WebLLM made of the request (penalties, `enable_thinking`…). */
+  config: Record<string, unknown>;
 }
 
 /** A model WebLLM can load from a URL: its `mlc-chat-config.json` and how it replies. */
@@ -229,37 +270,12 @@ export interface ScriptedModel {
   endless?: boolean;
   /** Runs as each token is sampled (`step` counts from 1): a test loses the device mid-reply. */
   onToken?: (harness: WebLLMHarness, step: number) => void;
-  /** Runs at load time: a test makes the load wait, or fail. */
+  /** Runs as each chunk is forwarded (a prefill chunk, or a decoded token): `length` tokens. */
+  onForward?: (harness: WebLLMHarness, length: number) => void;
+  /** Runs as the weights download (`fetchTensorCache`): a test makes the load wait, or fail. */
   onLoad?: (harness: WebLLMHarness) => Promise<void> | void;
-}
-
-/** A GPU device as WebLLM and Hearth watch it. */
-export class FakeDevice {
-  readonly lost: Promise<{ reason: string; message: string }>;
-  #resolve!: (info: { reason: string; message: string }) => void;
-  destroyed = false;
-
-  constructor() {
-    this.lost = new Promise((resolve) => (this.#resolve = resolve));
-  }
-
-  /** What `device.destroy()` does: WebLLM calls it on a failed allocation (out of memory). */
-  destroy(): void {
-    this.destroyed = true;
-    this.#resolve({ reason: 'destroyed', message: 'Device was destroyed.' });
-  }
-
-  /** A loss the browser decided (a driver reset, a GPU process crash). */
-  loseUnexpectedly(message = 'GPU process crashed'): void {
-    this.#resolve({ reason: 'unknown', message });
-  }
-}
-
-/** The adapter the harness installs as `globalThis.GPUAdapter`, so Hearth's device watch sees devices. */
-export class FakeGPUAdapter {
-  async requestDevice(): Promise<FakeDevice> {
-    return new FakeDevice();
-  }
+  /** Runs as the pipeline allocates GPU memory, after the download. */
+  onAllocate?: (harness: WebLLMHarness) => Promise<void> | void;
 }
 
 const CHAT_CONFIG = {
@@ -285,6 +301,7 @@ function makePipeline(
   model: ScriptedModel,
   harness: WebLLMHarness,
   device: FakeDevice,
+  rng: WebLLMRandom,
 ): object {
   const tokenizer = harness.tokenizer;
   const template = config.conv_template;
@@ -346,8 +363,10 @@ function makePipeline(
       endScope() {},
       detachFromCurrentScope: <T>(x: T) => x,
       setSeed(value: number) {
-        seed = value;
         harness.seeds.push(value);
+        // tvmjs's `setSeed`: the generator refuses what it cannot take, as in the browser.
+        rng.setSeed(value);
+        seed = value;
       },
       dispose() {},
     },
@@ -359,6 +378,7 @@ function makePipeline(
       if (ids.length > 1 || step === 0)
         harness.prompts.push(tokenizer.decode(Int32Array.from(ids)));
       this.filledKVCacheLength += length;
+      model.onForward?.(harness, length);
       return { dispose() {} };
     },
     async sampleFromRawLogits(
@@ -366,8 +386,16 @@ function makePipeline(
       _logits: unknown,
       genConfig?: { logprobs?: boolean | null; top_logprobs?: number | null },
     ) {
-      if (this.outputIds.length === 0 && step === 0) {
-        const turn = { prompt: harness.prompts.at(-1) ?? '', seed, index: replies };
+      harness.genConfigs.push({ ...genConfig });
+      // The reply starts at the first sample (outputIds may already hold an empty think block).
+      if (step === 0) {
+        const turn = {
+          prompt: harness.prompts.at(-1) ?? '',
+          seed,
+          index: replies,
+          random: () => rng.randomFloat(),
+          config: { ...genConfig },
+        };
         replies += 1;
         script = model
           .reply(turn)
@@ -407,6 +435,9 @@ function makePipeline(
       step = 0;
       return undefined;
     },
+    async asyncLoadWebGPUPipelines() {
+      await model.onAllocate?.(harness);
+    },
     commitSamplerState() {},
     dispose() {
       harness.disposed += 1;
@@ -430,6 +461,8 @@ export class WebLLMHarness {
   readonly seeds: number[] = [];
   /** The `response_format` each generation ran with (WebLLM forces one for tools). */
   readonly responseFormats: unknown[] = [];
+  /** The generation config of every token sampled, in order. */
+  readonly genConfigs: Record<string, unknown>[] = [];
   /** The WebLLM model ids loaded, in order. */
   readonly loads: string[] = [];
   /** The devices handed to loads, newest last. */
@@ -450,45 +483,25 @@ export class WebLLMHarness {
     const engine = new lib.MLCEngine({ appConfig, logLevel: 'SILENT' });
     // eslint-disable-next-line @typescript-eslint/no-this-alias
     const harness = this;
-    // `reloadInternal` without the fetching, compiling and allocating: the record lookup, the
-    // chat config (record overrides over the model's file), the device-lost handler, the maps.
-    engine.reloadInternal = async function (this: MLCEngineInternal, modelId, chatOpts) {
+    // WebLLM's own `reloadInternal`, told which harness and model it loads for the hooks.
+    const reloadInternal = engine.reloadInternal;
+    engine.reloadInternal = function (this: MLCEngineInternal, modelId, chatOpts) {
       const record = lib.__findModelRecord(modelId, this.appConfig);
       const model = harness.models.get(new URL(record.model, 'https://app.example/').href);
-      if (!model)
-        throw new Error(`Failed to fetch ${record.model}/resolve/main/mlc-chat-config.json`);
-      this.loadedModelIdToModelType.set(modelId, record.model_type ?? 0);
-      const config = { ...CHAT_CONFIG, ...model.chatConfig, ...record.overrides, ...chatOpts };
-      this.loadedModelIdToChatConfig.set(modelId, config);
-      const adapter = (globalThis as { GPUAdapter?: typeof FakeGPUAdapter }).GPUAdapter;
-      const device = adapter
-        ? await adapter.prototype.requestDevice.call(adapter.prototype)
-        : new FakeDevice();
-      harness.devices.push(device);
-      let lostInReload = false;
-      void device.lost.then(() => {
-        if (this.deviceLostIsError) {
-          void this.unload();
-          lostInReload = true;
-        }
-      });
-      // Where the weights would download: a test makes the load wait, fail or lose the device.
-      await model.onLoad?.(harness);
-      if (this.reloadController?.signal.aborted) {
-        throw new DOMException('Engine.unload() is called.', 'AbortError');
+      const load: LoadContext = { harness, model, modelId, lib };
+      loading = load;
+      // It reads `location.origin` at once, synchronously, to resolve relative URLs.
+      const scope = globalThis as { location?: unknown };
+      const saved = Object.getOwnPropertyDescriptor(scope, 'location');
+      scope.location = { origin: 'https://app.example' };
+      try {
+        return reloadInternal.call(this, modelId, chatOpts).finally(() => {
+          if (loading === load) loading = undefined;
+        });
+      } finally {
+        if (saved) Object.defineProperty(scope, 'location', saved);
+        else delete scope.location;
       }
-      const pipeline = makePipeline(
-        lib.__LLMChatPipeline.prototype,
-        lib.__getConversation,
-        config,
-        model,
-        harness,
-        device,
-      );
-      this.loadedModelIdToPipeline.set(modelId, pipeline);
-      this.loadedModelIdToLock.set(modelId, new lib.__CustomLock());
-      harness.loads.push(modelId);
-      if (lostInReload) throw new lib.__DeviceLostError();
     };
     this.engine = engine;
     return engine;

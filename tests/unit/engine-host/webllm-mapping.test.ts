@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { EngineOutput } from '../../../src/engine-host/engine';
+import { webllmSeed } from '../../../src/engine-host/seeds';
 import {
   ChunkReader,
   errorParts,
@@ -106,7 +107,7 @@ describe('toWebLLMRequest', () => {
       stop: ['x'],
       temperature: 0.2,
       top_p: 0.9,
-      seed: 7,
+      seed: webllmSeed(7),
       frequency_penalty: 1,
       presence_penalty: -1,
       logit_bias: { '50': -100 },

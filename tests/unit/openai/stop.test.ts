@@ -41,4 +41,25 @@ describe('StopFilter', () => {
     expect(head).toEqual({ text: 'a', logprobs });
     expect(filter.end()).toEqual([{ text: '<' }]);
   });
+
+  it('releases the logprobs of trailing tokens without text at the end, as without stop strings', () => {
+    const entry = (token: string) => ({ token, logprob: -1, bytes: [], top_logprobs: [] });
+    const tokens: Token[] = [
+      { text: 'ab', logprobs: [entry('ab')] },
+      { text: '', logprobs: [entry('\\xe3')] },
+      { text: '', logprobs: [entry('\\x81')] },
+    ];
+    const filter = new StopFilter(['zz']);
+    const out = [...filter.push(tokens), ...filter.end()];
+    expect(out.flatMap((t) => (typeof t === 'string' ? [] : (t.logprobs ?? [])))).toHaveLength(3);
+    expect(text(out)).toBe('ab');
+  });
+
+  it('drops the tokens without text that follow a whole stop string', () => {
+    const entry = { token: 'x', logprob: -1, bytes: [], top_logprobs: [] };
+    const filter = new StopFilter(['zz']);
+    const out = filter.push(['a', 'zz', { text: '', logprobs: [entry] }]);
+    expect(out).toEqual(['a']);
+    expect(filter.end()).toEqual([]);
+  });
 });
