@@ -36,6 +36,9 @@ const CODES = {
   // on it, or while the service worker's buffers were full and it had gone longest without reading.
   reader_too_slow: [408, 'invalid_request_error'],
   engine_unavailable: [503, 'unavailable_error'],
+  // The owner's settings (auth mode, issued keys) could not be read: no call is let through on a
+  // guess, and no change is written over what could not be read.
+  settings_unavailable: [503, 'unavailable_error'],
   webgpu_unavailable: [503, 'unavailable_error'],
   engine_busy: [503, 'unavailable_error'],
   model_loading: [503, 'unavailable_error'],

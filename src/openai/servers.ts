@@ -14,6 +14,7 @@ import { assertJsonContentType, readJsonBody } from './body';
 import { OpenAIError } from './errors';
 import { jsonResponse } from './respond';
 import { noArray } from './schema';
+import { readCapped, UPSTREAM_MODELS_LIMIT } from './upstream-read';
 import { issueToError } from './validate';
 
 /** A server as it is kept (in the service worker's IndexedDB). */
@@ -23,6 +24,11 @@ export interface ServerRecord {
   /** Where its OpenAI API lives, e.g. `http://gpu-box:8000/v1` (no trailing slash). */
   base_url: string;
   api_key?: string;
+  /**
+   * `session`: the key was given to be kept in the service worker's memory only, never in the
+   * store (IndexedDB, which every script of the origin can read); it is gone when the worker stops.
+   */
+  key_kept?: 'session';
   /** The upstream ids its `/models` listed, in its order. */
   models: string[];
   /** The upstream ids the user unticked: not offered. */
@@ -82,6 +88,13 @@ export interface ServerView {
   base_url: string;
   /** The key's last four characters (`…` alone for a key under 12), or null when it has none. */
   key_hint: string | null;
+  /** Where its key is kept: in the store, in the service worker's memory only, or none given. */
+  key_kept: 'stored' | 'session' | null;
+  /**
+   * Its key was kept for the session only and is gone (the worker stopped): give it again with
+   * `PATCH {api_key}`.
+   */
+  key_needed: boolean;
   /** Every model its `/models` listed. */
   models: string[];
   /** Those offered (all but the ones the user unticked). */
@@ -100,6 +113,8 @@ export function serverView(record: ServerRecord): ServerView {
         ? `…${record.api_key.slice(-4)}`
         : '…'
       : null,
+    key_kept: record.key_kept ?? (record.api_key ? 'stored' : null),
+    key_needed: record.key_kept === 'session' && !record.api_key,
     models: [...record.models],
     offered: record.models.filter((m) => !record.hidden.includes(m)),
     host: new URL(record.base_url).host,
@@ -195,6 +210,8 @@ const addBody = noArray(
     name: v.string(),
     base_url: v.string(),
     api_key: v.optional(v.nullable(v.string())),
+    /** `session`: the key in the service worker's memory only (see `ServerRecord.key_kept`). */
+    keep_key: v.optional(v.picklist(['stored', 'session'])),
   }),
 );
 
@@ -211,8 +228,14 @@ function bodyError(issue: v.BaseIssue<unknown>, fields: string): OpenAIError {
   return issueToError(issue);
 }
 
-/** The body of `PATCH /v1/hearth/servers/{name}`: the models to offer. */
-const patchBody = noArray(v.strictObject({ offered: v.array(v.string()) }));
+/** The body of `PATCH /v1/hearth/servers/{name}`: the models to offer, or its key again. */
+const patchBody = noArray(
+  v.strictObject({
+    offered: v.optional(v.array(v.string())),
+    /** The key again (one kept for the session only is gone when the worker stops). */
+    api_key: v.optional(v.string()),
+  }),
+);
 
 function notFound(name: string): OpenAIError {
   return new OpenAIError('model_not_found', `No server named '${name}' was added.`, {
@@ -225,6 +248,8 @@ export class Servers {
   readonly #store: ServerStore;
   readonly #options: ServersOptions;
   #records: Promise<Map<string, ServerRecord>> | undefined;
+  /** Names of the servers being added now (their `/models` is being read). */
+  readonly #adding = new Set<string>();
 
   constructor(store: ServerStore, options: ServersOptions) {
     this.#store = store;
@@ -234,6 +259,13 @@ export class Servers {
   #load(): Promise<Map<string, ServerRecord>> {
     this.#records ??= this.#store.list().then((list) => new Map(list.map((r) => [r.name, r])));
     return this.#records;
+  }
+
+  /** Stores `record`, without a key kept for the session only (this worker's memory has it). */
+  #put(record: ServerRecord): Promise<void> {
+    if (record.key_kept !== 'session') return this.#store.put(record);
+    const { api_key: _inMemoryOnly, ...kept } = record;
+    return this.#store.put(kept);
   }
 
   async list(): Promise<ServerRecord[]> {
@@ -283,8 +315,11 @@ export class Servers {
     }
     let text: string;
     try {
-      text = await response.text();
-    } catch {
+      text = await readCapped(response, UPSTREAM_MODELS_LIMIT, new URL(baseUrl).host, {
+        what: 'a list of models',
+      });
+    } catch (err) {
+      if (err instanceof OpenAIError) throw err;
       throw new OpenAIError(
         'upstream_timeout',
         `${what} did not finish answering GET ${url} within ${Math.round(timeoutMs / 1000)} s.`,
@@ -321,7 +356,7 @@ export class Servers {
   /** Adds a server after reading its models (409 `model_exists` for a name in use). */
   async add(body: unknown): Promise<ServerRecord> {
     const parsed = v.safeParse(addBody, body, { abortEarly: true });
-    if (!parsed.success) throw bodyError(parsed.issues[0], 'name, base_url and api_key');
+    if (!parsed.success) throw bodyError(parsed.issues[0], 'name, base_url, api_key and keep_key');
     const { name } = parsed.output;
     if (!NAME.test(name)) {
       throw new OpenAIError(
@@ -331,37 +366,70 @@ export class Servers {
       );
     }
     const taken = RESERVED.has(name) || (await this.#options.organisations()).has(name);
-    if (taken || (await this.#load()).has(name)) {
+    const records = await this.#load();
+    // Checked and reserved with no await between: a second add of the name while the first reads
+    // the server's models is a 409, not a silent replacement of the first (key included).
+    if (taken || records.has(name) || this.#adding.has(name)) {
       throw new OpenAIError(
         'model_exists',
         `The name '${name}' is taken${taken ? ' by models of the catalogue' : ' by another server'}; pick another.`,
         { param: 'name' },
       );
     }
-    const baseUrl = normalizeBaseUrl(parsed.output.base_url);
-    const key = parsed.output.api_key?.trim() || undefined;
+    this.#adding.add(name);
+    try {
+      return await this.#addNamed(name, parsed.output);
+    } finally {
+      this.#adding.delete(name);
+    }
+  }
+
+  /** Adds the server under `name`, reserved for it. */
+  async #addNamed(name: string, body: v.InferOutput<typeof addBody>): Promise<ServerRecord> {
+    const baseUrl = normalizeBaseUrl(body.base_url);
+    const key = body.api_key?.trim() || undefined;
     const models = await this.#readModels(baseUrl, key);
     const record: ServerRecord = {
       name,
       base_url: baseUrl,
       ...(key && { api_key: key }),
+      ...(key && body.keep_key === 'session' && { key_kept: 'session' as const }),
       models,
       hidden: [],
       added_at: Date.now(),
     };
-    await this.#store.put(record);
+    await this.#put(record);
     (await this.#load()).set(name, record);
     this.#options.onChange?.();
     return record;
   }
 
-  /** Chooses which of a server's models are offered. */
+  /**
+   * Chooses which of a server's models are offered (`offered`), or takes its key again
+   * (`api_key`, checked on its `/models`, kept as the first was: stored, or for the session only).
+   */
   async offer(name: string, body: unknown): Promise<ServerRecord> {
-    const record = (await this.#load()).get(name);
+    let record = (await this.#load()).get(name);
     if (!record) throw notFound(name);
     const parsed = v.safeParse(patchBody, body, { abortEarly: true });
-    if (!parsed.success) throw bodyError(parsed.issues[0], 'offered');
-    const unknown = parsed.output.offered.find((m) => !record.models.includes(m));
+    if (!parsed.success) throw bodyError(parsed.issues[0], 'offered and api_key');
+    const { offered, api_key } = parsed.output;
+    if (offered === undefined && api_key === undefined) {
+      throw new OpenAIError('missing_field', "Missing required parameter: 'offered'.", {
+        param: 'offered',
+      });
+    }
+    if (api_key !== undefined) {
+      const key = api_key.trim() || undefined;
+      await this.#readModels(record.base_url, key);
+      // As it is now (its models may have been chosen meanwhile), unless it was removed.
+      const current = (await this.#load()).get(name);
+      if (!current) throw notFound(name);
+      const { api_key: _old, key_kept, ...rest } = current;
+      record = { ...rest, ...(key && { api_key: key, ...(key_kept && { key_kept }) }) };
+    }
+    if (offered === undefined) return this.#save(record);
+    const unknown = offered.find((m) => !record.models.includes(m));
     if (unknown !== undefined) {
       throw new OpenAIError(
         'invalid_value',
@@ -369,14 +437,14 @@ export class Servers {
         { param: 'offered' },
       );
     }
-    const updated = {
-      ...record,
-      hidden: record.models.filter((m) => !parsed.output.offered.includes(m)),
-    };
-    await this.#store.put(updated);
-    (await this.#load()).set(name, updated);
+    return this.#save({ ...record, hidden: record.models.filter((m) => !offered.includes(m)) });
+  }
+
+  async #save(record: ServerRecord): Promise<ServerRecord> {
+    await this.#put(record);
+    (await this.#load()).set(record.name, record);
     this.#options.onChange?.();
-    return updated;
+    return record;
   }
 
   async remove(name: string): Promise<void> {

@@ -133,21 +133,42 @@ function validBody<T extends v.GenericSchema>(schema: T, json: unknown): v.Infer
 /** The settings, read once and kept in memory; every change is written through. */
 export class Settings {
   readonly #store: SettingsStore;
+  readonly #locks: Pick<LockManager, 'request'> | undefined;
   #data: Promise<SettingsData> | undefined;
   /** The last change queued in this worker (see #change). */
   #tail: Promise<unknown> = Promise.resolve();
 
-  constructor(store: SettingsStore) {
+  /** `locks`: the origin's Web Locks, shared by its workers (by default `navigator.locks`). */
+  constructor(store: SettingsStore, { locks }: { locks?: Pick<LockManager, 'request'> } = {}) {
     this.#store = store;
+    this.#locks = locks ?? (globalThis.navigator as { locks?: LockManager } | undefined)?.locks;
   }
 
+  /**
+   * The settings, read once and kept; a read that fails is not kept (the next call reads again)
+   * and is a 503: a worker that guessed the defaults would let any key in.
+   */
   #read(): Promise<SettingsData> {
-    this.#data ??= this.#store.read().then(
-      (data) => ({ ...structuredClone(DEFAULTS), ...data }),
-      // A store that cannot be read must not lock the owner out: the defaults hold.
-      () => structuredClone(DEFAULTS),
-    );
-    return this.#data;
+    const data = (this.#data ??= this.#load());
+    data.catch(() => {
+      if (this.#data === data) this.#data = undefined;
+    });
+    return data;
+  }
+
+  /** The settings as stored now, the defaults for a store never written; or a 503. */
+  async #load(): Promise<SettingsData> {
+    let stored: SettingsData | undefined;
+    try {
+      stored = await this.#store.read();
+    } catch (err) {
+      throw new OpenAIError(
+        'settings_unavailable',
+        `Hearth's settings could not be read (${err instanceof Error ? err.message : String(err)}), so it cannot tell which keys may call; try again shortly, or reload the app.`,
+        { retryAfter: 1 },
+      );
+    }
+    return { ...structuredClone(DEFAULTS), ...stored };
   }
 
   /**
@@ -159,32 +180,20 @@ export class Settings {
    */
   #change<T>(change: (next: SettingsData) => T): Promise<T> {
     const task = async (): Promise<T> => {
-      const next = structuredClone(await this.#current());
+      // Read again: another worker may have changed them since this one read them; a store that
+      // cannot be read refuses the change (503) rather than write over what it holds.
+      const next = await this.#load();
       const result = change(next);
       await this.#store.write(next);
       this.#data = Promise.resolve(next);
       return result;
     };
-    const locks = (globalThis.navigator as { locks?: LockManager } | undefined)?.locks;
+    const locks = this.#locks;
     const run = async (): Promise<T> =>
       locks ? await locks.request(settingsLock(), task) : await task();
     const done = this.#tail.then(run, run);
     this.#tail = done.catch(() => undefined);
     return done;
-  }
-
-  /**
-   * The settings as stored now (another worker may have changed them), else as this worker last
-   * knew them: a store that cannot be read must not turn a change into a write of the defaults.
-   */
-  async #current(): Promise<SettingsData> {
-    try {
-      const stored = await this.#store.read();
-      if (stored) return { ...structuredClone(DEFAULTS), ...stored };
-    } catch {
-      // Read below.
-    }
-    return this.#read();
   }
 
   /** Whether `key` may use the API now. */
@@ -195,9 +204,12 @@ export class Settings {
     return keys.some((k) => k.sha256 === hash);
   }
 
-  /** The price per token the owner set for `model`, if any. */
+  /**
+   * The price per token the owner set for `model`, if any; none while the settings cannot be
+   * read (the cost is an estimate: a reply without it is better than no reply).
+   */
   async price(model: string): Promise<ModelPrice | undefined> {
-    const set = (await this.#read()).prices[model];
+    const set = (await this.#read().catch(() => undefined))?.prices[model];
     return set && { prompt: set.prompt / 1e6, completion: set.completion / 1e6 };
   }
 

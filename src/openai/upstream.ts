@@ -12,6 +12,13 @@
 import type { ChatEvent, ChatOptions, EngineUsage, RichToken } from './backend';
 import { OpenAIError } from './errors';
 import { unreachable, upstreamMessage, type FetchLike, type ServerModel } from './servers';
+import {
+  lostMidway,
+  readCapped,
+  sseData,
+  UPSTREAM_ERROR_READ,
+  UPSTREAM_REPLY_LIMIT,
+} from './upstream-read';
 import type { ChatRequest, EmbeddingRequest, FinishReason, TokenLogprob, ToolCall } from './types';
 
 /** What forwarding needs. */
@@ -75,19 +82,12 @@ function usageOf(usage: UpstreamChunk['usage']): EngineUsage | null {
   return { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens ?? 0 };
 }
 
-/** The connection to a server broke while its reply was being read (an abort is rethrown). */
-function lostMidway(err: unknown, server: string): unknown {
-  if (err instanceof DOMException && err.name === 'AbortError') return err;
-  const detail = err instanceof Error ? err.message : String(err);
-  return new OpenAIError(
-    'upstream_error',
-    `The connection to the server ${server} broke during its reply (${detail}).`,
-  );
-}
-
-/** A whole reply's JSON; a server that sends something else (an HTML login page) says so. */
+/**
+ * A whole reply's JSON, at most `UPSTREAM_REPLY_LIMIT` bytes of it; a server that sends something
+ * else (an HTML login page) says so.
+ */
 async function jsonOf<T>(response: Response, server: string): Promise<T> {
-  const text = await response.text().catch((err: unknown) => {
+  const text = await readCapped(response, UPSTREAM_REPLY_LIMIT, server).catch((err: unknown) => {
     throw lostMidway(err, server);
   });
   try {
@@ -97,71 +97,6 @@ async function jsonOf<T>(response: Response, server: string): Promise<T> {
       'upstream_error',
       `The server ${server} answered with something that is not JSON: ${text.slice(0, 200)}`,
     );
-  }
-}
-
-/**
- * The `data:` payloads of an SSE body, as they arrive: every event one read completes, together,
- * so that a fast server's burst costs one step here and one write to the client, not one each.
- * An event's `data` lines are joined as they come (most events have one): no array per event.
- */
-async function* sseData(
-  body: ReadableStream<Uint8Array>,
-  server: string,
-): AsyncGenerator<string[]> {
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  let data: string | undefined;
-  const take = (line: string, events: string[]) => {
-    if (line === '') {
-      if (data !== undefined) events.push(data);
-      data = undefined;
-    } else if (line.startsWith('data:')) {
-      const value = line.slice(line[5] === ' ' ? 6 : 5);
-      data = data === undefined ? value : `${data}\n${value}`;
-    }
-  };
-  try {
-    for (;;) {
-      const { value, done } = await reader.read().catch((err: unknown) => {
-        throw lostMidway(err, server);
-      });
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      const events: string[] = [];
-      let start = 0;
-      // Most servers end lines with \n alone: look for \r only where there is one.
-      let cr = buffer.indexOf('\r');
-      for (;;) {
-        if (cr !== -1 && cr < start) cr = buffer.indexOf('\r', start);
-        const lf = buffer.indexOf('\n', start);
-        let end: number;
-        let next: number;
-        if (cr !== -1 && (lf === -1 || cr < lf)) {
-          // A \r that ends what came so far may be the first half of \r\n: wait for more.
-          if (cr === buffer.length - 1) break;
-          end = cr;
-          next = buffer[cr + 1] === '\n' ? cr + 2 : cr + 1;
-        } else if (lf !== -1) {
-          end = lf;
-          next = lf + 1;
-        } else {
-          break;
-        }
-        take(end === start ? '' : buffer.slice(start, end), events);
-        start = next;
-      }
-      buffer = start === buffer.length ? '' : buffer.slice(start);
-      if (events.length > 0) yield events;
-    }
-    const events: string[] = [];
-    for (const line of buffer.split(/\r\n|\r|\n/)) take(line, events);
-    take('', events);
-    if (events.length > 0) yield events;
-  } finally {
-    // Ends the fetch when the reader stops early (the client went, or the reply failed).
-    await reader.cancel().catch(() => undefined);
   }
 }
 
@@ -193,6 +128,12 @@ export class UpstreamBackend {
     const { server } = target;
     const url = `${server.base_url}${path}`;
     const what = `The server ${server.name} (${new URL(server.base_url).host})`;
+    if (server.key_kept === 'session' && !server.api_key) {
+      throw new OpenAIError(
+        'upstream_unavailable',
+        `The key of the server ${server.name} was kept for the session only, and the session ended (the browser stopped Hearth's service worker): add the server again with its key, in Settings → Servers.`,
+      );
+    }
     const limitMs = this.#options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
     // Only until the server starts its answer: a stream may then last as long as it needs.
     const timeout = new AbortController();
@@ -226,7 +167,9 @@ export class UpstreamBackend {
       clearTimeout(timer);
     }
     if (response.ok) return response;
-    const text = await response.text().catch(() => '');
+    const text = await readCapped(response, UPSTREAM_ERROR_READ, server.name, {
+      truncate: true,
+    }).catch(() => '');
     throw new OpenAIError(
       'upstream_error',
       `${what} answered HTTP ${response.status}: ${upstreamMessage(text)}`,

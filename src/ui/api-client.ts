@@ -198,6 +198,8 @@ export function addServer(body: {
   name: string;
   base_url: string;
   api_key?: string;
+  /** `session`: the worker keeps the key in memory only, never stored. */
+  keep_key?: 'session';
 }): Promise<ServerInfo> {
   return callJson<ServerInfo>('hearth/servers', { method: 'POST', body });
 }

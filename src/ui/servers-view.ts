@@ -16,6 +16,13 @@ import {
   removeServer,
   type ServerInfo,
 } from './api-client';
+import {
+  keyState,
+  sessionKeyChoice,
+  setServerKey,
+  sharedOriginWarning,
+  thisOriginShared,
+} from './server-key-keeping';
 import { cards, shared } from './styles';
 
 /**
@@ -87,7 +94,8 @@ export class ServersView extends LitElement {
         margin: -0.2em 0 0;
         font-size: 0.88em;
       }
-      form .actions {
+      form .actions,
+      form .choice {
         grid-column: 2;
       }
       ul {
@@ -186,12 +194,17 @@ export class ServersView extends LitElement {
     const baseUrl = String(data.get('base_url') ?? '').trim();
     const name = String(data.get('name') ?? '').trim() || nameFromUrl(baseUrl);
     const key = String(data.get('api_key') ?? '').trim();
+    const session = data.get('keep_key') === 'session';
     this.adding = true;
     this.formError = null;
     this.said = '';
     let added: ServerInfo | undefined;
     try {
-      added = await addServer({ name, base_url: baseUrl, ...(key && { api_key: key }) });
+      added = await addServer({
+        name,
+        base_url: baseUrl,
+        ...(key && { api_key: key, ...(session && { keep_key: 'session' as const }) }),
+      });
     } catch (err) {
       const param = err instanceof ApiError ? err.param : null;
       const field =
@@ -232,6 +245,15 @@ export class ServersView extends LitElement {
       const updated = await offerServerModels(server.name, next);
       this.servers = (this.servers ?? []).map((s) => (s.name === updated.name ? updated : s));
       this.said = `${server.name}/${model} is ${offered ? 'offered' : 'no longer offered'}.`;
+    });
+  }
+
+  /** Takes a server's key again (one kept for the session only, gone with the worker). */
+  async #keyAgain(name: string, key: string): Promise<void> {
+    await this.#change(name, async () => {
+      const updated = await setServerKey(name, key);
+      this.servers = (this.servers ?? []).map((s) => (s.name === updated.name ? updated : s));
+      this.said = `${name} has its key again, for this session only.`;
     });
   }
 
@@ -280,6 +302,7 @@ export class ServersView extends LitElement {
         Nothing leaves this device unless you add one: then messages to its models go to that
         server.
       </p>
+      ${sharedOriginWarning(thisOriginShared())}
       <form
         aria-label="Add a server"
         aria-busy=${this.adding ? 'true' : 'false'}
@@ -328,6 +351,7 @@ export class ServersView extends LitElement {
         <p class="hint muted" id="server-key-hint">
           Kept in this browser and sent only to this server; never shown again.
         </p>
+        ${sessionKeyChoice(this.adding)}
         <div class="actions row">
           <button
             type="submit"
@@ -376,7 +400,7 @@ export class ServersView extends LitElement {
         <dt>Address</dt>
         <dd><code>${s.base_url}</code></dd>
         <dt>Key</dt>
-        <dd>${s.key_hint ? html`ends in <code>${s.key_hint}</code>` : 'none'}</dd>
+        <dd>${keyState(s, (key) => void this.#keyAgain(s.name, key), busy)}</dd>
       </dl>
       <p>Messages to its models leave this device: they go to ${s.host}.</p>
       <fieldset aria-busy=${busy ? 'true' : 'false'}>

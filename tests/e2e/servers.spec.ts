@@ -165,6 +165,8 @@ test('adding each dialect’s server lists its models, which the API marks as le
       name: nameOf(dialect),
       base_url: upstreamBase(dialect),
       key_hint: '…7f3a',
+      key_kept: 'stored',
+      key_needed: false,
       models: [upChat, upEmbed],
       offered: [upChat, upEmbed],
       host: HOST,

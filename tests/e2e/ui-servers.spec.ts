@@ -291,3 +291,61 @@ test('a server added in one tab shows in the other tab’s picker, and leaves it
   expect(await call('DELETE', 'v1/hearth/servers/tabs')).toBe(200);
   await expect(option).toHaveCount(0);
 });
+
+test('a key kept for the session only: the form says what that means, IndexedDB never holds it, and it is gone with the worker until entered again', async ({
+  page,
+}) => {
+  await openChat(page);
+  const section = await openServers(page);
+  // At the root of an origin of its own (127.0.0.1), no warning of a shared origin.
+  await expect(section.getByRole('note')).toHaveCount(0);
+  const session = section.getByRole('checkbox', { name: 'Keep the key for this session only' });
+  await expect(session).not.toBeChecked();
+  await expect(session).toHaveAccessibleDescription(/never stored.*gone then/);
+  await section.getByLabel('Name').fill('session-box');
+  await section.getByLabel('Base URL').fill(base);
+  await section.getByLabel('Key (optional)').fill('sk-session-only-5678');
+  await session.check();
+  await section.getByRole('button', { name: 'Add' }).click();
+  const card = section.getByRole('listitem', { name: 'session-box' });
+  await expect(card).toContainText('ends in …5678, kept for this session only');
+  expect(asked.findLast((a) => a.url === '/v1/models')?.authorization).toBe(
+    'Bearer sk-session-only-5678',
+  );
+  // What the origin's scripts could read: the record, without the key.
+  const stored = await page.evaluate(
+    () =>
+      new Promise<string>((resolve, reject) => {
+        const open = indexedDB.open('hearth-servers');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const all = open.result.transaction('servers').objectStore('servers').getAll();
+          all.onsuccess = () => resolve(JSON.stringify(all.result));
+        };
+      }),
+  );
+  expect(stored).toContain('"session-box"');
+  expect(stored).not.toContain('sk-session-only');
+
+  // The browser stops the service worker (as it does when Hearth is idle): the key goes with it.
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('ServiceWorker.enable');
+  await cdp.send('ServiceWorker.stopAllWorkers');
+  await page.reload();
+  const again = await openServers(page);
+  const gone = again.getByRole('listitem', { name: 'session-box' });
+  await expect(gone).toContainText('Kept for this session only, and gone');
+  const form = gone.getByRole('form', { name: 'Key of session-box again' });
+  await form.getByLabel('Key').fill('sk-session-only-5678');
+  await form.getByRole('button', { name: 'Use this key' }).click();
+  await expect(gone).toContainText('ends in …5678, kept for this session only');
+  expect(asked.findLast((a) => a.url === '/v1/models')?.authorization).toBe(
+    'Bearer sk-session-only-5678',
+  );
+  await gone.getByRole('button', { name: 'Remove session-box' }).click();
+  await gone
+    .getByRole('group', { name: 'Confirm removal of session-box' })
+    .getByRole('button', { name: 'Yes, remove' })
+    .click();
+  await expect(gone).toHaveCount(0);
+});

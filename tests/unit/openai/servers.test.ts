@@ -335,6 +335,8 @@ describe('serverView', () => {
       name: 'box',
       base_url: 'https://box.example:8443/v1',
       key_hint: view.key_hint,
+      key_kept: 'stored',
+      key_needed: false,
       models: ['m1', 'm2'],
       offered: ['m1', 'm2'],
       host: 'box.example:8443',
@@ -512,6 +514,8 @@ describe('/v1/hearth/servers through the API', () => {
       name: 'box',
       base_url: 'http://box:8000/v1',
       key_hint: '…1234',
+      key_kept: 'stored',
+      key_needed: false,
       models: ['llama-3', 'meta-llama/Llama-3-8B'],
       offered: ['llama-3', 'meta-llama/Llama-3-8B'],
       host: 'box:8000',
@@ -616,6 +620,38 @@ describe('/v1/hearth/servers through the API', () => {
     expect(response.status).toBe(409);
     expect(await response.json()).toMatchObject({
       error: { code: 'model_exists', param: 'name' },
+    });
+  });
+
+  it('answers two adds of one name at once with one 201 and one 409, keeping the first key', async () => {
+    const { api, servers } = stack();
+    const [first, second] = await Promise.all([
+      api.fetch(add({ name: 'box', base_url: 'http://box:8000/v1', api_key: 'sk-first-key-1111' })),
+      api.fetch(
+        add({ name: 'box', base_url: 'http://evil:8000/v1', api_key: 'sk-other-key-2222' }),
+      ),
+    ]);
+    expect([first.status, second.status]).toEqual([201, 409]);
+    expect((await second.json()).error).toMatchObject({ code: 'model_exists', param: 'name' });
+    const [kept] = await servers.list();
+    expect(kept).toMatchObject({ base_url: 'http://box:8000/v1', api_key: 'sk-first-key-1111' });
+    expect(await servers.list()).toHaveLength(1);
+  });
+
+  it('frees the name of an add that failed, for the next add', async () => {
+    let refuse = true;
+    const { servers } = registryAnswering(async () =>
+      refuse ? new Response('down', { status: 500 }) : modelsReply(['m']),
+    );
+    const [failed, taken] = await Promise.allSettled([
+      servers.add({ name: 'box', base_url: 'http://box/v1' }),
+      servers.add({ name: 'box', base_url: 'http://box/v1' }),
+    ]);
+    expect(failed).toMatchObject({ status: 'rejected', reason: { code: 'upstream_error' } });
+    expect(taken).toMatchObject({ status: 'rejected', reason: { code: 'model_exists' } });
+    refuse = false;
+    await expect(servers.add({ name: 'box', base_url: 'http://box/v1' })).resolves.toMatchObject({
+      name: 'box',
     });
   });
 

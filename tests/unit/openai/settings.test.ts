@@ -107,13 +107,69 @@ describe('issued keys', () => {
     next.stack.close();
   });
 
-  it('holds the defaults when the store cannot be read', async () => {
+  it('refuses calls with 503 settings_unavailable while the store cannot be read, and reads it again on the next call', async () => {
+    const stored = memorySettingsStore();
+    let broken = true;
     const t = setup({
-      read: () => Promise.reject(new Error('IndexedDB is gone')),
-      write: async () => undefined,
+      read: () => (broken ? Promise.reject(new Error('IndexedDB is gone')) : stored.read()),
+      write: (data) => stored.write(data),
     });
+    const refused = await t.chat('anything');
+    expect(refused.status).toBe(503);
+    expect((await refused.json()).error).toMatchObject({
+      code: 'settings_unavailable',
+      type: 'unavailable_error',
+      message: expect.stringMatching(/settings could not be read/),
+    });
+    expect(refused.headers.get('retry-after')).not.toBeNull();
+    broken = false;
     expect((await t.chat('anything')).status).toBe(200);
     t.stack.close();
+  });
+
+  it('never writes over settings it could not read: issued keys and issued-only auth survive', async () => {
+    const relayKey = `hk-${'r'.repeat(32)}`;
+    const sha = Array.from(
+      new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(relayKey))),
+      (b) => b.toString(16).padStart(2, '0'),
+    ).join('');
+    const stored = memorySettingsStore({
+      auth: 'issued',
+      keys: [{ id: 'key_relay', name: 'Relay', created: 1, hint: 'rrrr', sha256: sha }],
+      prices: {},
+    });
+    let broken = false;
+    const writes: unknown[] = [];
+    const t = setup({
+      read: () => (broken ? Promise.reject(new Error('IndexedDB is gone')) : stored.read()),
+      write: (data) => (writes.push(data), stored.write(data)),
+    });
+    // The worker read the settings once; then the store fails.
+    expect((await t.chat(relayKey)).status).toBe(200);
+    broken = true;
+    const change = await t.call('PATCH', 'settings', { auth: 'any' }, relayKey);
+    expect(change.status).toBe(503);
+    expect((await change.json()).error.code).toBe('settings_unavailable');
+    expect((await t.call('POST', 'keys', {}, relayKey)).status).toBe(503);
+    expect(writes).toEqual([]);
+    broken = false;
+    expect(await stored.read()).toMatchObject({ auth: 'issued', keys: [{ id: 'key_relay' }] });
+    expect((await t.chat('anything')).status).toBe(401);
+    t.stack.close();
+    // A worker that never read them changes nothing either (it would write the defaults).
+    broken = true;
+    const fresh = new Settings({
+      read: () => Promise.reject(new Error('gone')),
+      write: (data) => (writes.push(data), stored.write(data)),
+    });
+    const patch = new Request(`${URL_BASE}/v1/hearth/settings`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ prices: { 'a/b': { prompt: 1, completion: 1 } } }),
+    });
+    await expect(fresh.patch(patch, 'req')).rejects.toMatchObject({ code: 'settings_unavailable' });
+    expect(writes).toEqual([]);
+    expect((await stored.read())?.keys).toHaveLength(1);
   });
 
   it.each([
@@ -269,5 +325,80 @@ describe('concurrent changes', () => {
     expect(stored.auth === 'any' || stored.keys.length > 0).toBe(true);
     if (stored.auth === 'issued') expect((await t.chat(key)).status).toBe(200);
     t.stack.close();
+  });
+});
+
+/**
+ * Web Locks as a browser grants them to the workers of one origin: exclusive, first come first
+ * served, held until the callback's promise settles.
+ */
+function originLocks(): Pick<LockManager, 'request'> {
+  const tails = new Map<string, Promise<unknown>>();
+  const request = (name: string, callback: () => Promise<unknown>) => {
+    const granted = (tails.get(name) ?? Promise.resolve()).then(callback);
+    tails.set(
+      name,
+      granted.catch(() => undefined),
+    );
+    return granted;
+  };
+  return { request } as unknown as Pick<LockManager, 'request'>;
+}
+
+/** A store whose reads and writes each take a few milliseconds, as IndexedDB's do. */
+function slowReadsAndWrites(): SettingsStore {
+  const inner = memorySettingsStore();
+  const later = () => new Promise((resolve) => setTimeout(resolve, 3));
+  return {
+    read: async () => (await later(), inner.read()),
+    write: async (data) => (await later(), inner.write(data)),
+  };
+}
+
+/** A PATCH of the settings, or a POST of a new key, straight to one worker's `Settings`. */
+const patchOf = (body: unknown) =>
+  new Request(`${URL_BASE}/v1/hearth/settings`, {
+    method: 'PATCH',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+const newKey = () =>
+  new Request(`${URL_BASE}/v1/hearth/keys`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  });
+
+describe('two service workers at once (an update waiting beside the active one)', () => {
+  it('a change in one worker keeps what the other wrote after the first had read the settings', async () => {
+    const store = memorySettingsStore();
+    const locks = originLocks();
+    const active = new Settings(store, { locks });
+    const waiting = new Settings(store, { locks });
+    // The active worker has read (and keeps) the settings; the waiting one then issues a key.
+    await active.get('r1');
+    const issued = await waiting.issueKey(newKey(), 'r2');
+    expect(issued.status).toBe(201);
+    await active.patch(patchOf({ prices: { 'hearth/echo': { prompt: 1, completion: 2 } } }), 'r3');
+    const stored = await store.read();
+    expect(stored?.keys).toHaveLength(1);
+    expect(stored?.prices).toEqual({ 'hearth/echo': { prompt: 1, completion: 2 } });
+  });
+
+  it('two workers changing different settings at the same moment lose neither change', async () => {
+    const store = slowReadsAndWrites();
+    const locks = originLocks();
+    const one = new Settings(store, { locks });
+    const two = new Settings(store, { locks });
+    const answers = await Promise.all([
+      one.issueKey(newKey(), 'r1'),
+      two.patch(patchOf({ prices: { 'hearth/echo': { prompt: 1, completion: 2 } } }), 'r2'),
+      one.patch(patchOf({ prices: { 'a/b': { prompt: 3, completion: 4 } } }), 'r3'),
+      two.issueKey(newKey(), 'r4'),
+    ]);
+    expect(answers.map((r) => r.status)).toEqual([201, 200, 200, 201]);
+    const stored = await store.read();
+    expect(stored?.keys).toHaveLength(2);
+    expect(Object.keys(stored?.prices ?? {}).sort()).toEqual(['a/b', 'hearth/echo']);
   });
 });
