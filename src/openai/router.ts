@@ -278,9 +278,13 @@ export function createApi(options: ApiOptions): Api {
     if (found.routes.length === 0) {
       throw new OpenAIError('unknown_url', `Unknown request URL: ${request.method} /v1/${path}.`);
     }
-    const route = found.routes.find((r) => r.method === request.method);
+    // HEAD is GET without the body (RFC 9110 §9.3.2): the GET route answers; `fetch` drops the body.
+    const head = request.method === 'HEAD';
+    const route = found.routes.find((r) => r.method === (head ? 'GET' : request.method));
     if (!route) {
-      const allow = found.routes.map((r) => r.method).join(', ');
+      const methods = found.routes.map((r) => r.method);
+      // Where GET is allowed, so is HEAD (answered above by the GET route).
+      const allow = (methods.includes('GET') ? [...methods, 'HEAD'] : methods).join(', ');
       throw new OpenAIError(
         'method_not_allowed',
         `Method ${request.method} is not allowed for /v1/${path}; use ${allow}.`,
@@ -296,18 +300,23 @@ export function createApi(options: ApiOptions): Api {
           : 'The API key you provided is not valid here.',
       );
     }
-    return route.handler({ request, requestId, rest: found.rest, context });
+    const asked = head ? new Request(request, { method: 'GET' }) : request;
+    return route.handler({ request: asked, requestId, rest: found.rest, context });
   }
 
   return {
     owns: (url) => url.pathname.startsWith(base),
     async fetch(request, context = {}) {
       const requestId = newRequestId();
+      let response: Response;
       try {
-        return await dispatch(request, requestId, context);
+        response = await dispatch(request, requestId, context);
       } catch (err) {
-        return errorResponse(err, requestId);
+        response = errorResponse(err, requestId);
       }
+      if (request.method !== 'HEAD' || response.body === null) return response;
+      await response.body.cancel();
+      return new Response(null, { status: response.status, headers: response.headers });
     },
   };
 }

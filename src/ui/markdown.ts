@@ -15,25 +15,9 @@
  * classes.
  */
 import DOMPurify from 'dompurify';
-import { Marked } from 'marked';
 import { grammarOf, highlight } from './highlight';
+import { escapeHtml, parseMarkdown } from './markdown-parse';
 import { describeSource, linkDestination, ownImage, textIsDestination } from './outbound';
-
-const ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
-
-const marked = new Marked({
-  gfm: true,
-  async: false,
-  // Raw HTML, block or inline, is text: a model's `<img onerror>` is shown, never parsed.
-  renderer: { html: ({ text }) => escapeHtml(text) },
-});
 
 /**
  * What marked makes, and all a reply keeps: no forms, frames, media, styles or task-list
@@ -107,19 +91,6 @@ function guardLink(link: HTMLAnchorElement): void {
   }
 }
 
-/**
- * How deep quotes and lists may nest. marked recurses once per level, and ~2,000 nested `>` (or
- * 3,000 `> ` or `- `) overflow its stack: deeper markers are kept as text.
- */
-const MAX_NESTING = 32;
-const DEEP_QUOTE = new RegExp(`^((?:[ \\t]*>){${MAX_NESTING}})`, 'gm');
-const DEEP_LIST = new RegExp(`^((?:[ \\t]*[-*+][ \\t]+){${MAX_NESTING}})`, 'gm');
-
-/** Markers past MAX_NESTING, made text: a backslash before the first of them. */
-function boundNesting(markdown: string): string {
-  return markdown.replace(DEEP_QUOTE, '$1\\').replace(DEEP_LIST, '$1\\');
-}
-
 /** Text as it is, for when Markdown cannot be rendered: escaped, its lines kept. */
 function plainText(text: string): string {
   return `<p class="unrendered">${escapeHtml(text).replace(/\n/g, '<br>')}</p>`;
@@ -186,13 +157,13 @@ function dressCode(pre: HTMLPreElement, name: string): Promise<void> | null {
 }
 
 /**
- * Renders `markdown` to sanitized HTML; never throws: what marked cannot render (whatever a model
- * or an imported file holds) shows as plain text, never as a blank reply.
+ * Renders `markdown` to sanitized HTML; never throws: nesting is bounded (markdown-parse.ts), and
+ * whatever marked still cannot render shows as plain text, never as a blank reply.
  */
 export function renderMarkdown(markdown: string, options: RenderOptions = {}): string {
   let html: string;
   try {
-    html = marked.parse(boundNesting(markdown)) as string;
+    html = parseMarkdown(markdown);
   } catch {
     return plainText(markdown);
   }

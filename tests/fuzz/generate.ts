@@ -9,6 +9,7 @@
  * checks), so that the contract decides the answer. The first cases of every run are each
  * mutation once (every branch, whatever the seed); the rest are drawn at random.
  */
+import { routeCases } from './routes';
 import { echoExpectation, type Reply } from './oracle';
 
 // ---------------------------------------------------------------------------------------------
@@ -76,7 +77,11 @@ export type Expectation =
   /** A chat completion from the echo engine (or the fixture model), exactly. */
   | { status: 200; reply: Reply }
   /** `GET …/models` (a list with `hearth/echo`) or `GET …/models/hearth%2Fecho`. */
-  | { status: 200; listing: 'list' | 'model' };
+  | { status: 200; listing: 'list' | 'model' }
+  /** A HEAD request: `status` (GET's, or what GET would get), and no body. */
+  | { status: number; head: true }
+  /** A management route: one of these (a success, or an error of the contract's shape). */
+  | { status: number; oneOf: number[] };
 
 export interface FuzzCase {
   index: number;
@@ -1547,6 +1552,8 @@ function mutations(): Mutation[] {
       bad('invalid_value', 'top_p'),
     ),
   );
+  // HEAD, slashes and the management routes' bodies (routes.ts).
+  for (const m of routeCases()) add(m);
   return list;
 }
 
@@ -1619,7 +1626,7 @@ export function generateOne(seed: number, index: number): FuzzCase {
     method: built.method ?? 'POST',
     path: built.path ?? CHAT,
     headers: built.headers ?? KEYED,
-    body: (built.method ?? 'POST') === 'GET' ? null : body,
+    body: ['GET', 'HEAD'].includes(built.method ?? 'POST') ? null : body,
     expect: built.expect,
   };
 }

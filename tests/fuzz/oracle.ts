@@ -165,6 +165,8 @@ export function faultOf(c: FuzzCase, answer: Answer): string | null {
   if (answer.failure !== undefined) return answer.failure;
   if (!answer.requestId) return 'no x-request-id header';
   const expect = c.expect;
+  if ('head' in expect) return headFault(expect.status, answer);
+  if ('oneOf' in expect) return oneOfFault(expect.oneOf, answer);
   if (answer.status !== expect.status) {
     return `status ${answer.status}, expected ${expect.status}: ${answer.text.slice(0, 300)}`;
   }
@@ -222,6 +224,39 @@ export function faultOf(c: FuzzCase, answer: Answer): string | null {
   return expect.reply.stream
     ? streamFault(expect.reply, answer)
     : completionFault(expect.reply, answer);
+}
+
+/** A HEAD request: GET's status (or 401, 404, 405 as for GET), and no body (RFC 9110 §9.3.2). */
+function headFault(status: number, answer: Answer): string | null {
+  if (answer.status !== status) return `HEAD got ${answer.status}, expected ${status}`;
+  if (answer.text !== '') return `HEAD got a body: ${answer.text.slice(0, 200)}`;
+  return null;
+}
+
+/**
+ * A management route's answer: one of the statuses it may give; an error of the contract's
+ * shape (its table's status where the code is in it), or a success that is a JSON object.
+ */
+function oneOfFault(statuses: number[], answer: Answer): string | null {
+  if (!statuses.includes(answer.status)) {
+    return `status ${answer.status}, expected one of ${statuses.join(', ')}: ${answer.text.slice(0, 300)}`;
+  }
+  if (!answer.contentType?.startsWith('application/json')) return `answer as ${answer.contentType}`;
+  const body = parse(answer.text) as Record<string, unknown> | undefined;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    return `not a JSON object: ${answer.text.slice(0, 300)}`;
+  }
+  if (answer.status < 400) return null;
+  const error = body.error as Record<string, unknown> | undefined;
+  if (!error || Object.keys(error).sort().join() !== 'code,message,param,type') {
+    return `error body of another shape: ${answer.text.slice(0, 300)}`;
+  }
+  if (typeof error.message !== 'string' || error.message === '') return 'error without a message';
+  const [status, type] = ERROR_TABLE[error.code as string] ?? [answer.status, error.type];
+  if (status !== answer.status || type !== error.type || typeof type !== 'string') {
+    return `error ${String(error.code)} with status ${answer.status} and type ${String(error.type)}, the table says ${status} ${String(type)}`;
+  }
+  return null;
 }
 
 function usageFault(reply: Reply, usage: unknown): string | null {

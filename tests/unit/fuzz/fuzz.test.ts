@@ -16,7 +16,9 @@ import {
 import { failureMessage, faultOf, Tally, writeReport, type Answer } from '../../fuzz/oracle';
 import { OpenAIError } from '../../../src/openai/errors';
 import { ECHO_MODEL, type ModelDirectory } from '../../../src/openai/models';
-import { chatRequest, echoStack, URL_BASE } from '../helpers';
+import { memoryServerStore, Servers } from '../../../src/openai/servers';
+import { memorySettingsStore, Settings } from '../../../src/openai/settings';
+import { chatRequest, echoStack, scriptedBackend, URL_BASE } from '../helpers';
 
 /** The browser run sends 10,000; here a few seconds' worth (`FUZZ_COUNT` for more). */
 /** One seed for every test of the run: `FUZZ_SEED`, or a random one (printed). */
@@ -48,7 +50,26 @@ const models: ModelDirectory = {
 
 /** As the service worker has it, a catalogue (here empty: the routes are what is fuzzed). */
 const catalog = async () => [];
-const stack = echoStack({ models, catalog });
+/**
+ * The settings and servers routes, in memory. No server can be reached, so none is ever added;
+ * keys may be issued, which changes nothing the other cases rely on.
+ */
+const managed = () => ({
+  settings: new Settings(memorySettingsStore()),
+  servers: {
+    registry: new Servers(memoryServerStore(), {
+      fetch: async () => {
+        throw new TypeError('Failed to fetch');
+      },
+      organisations: async () => new Set(['hearth', 'mlc-ai']),
+    }),
+    backend: scriptedBackend(async function* () {}),
+  },
+});
+/** Adding GGUF models needs the service worker's caches: the browser run fuzzes that route. */
+const nodeCases = (cases: FuzzCase[]) =>
+  cases.filter((c) => !(c.kind.startsWith('manage:') && c.path.startsWith('v1/hearth/models')));
+const stack = echoStack({ models, catalog, ...managed() });
 afterAll(() => stack.close());
 
 async function send(c: FuzzCase, api = stack.api): Promise<Answer> {
@@ -107,7 +128,7 @@ it(`answers ${COUNT} generated requests as the contract says: status, code, para
   const seed = SEED;
   console.log(`fuzz (Node): seed ${seed}, ${COUNT} requests`);
   const started = performance.now();
-  const cases = generate(seed, COUNT);
+  const cases = nodeCases(generate(seed, COUNT));
   const tally = new Tally();
   let next = 0;
   const lane = async () => {
@@ -141,7 +162,7 @@ it(`answers ${COUNT} generated requests as the contract says: status, code, para
 it('puts the queue after every check but the engine’s own: a valid request is 429 while the queue is full, a faulty one still gets its own answer', async () => {
   const seed = SEED;
   console.log(`fuzz (Node, queue full): seed ${seed}`);
-  const busy = echoStack({ models, catalog, maxWaiting: 0 });
+  const busy = echoStack({ models, catalog, maxWaiting: 0, ...managed() });
   // One request runs for a minute: with no room to wait, the next valid one is refused.
   const words = Array.from({ length: 1200 }, (_, i) => `w${i}`).join(' ');
   const running = await busy.api.fetch(
@@ -153,7 +174,7 @@ it('puts the queue after every check but the engine’s own: a valid request is 
     }),
   );
   expect(busy.queue.counts).toEqual({ running: 1, waiting: 0 });
-  const cases = generate(seed, 800)
+  const cases = nodeCases(generate(seed, 800))
     // The echo engine's own rules (its context, the last message) come after the queue.
     .filter((c) => !/^(context:|last:tool-after-call)/.test(c.kind))
     .map((c): FuzzCase =>

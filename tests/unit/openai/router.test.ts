@@ -97,6 +97,24 @@ describe('routes', () => {
     expect(await errorOf(response)).toMatchObject({ status: 405, code: 'method_not_allowed' });
   });
 
+  it('answers HEAD as GET, with the same status and headers and no body', async () => {
+    const get = await stack.api.fetch(getRequest('/v1/openai/models'));
+    const head = await stack.api.fetch(
+      new Request(getRequest('/v1/openai/models'), { method: 'HEAD' }),
+    );
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+    expect(head.body).toBeNull();
+  });
+
+  it('lists HEAD beside GET in the allow header of a 405', async () => {
+    const response = await stack.api.fetch(
+      new Request(getRequest('/v1/openai/models'), { method: 'DELETE' }),
+    );
+    expect(response.headers.get('allow')).toBe('GET, HEAD');
+    expect(await errorOf(response)).toMatchObject({ status: 405, code: 'method_not_allowed' });
+  });
+
   it('serves the API under a base path and owns only that', async () => {
     const api = createApi({ ...stackOptions(), base: '/repo/' });
     expect(api.owns(new URL(`${URL_BASE}/repo/v1/openai/models`))).toBe(true);

@@ -1,0 +1,177 @@
+/**
+ * @module
+ * Fuzz cases for the envelope beyond route, method and key: HEAD on every route, trailing and
+ * double slashes, and hostile or clumsy bodies for the management routes. Expectations come from
+ * README's contract (API table, Auth, Order of checks), as in generate.ts.
+ */
+import type { BodySpec, Expectation, Rng } from './generate';
+
+/** One case, as generate.ts completes it. */
+export interface RouteCase {
+  kind: string;
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: BodySpec | null;
+  expect: Expectation;
+}
+
+const KEY = { authorization: 'Bearer k' };
+const JSON_KEYED = { ...KEY, 'content-type': 'application/json' };
+const error = (status: number, code: string, param: string | null = null): Expectation => ({
+  status,
+  error: { code, param },
+});
+
+/** GET routes and what GET gets: HEAD must get the same status, and no body. */
+const GET_ROUTES: { path: string; expect: Expectation }[] = [
+  { path: 'v1/openai/models', expect: { status: 200, listing: 'list' } },
+  { path: 'v1/models', expect: { status: 200, listing: 'list' } },
+  { path: 'v1/openai/models/hearth%2Fecho', expect: { status: 200, listing: 'model' } },
+  { path: 'v1/models/hearth/echo', expect: { status: 200, listing: 'model' } },
+  { path: 'v1/hearth/status', expect: { status: 200, oneOf: [200] } },
+  { path: 'v1/hearth/catalog', expect: { status: 200, oneOf: [200] } },
+  { path: 'v1/hearth/settings', expect: { status: 200, oneOf: [200] } },
+  { path: 'v1/hearth/keys', expect: { status: 200, oneOf: [200] } },
+  { path: 'v1/hearth/servers', expect: { status: 200, oneOf: [200] } },
+];
+
+/** Routes without GET: HEAD is 405 there, like any other method they lack. */
+const POST_ROUTES = ['v1/openai/chat/completions', 'v1/chat/completions', 'v1/embeddings'];
+
+/**
+ * Management routes that take a body, each with a path that exists whatever the run has added.
+ * `oneOf`: what the contract allows them to answer (a success, or a 4xx of theirs; never a 5xx).
+ */
+const MANAGED: { method: string; path: string; oneOf: number[] }[] = [
+  // 400 includes `allow_private_network` for a target more private than the app; 409 a name taken.
+  { method: 'POST', path: 'v1/hearth/models', oneOf: [201, 400, 404, 409] },
+  { method: 'POST', path: 'v1/hearth/servers', oneOf: [201, 400, 409] },
+  { method: 'PATCH', path: 'v1/hearth/servers/fuzz-none', oneOf: [200, 400, 404] },
+  { method: 'PATCH', path: 'v1/hearth/settings', oneOf: [200, 400] },
+  { method: 'POST', path: 'v1/hearth/keys', oneOf: [200, 201, 400, 409] },
+];
+
+/** Unreachable on purpose: a body that would succeed still adds nothing that answers. */
+const NOWHERE = ['http://127.0.0.1:9/v1', 'http://[::1]:9/x.gguf', 'http://localhost:9/m.gguf'];
+
+/**
+ * Bodies that are not what a management route takes: not JSON, not an object, wrong types,
+ * prototype keys, deep or long values. None may switch the auth mode or set hearth/echo's
+ * prices: the other cases of the run rely on both.
+ */
+function clumsyBody(rng: Rng): BodySpec {
+  const deep = (n: number) => ({
+    parts: [
+      { repeat: '[', count: n },
+      { repeat: ']', count: n },
+    ],
+  });
+  const json = (value: unknown) => ({ parts: [JSON.stringify(value)] });
+  const picks: (() => BodySpec)[] = [
+    () => ({ parts: [''] }),
+    () => ({
+      parts: [rng.pick(['null', '[]', '"x"', '1', 'true', '{', '{"name":', '}{', '{}{}'])],
+    }),
+    () => deep(rng.pick([100, 100_000])),
+    () => ({ parts: ['{"name":', deep(50_000).parts[0]!, deep(50_000).parts[1]!, '}'] }),
+    () => ({ bytes: [0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d] }),
+    () => ({ parts: ['{"__proto__":{"auth":"issued"},"constructor":{"prototype":{"x":1}}}'] }),
+    () => ({ parts: ['{"name":"a","name":{"x":1},"base_url":"', rng.pick(NOWHERE), '"}'] }),
+    () => json({ name: rng.pick([123, null, [], {}, '', ' ', 'x'.repeat(10_000)]) }),
+    () => json({ base_url: rng.pick([1, null, '', 'ftp://x', 'javascript:alert(1)', 'http://']) }),
+    () => json({ name: 'fuzz-x', base_url: rng.pick(NOWHERE), api_key: rng.pick([1, {}, 'k']) }),
+    () => json({ source: rng.pick([null, 1, '', ' ', 'hf:', 'hf:a/b:', '../../etc/passwd']) }),
+    () => json({ source: rng.pick(NOWHERE), context_window: rng.pick([0, -1, 1.5, '4096']) }),
+    () => json({ source: rng.pick(NOWHERE), id: rng.pick(['hearth/echo', 1, '/', 'a/b/c']) }),
+    () => json({ auth: rng.pick(['nope', 1, null, ['any'], 'ANY']) }),
+    () => json({ prices: rng.pick([1, 'x', [], { 'acme/x': { prompt: -1, completion: 1 } }]) }),
+    () => json({ prices: { 'acme/x': { prompt: '1', completion: Number.MAX_VALUE } } }),
+    () => json({ offered: rng.pick([1, 'yes', null, []]) }),
+    () => json({ key: rng.pick(['hk-short', 1, 'x'.repeat(100)]), name: 'fuzz' }),
+    () => json({ name: 'fuzz', unknown_field: true }),
+    () => ({ parts: ['{"name":"', { repeat: 'n', count: 3 * 1024 * 1024 }, '"}'] }),
+  ];
+  return rng.pick(picks)();
+}
+
+/** The cases of this module, as generate.ts's mutations. */
+export function routeCases(): ((rng: Rng) => RouteCase)[] {
+  const list: ((rng: Rng) => RouteCase)[] = [];
+  for (const { path, expect } of GET_ROUTES) {
+    list.push(() => ({
+      kind: 'head:get-route',
+      method: 'HEAD',
+      path,
+      headers: KEY,
+      body: null,
+      expect: { status: expect.status, head: true },
+    }));
+    list.push((rng) => ({
+      kind: 'head:no-key',
+      method: 'HEAD',
+      path,
+      headers: rng.pick<Record<string, string>>([{}, { authorization: 'Bearer ' }]),
+      body: null,
+      expect: { status: 401, head: true },
+    }));
+    // One trailing slash is the same route; two, or one inside, are another, unknown one.
+    list.push(() => ({
+      kind: 'slash:trailing',
+      method: 'GET',
+      path: `${path}/`,
+      headers: KEY,
+      body: null,
+      expect,
+    }));
+    list.push((rng) => {
+      const doubled = rng.pick([
+        `${path}//`,
+        path.replace('v1/', 'v1//'),
+        path.replace(/\/([^/]*)$/, '//$1'),
+      ]);
+      // Under `models/`, what follows is a model's id, and no id has an empty segment.
+      const id = /^v1\/(openai\/)?models\/./.test(doubled.replace(/\/$/, ''));
+      return {
+        kind: 'slash:double',
+        method: 'GET',
+        path: doubled,
+        headers: KEY,
+        body: null,
+        expect: id ? error(404, 'model_not_found', 'model') : error(404, 'unknown_url'),
+      };
+    });
+  }
+  for (const path of POST_ROUTES) {
+    list.push((rng) => ({
+      kind: 'head:post-route',
+      method: 'HEAD',
+      path: rng.pick([path, `${path}/`]),
+      headers: KEY,
+      body: null,
+      expect: { status: 405, head: true },
+    }));
+  }
+  list.push((rng) => ({
+    kind: 'head:unknown',
+    method: 'HEAD',
+    path: rng.pick(['v1/nope', 'v1/hearth', 'v1/openai//models']),
+    headers: KEY,
+    body: null,
+    expect: { status: 404, head: true },
+  }));
+  for (const { method, path, oneOf } of MANAGED) {
+    list.push((rng) => ({
+      kind: `manage:${method}-${path.split('/').slice(2, 4).join('-')}`,
+      method,
+      path: rng.chance(0.2) ? `${path}/` : path,
+      headers: rng.chance(0.9)
+        ? JSON_KEYED
+        : rng.pick([KEY, { ...KEY, 'content-type': 'text/plain' }]),
+      body: clumsyBody(rng),
+      // 413 for the 3 MiB name only where the route's limit is lower; 415 without JSON.
+      expect: { status: 400, oneOf: [...oneOf, 413, 415] },
+    }));
+  }
+  return list;
+}
