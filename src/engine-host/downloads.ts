@@ -14,6 +14,7 @@ import type { DownloadProgress } from '../openai/downloads';
 import { OpenAIError } from '../openai/errors';
 import { GGUF_PART_BYTES, removeGgufFile } from '../openai/gguf-parts';
 import { cachedJson, missingFiles, planFiles, type ModelFile } from '../openai/on-device';
+import type { StorageEstimator } from '../openai/storage-room';
 import { isQuotaError, pause, Permanent, transient, unreachable } from './download-errors';
 import { downloadGguf } from './gguf-download';
 import type { ModelSet } from './engine-db';
@@ -61,6 +62,8 @@ export interface DownloadOptions {
   /** Pause before the first retry; it doubles each time. */
   retryMs?: number;
   progressMs?: number;
+  /** The storage's quota and usage, checked before a GGUF is begun (the browser's by default). */
+  estimate?: StorageEstimator;
   /** Files fetched at once (WebLLM fetches four shards at a time). */
   parallel?: number;
   /** Whether the device says it is online (`navigator.onLine`): offline, a download fails at once. */
@@ -373,6 +376,7 @@ export class Downloads {
         progress.bytes_done += bytes;
         job.report();
       },
+      estimate: this.#options.estimate,
     });
   }
 

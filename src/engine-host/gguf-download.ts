@@ -21,6 +21,7 @@ import {
   type GgufPart,
 } from '../openai/gguf-parts';
 import { ByteSource } from './byte-source';
+import { assertRoom, defaultEstimator, type StorageEstimator } from '../openai/storage-room';
 import { pause, Permanent, transient, unreachable } from './download-errors';
 import type { CacheLike, DownloadFetch } from './downloads';
 
@@ -40,6 +41,8 @@ export interface GgufFileOptions {
   onSize(bytes: number): void;
   /** Told of bytes stored or found stored; negative when bytes counted are lost. */
   onBytes(bytes: number): void;
+  /** The storage's quota and usage (`navigator.storage.estimate` by default). */
+  estimate?: StorageEstimator | undefined;
 }
 
 /** The file changed on the server since its first parts were stored (no retry: start over). */
@@ -133,6 +136,7 @@ class GgufFile {
   async fill(): Promise<void> {
     const o = this.#o;
     this.#record = await readGgufRecord(o.cache, o.url);
+    if (this.#record && !this.#record.complete) await this.#assertFits(this.#record);
     if (this.#record) o.onSize(this.#record.bytes);
     let tries = 0;
     let delay = o.retryMs;
@@ -244,9 +248,29 @@ class GgufFile {
     );
   }
 
+  /**
+   * A download begun before that can never fit (a size a server claimed before the check was
+   * made) goes, record and the parts stored in order from the first, and fails: left pending, it
+   * would fail again at every host start.
+   */
+  async #assertFits(record: GgufFileRecord): Promise<void> {
+    const o = this.#o;
+    try {
+      await assertRoom(record.bytes, o.url, o.estimate ?? defaultEstimator(), true);
+    } catch (err) {
+      for (const part of ggufParts(o.url, record)) {
+        if (!(await o.cache.delete(part.key))) break;
+      }
+      await o.cache.delete(ggufSizeKey(o.url));
+      this.#record = undefined;
+      throw err;
+    }
+  }
+
   /** Writes the size record, before any part: the parts are found through it. */
   async #begin(bytes: number, etag: string | undefined): Promise<GgufFileRecord> {
     const o = this.#o;
+    await assertRoom(bytes, o.url, o.estimate ?? defaultEstimator());
     const record: GgufFileRecord = { bytes, part_bytes: o.partBytes, complete: false };
     if (etag !== undefined) record.etag = etag;
     await o.cache.put(ggufSizeKey(o.url), recordResponse(record));

@@ -11,6 +11,7 @@ import type { CatalogEntry } from '../openai/catalog';
 import { finished, type DownloadProgress } from '../openai/downloads';
 import { OpenAIError } from '../openai/errors';
 import { missingFiles, type CacheStorageLike } from '../openai/on-device';
+import { sweepOrphanFiles, type SweepCaches } from '../openai/orphan-files';
 import type { Downloads } from './downloads';
 import type { ModelSet } from './engine-db';
 import type { EngineQueue } from './queue';
@@ -50,6 +51,12 @@ export interface ModelServiceDeps {
   forgetLosses(model: string): Promise<void>;
   downloaded: ModelSet;
   onChange: () => void;
+  /**
+   * The files every added model uses, read from the store itself; it must throw when the store
+   * cannot be read (a catalogue that merely lacks the added models would sweep their files).
+   * Without it, orphaned uploads are not swept.
+   */
+  usedFiles?: () => Promise<ReadonlySet<string>>;
 }
 
 function inUse(model: string): OpenAIError {
@@ -244,5 +251,17 @@ export class LocalModels implements ModelService {
     }
     this.#evicted = evicted;
     this.#deps.onChange();
+    await this.#sweepUploads();
+  }
+
+  /** Removes files from the computer that no model uses (orphan-files.ts); never fails the start. */
+  async #sweepUploads(): Promise<void> {
+    const { usedFiles, caches, appUrl } = this.#deps;
+    if (!usedFiles) return;
+    try {
+      await sweepOrphanFiles(caches as SweepCaches, appUrl, await usedFiles());
+    } catch {
+      // The next start tries again; the files take room, and nothing else.
+    }
   }
 }

@@ -152,6 +152,8 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
         forgetLosses: (model) => losses.clear(model),
         downloaded,
         onChange,
+        // From the store itself: a failed read throws, and then nothing is swept.
+        usedFiles: async () => new Set((await idbAddedStore.list()).flatMap((r) => r.files)),
       });
       server = new HostServer(live.backend(engines), {
         status: () => ({

@@ -18,7 +18,8 @@ import {
 import { OpenAIError } from './errors';
 import { installName } from './install';
 import { embeddingFactsOf, embeddingLengthOf, readGgufHeader } from './gguf-header';
-import { inspectGguf, resolveSource, type SourceDeps } from './gguf-source';
+import { HUB_URL, inspectGguf, resolveSource, type SourceDeps } from './gguf-source';
+import { assertNetworkAllowed } from './private-network';
 import { jsonResponse } from './respond';
 import { paramOf } from './validate';
 
@@ -169,6 +170,8 @@ const addBody = v.strictObject({
    * makes it one when they do not say, `false` a chat model when they do.
    */
   embeddings: v.optional(v.boolean()),
+  /** Lets `source` be on the user's network or computer when the app is not (`private-network`). */
+  allow_private_network: v.optional(v.boolean()),
 });
 
 const FIELDS = Object.keys(addBody.entries).join(', ');
@@ -247,7 +250,12 @@ export async function addModel(
   }
   // A given id that is taken needs no look-up on the network to be refused.
   if (body.id !== undefined && (await deps.catalog.has(body.id))) throw exists(body.id);
+  const allowed = body.allow_private_network;
+  if (body.source.startsWith('hf:')) {
+    assertNetworkAllowed(deps.hubUrl ?? HUB_URL, allowed, 'source', deps.appUrl);
+  }
   const source = await resolveSource(body.source, deps);
+  for (const file of source.files) assertNetworkAllowed(file, allowed, 'source', deps.appUrl);
   const id = body.id ?? source.id;
   if (await deps.catalog.has(id)) throw exists(id);
   const { size: bytes, head } = await inspectGguf(source.files, deps);

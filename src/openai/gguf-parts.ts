@@ -31,6 +31,8 @@ export interface GgufFileRecord {
   complete: boolean;
   /** The server's ETag, when it showed one: a file that changes under its URL starts over. */
   etag?: string;
+  /** When a file from the computer was last written to (ms): orphan-files.ts spares it a while. */
+  written_at?: number;
 }
 
 /** One part of a stored file. */
@@ -58,14 +60,16 @@ export function ggufPartKey(url: string, first: number, last: number): string {
   return keyOf(url, `${first}-${last}`);
 }
 
-/** Every part of the file `record` describes, in order. */
-export function ggufParts(url: string, record: GgufFileRecord): GgufPart[] {
-  const parts: GgufPart[] = [];
+/**
+ * Every part of the file `record` describes, in order, made one at a time as they are read: a
+ * record is whatever size a server claimed, and a list of parts for 2^50 bytes would not fit in
+ * memory (a download reads the parts only up to the first one it lacks).
+ */
+export function* ggufParts(url: string, record: GgufFileRecord): Generator<GgufPart> {
   for (let first = 0; first < record.bytes; first += record.part_bytes) {
     const last = Math.min(first + record.part_bytes, record.bytes) - 1;
-    parts.push({ key: ggufPartKey(url, first, last), first, last });
+    yield { key: ggufPartKey(url, first, last), first, last };
   }
-  return parts;
 }
 
 const isSize = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) > 0;
@@ -73,10 +77,11 @@ const isSize = (n: unknown): n is number => Number.isSafeInteger(n) && (n as num
 /** A record read from the cache, or undefined when it is not one (then nothing is usable). */
 export function parseGgufRecord(value: unknown): GgufFileRecord | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
-  const { bytes, part_bytes, complete, etag } = value as Record<string, unknown>;
+  const { bytes, part_bytes, complete, etag, written_at } = value as Record<string, unknown>;
   if (!isSize(bytes) || !isSize(part_bytes) || typeof complete !== 'boolean') return undefined;
   const record: GgufFileRecord = { bytes, part_bytes, complete };
   if (typeof etag === 'string') record.etag = etag;
+  if (typeof written_at === 'number') record.written_at = written_at;
   return record;
 }
 

@@ -22,6 +22,13 @@ const TIMEOUT_MS = 30_000;
 const MAGIC = 'GGUF';
 /** What `checkGguf` reads of each file. */
 const MAGIC_BYTES = 8;
+/**
+ * The most parts a split GGUF may have: the name alone says how many (`-of-99999`), and each is
+ * a request. llama.cpp's gguf-split makes tens of parts for the largest models, not hundreds.
+ */
+export const MAX_SPLIT_PARTS = 256;
+/** How many of a split GGUF's parts are checked at once: a server is not sent them all together. */
+const CHECKS_AT_ONCE = 4;
 
 /** `fetch` as the service worker has it. */
 export type FetchLike = (url: string, init?: RequestInit) => Promise<Response>;
@@ -50,6 +57,14 @@ function refuse(message: string): OpenAIError {
 
 /** `name-00001-of-00003.gguf`: llama.cpp's gguf-split names its parts so. */
 const SPLIT = /-(\d{5})-of-(\d{5})\.gguf$/i;
+
+/** Throws 400 when a split GGUF says it has more parts than `MAX_SPLIT_PARTS`. */
+function assertPartCount(total: number, name: string): void {
+  if (total <= MAX_SPLIT_PARTS) return;
+  throw refuse(
+    `${name} says it is one of ${total} parts of a split GGUF; at most ${MAX_SPLIT_PARTS} parts are accepted.`,
+  );
+}
 /** A quantisation at the end of a file's stem: `…-Q4_K_M`, `….Q5_K_S`, `…-f16`, `…-IQ4_XS`. */
 const QUANT = /(?:^|[-._])(I?Q\d(?:_[a-z0-9]+)*|TQ\d_\d|B?F16|F32|MXFP4)$/i;
 /** A name that may be part of an id (`[\w.-]+`, as `parseGgufId` wants). */
@@ -71,6 +86,7 @@ function expandSplit(url: URL): string[] {
   const match = SPLIT.exec(url.pathname);
   if (!match?.[1] || !match[2]) return [url.href];
   const total = Number(match[2]);
+  assertPartCount(total, url.href);
   const first = url.pathname.replace(SPLIT, `-00001-of-${match[2]}.gguf`);
   if (Number(match[1]) !== 1) {
     throw refuse(
@@ -214,6 +230,7 @@ function orderedParts(names: string[]): string[] {
   const split = SPLIT.exec(first);
   if (!split?.[2]) return [first];
   const total = split[2];
+  assertPartCount(Number(total), first);
   const wanted = Array.from({ length: Number(total) }, (_, i) =>
     first.replace(SPLIT, `-${String(i + 1).padStart(5, '0')}-of-${total}.gguf`),
   );
@@ -340,13 +357,33 @@ export interface GgufInspection {
   head: Uint8Array;
 }
 
+/** `work` on each item, at most `limit` at once, the results in the items' order. */
+async function mapAtMost<T, R>(
+  limit: number,
+  items: readonly T[],
+  work: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index]!, index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return results;
+}
+
 /** Each file checked (`count(i)` bytes of the i-th read); the sizes added up. */
 async function checkAll(
   files: readonly string[],
   count: (index: number) => number,
   deps: SourceDeps,
 ): Promise<GgufInspection> {
-  const checked = await Promise.all(files.map((url, i) => checkFile(url, count(i), deps)));
+  const checked = await mapAtMost(CHECKS_AT_ONCE, files, (url, i) =>
+    checkFile(url, count(i), deps),
+  );
   const sizes = checked.map((c) => c.size);
   return {
     size: sizes.every((s) => s !== null) ? sizes.reduce((a, b) => a + b, 0) : null,

@@ -20,6 +20,7 @@ import {
   type GgufFileRecord,
 } from './gguf-parts';
 import { MODEL_CACHES } from './on-device';
+import { assertRoom, defaultEstimator, type StorageEstimator } from './storage-room';
 import { jsonResponse } from './respond';
 
 /** The part of `Cache` the files need. */
@@ -42,6 +43,8 @@ export interface FileDeps {
   catalog: AddableCatalog;
   /** The part size of stored files (tests make it small). */
   partBytes?: number;
+  /** The storage's quota and usage (`navigator.storage.estimate` by default). */
+  estimate?: StorageEstimator;
 }
 
 /** Where stored files live, relative to the app. */
@@ -89,17 +92,27 @@ const record = (value: GgufFileRecord) =>
 
 /**
  * Stores `file` as a download is stored (gguf-parts.ts): the size record, the parts, then the
- * record marked complete. A full disk keeps nothing of it.
+ * record marked complete. The record is touched at each part (`written_at`), so that the host's
+ * sweep of orphans (orphan-files.ts) spares a file being stored. A full disk, or a client gone
+ * (`signal`), keeps nothing of it; a worker stopped mid-store leaves it to that sweep.
  */
-async function storeParts(cache: FileCache, url: string, file: Blob, partBytes: number) {
+async function storeParts(
+  cache: FileCache,
+  url: string,
+  file: Blob,
+  partBytes: number,
+  signal: AbortSignal,
+) {
   const size: GgufFileRecord = { bytes: file.size, part_bytes: partBytes, complete: false };
   try {
-    await cache.put(ggufSizeKey(url), record(size));
     for (const part of ggufParts(url, size)) {
+      signal.throwIfAborted();
+      await cache.put(ggufSizeKey(url), record({ ...size, written_at: Date.now() }));
       const bytes = file.slice(part.first, part.last + 1);
       await cache.put(part.key, new Response(bytes, { headers: { 'content-type': OCTETS } }));
     }
-    await cache.put(ggufSizeKey(url), record({ ...size, complete: true }));
+    signal.throwIfAborted();
+    await cache.put(ggufSizeKey(url), record({ ...size, complete: true, written_at: Date.now() }));
   } catch (err) {
     await removeGgufFile(cache, url).catch(() => undefined);
     throw err;
@@ -114,6 +127,11 @@ export async function storeFile(
   requestId: string,
 ): Promise<Response> {
   const name = fileName(rest);
+  // Before the body is read: a body the storage cannot hold is not taken in at all.
+  const length = Number(request.headers.get('content-length'));
+  if (Number.isSafeInteger(length) && length > 0) {
+    await assertRoom(length, name, deps.estimate ?? defaultEstimator());
+  }
   // A Blob, not a stream: its size is known before the first part, and an uploaded File stays
   // where the browser keeps it rather than in the worker's memory.
   const file = await request.blob();
@@ -122,7 +140,7 @@ export async function storeFile(
   const url = new URL(path, deps.appUrl).href;
   const cache = await deps.caches.open(MODEL_CACHES.gguf);
   try {
-    await storeParts(cache, url, file, deps.partBytes ?? GGUF_PART_BYTES);
+    await storeParts(cache, url, file, deps.partBytes ?? GGUF_PART_BYTES, request.signal);
   } catch (err) {
     if (!isQuotaError(err)) throw err;
     throw new OpenAIError(

@@ -12,6 +12,7 @@
 import * as v from 'valibot';
 import { assertJsonContentType, readJsonBody } from './body';
 import { OpenAIError } from './errors';
+import { assertNetworkAllowed } from './private-network';
 import { jsonResponse } from './respond';
 import { noArray } from './schema';
 import { readCapped, UPSTREAM_MODELS_LIMIT } from './upstream-read';
@@ -212,6 +213,7 @@ const addBody = noArray(
     api_key: v.optional(v.nullable(v.string())),
     /** `session`: the key in the service worker's memory only (see `ServerRecord.key_kept`). */
     keep_key: v.optional(v.picklist(['stored', 'session'])),
+    allow_private_network: v.optional(v.boolean()),
   }),
 );
 
@@ -387,6 +389,7 @@ export class Servers {
   /** Adds the server under `name`, reserved for it. */
   async #addNamed(name: string, body: v.InferOutput<typeof addBody>): Promise<ServerRecord> {
     const baseUrl = normalizeBaseUrl(body.base_url);
+    assertNetworkAllowed(baseUrl, body.allow_private_network, 'base_url');
     const key = body.api_key?.trim() || undefined;
     const models = await this.#readModels(baseUrl, key);
     const record: ServerRecord = {

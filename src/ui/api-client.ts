@@ -177,7 +177,11 @@ export async function catalog(): Promise<CatalogModel[]> {
  * `POST /v1/hearth/models`: adds a GGUF model from `source` (a URL, a path of the app, or
  * `hf:<user>/<repo>:<quant>`), under `id` when given; its catalogue entry.
  */
-export function addModel(body: { source: string; id?: string }): Promise<CatalogModel> {
+export function addModel(body: {
+  source: string;
+  id?: string;
+  allow_private_network?: boolean;
+}): Promise<CatalogModel> {
   return callJson<CatalogModel>('hearth/models', { method: 'POST', body });
 }
 
@@ -200,6 +204,8 @@ export function addServer(body: {
   api_key?: string;
   /** `session`: the worker keeps the key in memory only, never stored. */
   keep_key?: 'session';
+  /** The user confirmed an address more private than the app (see private-network-confirm). */
+  allow_private_network?: boolean;
 }): Promise<ServerInfo> {
   return callJson<ServerInfo>('hearth/servers', { method: 'POST', body });
 }

@@ -8,6 +8,7 @@
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import { addModel, ApiError, deleteStoredFile, storeFile } from './api-client';
 import { sourceOf } from './model-facts';
+import { confirmPrivateNetwork } from './private-network-confirm';
 import { formatBytes } from './styles';
 
 /** Where an addition stands. */
@@ -55,9 +56,14 @@ export class AddModelController implements ReactiveController {
       });
       return;
     }
+    const allow = source.startsWith('hf:') ? {} : confirmPrivateNetwork(source);
+    if (!allow) {
+      this.#set({ phase: 'failed', message: `Not added: ${source} was not allowed.` });
+      return;
+    }
     this.#set({ phase: 'busy', what: `Checking ${source}…` });
     try {
-      const entry = await addModel({ source, ...(id.trim() && { id: id.trim() }) });
+      const entry = await addModel({ source, ...(id.trim() && { id: id.trim() }), ...allow });
       this.#added(entry.id);
     } catch (err) {
       this.#set({ phase: 'failed', message: messageOf(err) });

@@ -24,6 +24,7 @@ import {
   thisOriginShared,
 } from './server-key-keeping';
 import { cards, shared } from './styles';
+import { confirmPrivateNetwork } from './private-network-confirm';
 
 /**
  * A server's name from its address when the user gave none: `gpu-box` for
@@ -195,6 +196,8 @@ export class ServersView extends LitElement {
     const name = String(data.get('name') ?? '').trim() || nameFromUrl(baseUrl);
     const key = String(data.get('api_key') ?? '').trim();
     const session = data.get('keep_key') === 'session';
+    const allow = confirmPrivateNetwork(baseUrl);
+    if (!allow) return;
     this.adding = true;
     this.formError = null;
     this.said = '';
@@ -203,6 +206,7 @@ export class ServersView extends LitElement {
       added = await addServer({
         name,
         base_url: baseUrl,
+        ...allow,
         ...(key && { api_key: key, ...(session && { keep_key: 'session' as const }) }),
       });
     } catch (err) {
