@@ -26,7 +26,7 @@ interface Menu {
 }
 
 /** What a row's menu does. */
-type Action = 'rename' | 'pin' | 'archive' | 'delete';
+type Action = 'rename' | 'pin' | 'archive' | 'markdown' | 'delete';
 
 /** Where focus goes once the list has changed after an action. */
 type FocusTarget = { id: string; part: 'open' | 'more' } | 'new' | 'archived';
@@ -39,6 +39,7 @@ type FocusTarget = { id: string; part: 'open' | 'more' } | 'new' | 'archived';
  * @fires pin - `detail: {id, pinned}`.
  * @fires archive - `detail: {id, archived}`.
  * @fires export - all conversations to a file.
+ * @fires export-markdown - `detail: id`: that conversation to a Markdown file.
  * @fires import - `detail: File`.
  */
 export class ConversationList extends LitElement {
@@ -439,6 +440,10 @@ export class ConversationList extends LitElement {
         this.#focusSoon(this.#neighbour(c.id, this.#fallback(c.id)));
         this.#emit('archive', { id: c.id, archived: !c.archived });
         break;
+      case 'markdown':
+        this.#focusSoon({ id: c.id, part: 'more' });
+        this.#emit('export-markdown', c.id);
+        break;
       case 'delete':
         this.confirming = c.id;
         await this.updateComplete;
@@ -583,7 +588,8 @@ export class ConversationList extends LitElement {
       @keydown=${(e: KeyboardEvent) => this.#onMenuKey(e)}
     >
       ${item('Rename', 'rename')} ${c.archived ? nothing : item(c.pinned ? 'Unpin' : 'Pin', 'pin')}
-      ${item(c.archived ? 'Unarchive' : 'Archive', 'archive')} ${item('Delete', 'delete', true)}
+      ${item(c.archived ? 'Unarchive' : 'Archive', 'archive')}
+      ${item('Export as Markdown', 'markdown')} ${item('Delete', 'delete', true)}
     </div>`;
   }
 

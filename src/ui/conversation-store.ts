@@ -4,7 +4,7 @@
  */
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import { installName } from '../openai/install';
-import type { Conversation } from './conversation';
+import { worthStoring, type Conversation } from './conversation';
 
 interface Schema extends DBSchema {
   conversations: { key: string; value: Conversation; indexes: { updated: number } };
@@ -28,8 +28,10 @@ export async function listConversations(): Promise<Conversation[]> {
   return (await (await database()).getAllFromIndex('conversations', 'updated')).reverse();
 }
 
+/** Stores a conversation; one with nothing in it is not kept (and goes, if it was). */
 export async function saveConversation(conversation: Conversation): Promise<void> {
-  await (await database()).put('conversations', conversation);
+  if (worthStoring(conversation)) await (await database()).put('conversations', conversation);
+  else await (await database()).delete('conversations', conversation.id);
 }
 
 export async function deleteConversation(id: string): Promise<void> {

@@ -1,11 +1,10 @@
 /**
  * @module
- * Conversations as the chat keeps them, and as they travel: the export file is versioned JSON
- * whose messages are in the OpenAI chat format (the system prompt first, as a system message),
- * with each conversation's title, model and settings beside them. Pure: no DOM, no storage.
+ * Conversations as the chat keeps them: messages, their versions, settings. How they travel
+ * (export, import) is in `conversation-export.ts`. Pure: no DOM, no storage.
  */
-import * as v from 'valibot';
 import type { Usage } from '../openai/types';
+import { UNTITLED, titleFrom } from './conversation-title';
 
 /** What a reply cost and how fast it came, shown under it. */
 export interface ReplyStats {
@@ -80,7 +79,7 @@ export function newConversation(model: string, settings = DEFAULT_SETTINGS): Con
   const now = Date.now();
   return {
     id: crypto.randomUUID(),
-    title: 'New conversation',
+    title: UNTITLED,
     created: now,
     updated: now,
     model,
@@ -90,157 +89,13 @@ export function newConversation(model: string, settings = DEFAULT_SETTINGS): Con
   };
 }
 
-/** A title from the first thing the user said. */
-export function titleFrom(text: string): string {
-  const line = text.trim().split('\n', 1)[0]?.trim() ?? '';
-  if (line === '') return 'New conversation';
-  return line.length > 48 ? `${line.slice(0, 47).trimEnd()}…` : line;
-}
-
-/** The export file's format name and version. */
-export const EXPORT_FORMAT = 'hearth.conversations';
-export const EXPORT_VERSION = 1;
-
-const usageSchema = v.object({
-  prompt_tokens: v.number(),
-  completion_tokens: v.number(),
-  total_tokens: v.number(),
-  estimated_cost: v.number(),
-});
-
-/** A message of the export file: OpenAI's shape, with Hearth's extras under their own names. */
-const exportedMessage = v.variant('role', [
-  v.object({ role: v.literal('system'), content: v.string() }),
-  v.object({ role: v.literal('user'), content: v.string() }),
-  v.object({
-    role: v.literal('assistant'),
-    content: v.string(),
-    reasoning_content: v.optional(v.string()),
-    model: v.optional(v.string()),
-    usage: v.optional(usageSchema),
-    tokens_per_s: v.optional(v.nullable(v.number())),
-    finish_reason: v.optional(v.string()),
-    stopped: v.optional(v.boolean()),
-    error: v.optional(v.object({ message: v.string(), code: v.nullable(v.string()) })),
-  }),
-]);
-
-const exportedConversation = v.object({
-  title: v.pipe(v.string(), v.maxLength(500)),
-  created: v.number(),
-  updated: v.number(),
-  model: v.string(),
-  settings: v.object({
-    temperature: v.pipe(v.number(), v.minValue(0), v.maxValue(2)),
-    max_tokens: v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1))),
-  }),
-  messages: v.array(exportedMessage),
-});
-
-const exportFile = v.object({
-  format: v.literal(EXPORT_FORMAT),
-  version: v.literal(EXPORT_VERSION),
-  exported: v.string(),
-  conversations: v.array(exportedConversation),
-});
-
-type ExportedMessage = v.InferOutput<typeof exportedMessage>;
-
-/**
- * The conversations as an export file's object: each as it is shown, the versions of edited and
- * rewritten messages on show and no others (the OpenAI format has no place for them).
- */
-export function exportConversations(conversations: readonly Conversation[]) {
-  return {
-    format: EXPORT_FORMAT,
-    version: EXPORT_VERSION,
-    exported: new Date().toISOString(),
-    conversations: conversations.map((c) => {
-      const messages: ExportedMessage[] = [];
-      if (c.settings.system) messages.push({ role: 'system', content: c.settings.system });
-      for (const m of c.messages) {
-        if (m.role === 'user') {
-          messages.push({ role: 'user', content: m.content });
-          continue;
-        }
-        messages.push({
-          role: 'assistant',
-          content: m.content,
-          ...(m.reasoning && { reasoning_content: m.reasoning }),
-          ...(m.model && { model: m.model }),
-          ...(m.stats && { usage: m.stats.usage, tokens_per_s: m.stats.tokens_per_s }),
-          ...(m.finish_reason && { finish_reason: m.finish_reason }),
-          ...(m.stopped && { stopped: true }),
-          ...(m.error && { error: m.error }),
-        });
-      }
-      return {
-        title: c.title,
-        created: c.created,
-        updated: c.updated,
-        model: c.model,
-        settings: { temperature: c.settings.temperature, max_tokens: c.settings.max_tokens },
-        messages,
-      };
-    }),
-  };
-}
-
-/**
- * The conversations of an export file, with new ids (an import never overwrites), or an error
- * that says what is wrong with the file. They have one version of each message, as exported.
- */
-export function importConversations(text: string): Conversation[] {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new Error('This file is not JSON.');
-  }
-  const parsed = v.safeParse(exportFile, json);
-  if (!parsed.success) {
-    const issue = parsed.issues[0];
-    const where = issue.path?.map((p) => String(p.key)).join('.') ?? '';
-    if (where === 'format' || where === 'version') {
-      throw new Error(`This is not a Hearth export of version ${EXPORT_VERSION}.`);
-    }
-    throw new Error(`This export is damaged at ${where || 'its top'}: ${issue.message}`);
-  }
-  return parsed.output.conversations.map((c) => {
-    const system = c.messages
-      .filter((m) => m.role === 'system')
-      .map((m) => m.content)
-      .join('\n\n');
-    const messages: Message[] = [];
-    for (const m of c.messages) {
-      if (m.role === 'system') continue;
-      if (m.role === 'user') {
-        messages.push({ role: 'user', content: m.content });
-        continue;
-      }
-      messages.push({
-        role: 'assistant',
-        content: m.content,
-        ...(m.reasoning_content && { reasoning: m.reasoning_content }),
-        ...(m.model && { model: m.model }),
-        ...(m.usage && { stats: { usage: m.usage, tokens_per_s: m.tokens_per_s ?? null } }),
-        ...(m.finish_reason && { finish_reason: m.finish_reason }),
-        ...(m.stopped && { stopped: true }),
-        ...(m.error && { error: m.error }),
-      });
-    }
-    return {
-      id: crypto.randomUUID(),
-      title: c.title,
-      created: c.created,
-      updated: c.updated,
-      model: c.model,
-      settings: { system, temperature: c.settings.temperature, max_tokens: c.settings.max_tokens },
-      messages,
-      draft: '',
-    };
-  });
-}
+export { titleFrom } from './conversation-title';
+export {
+  EXPORT_FORMAT,
+  EXPORT_VERSION,
+  exportConversations,
+  importConversations,
+} from './conversation-export';
 
 /**
  * What the model is sent: the system prompt, then the conversation up to `upTo` (exclusive),
@@ -357,4 +212,13 @@ export function showVersion(c: Conversation, index: number, version: number): vo
   tails[version] = null;
   const [first, ...rest] = chosen;
   c.messages = [...c.messages.slice(0, index), { ...first!, versions: { tails } }, ...rest];
+}
+
+/**
+ * Whether a conversation is worth storing: one with a message, or with text the user has typed
+ * and not sent (a reload must not lose it). New chats with neither are not kept, so the list does
+ * not fill with empties.
+ */
+export function worthStoring(c: Conversation): boolean {
+  return c.messages.length > 0 || c.draft.trim() !== '';
 }

@@ -18,10 +18,14 @@ import {
   exportConversations,
   importConversations,
   newConversation,
+  worthStoring,
   type Conversation,
   type ConversationSettings,
 } from './conversation';
+import { mergeImported, mergeSummary } from './conversation-export';
 import './conversation-list';
+import { conversationMarkdown, markdownFileName } from './conversation-markdown';
+import { download } from './download';
 import {
   deleteConversation,
   listConversations,
@@ -166,14 +170,14 @@ export class HearthApp extends LitElement {
       .banner button {
         margin-left: auto;
       }
-      /* Notices of something done float above the view and close by themselves. */
+      /* Notices of something done float and close by themselves: at the foot of the sidebar,
+         where the import and export buttons are, covering none of the chat's controls. */
       .toast {
         position: fixed;
-        top: 0.8em;
-        left: 50%;
-        transform: translateX(-50%);
+        left: 0.8em;
+        bottom: 0.8em;
         z-index: 10;
-        max-width: min(34em, 92vw);
+        max-width: calc(17em - 1.6em);
         box-shadow: 0 4px 18px rgb(0 0 0 / 25%);
         display: flex;
         gap: 0.8em;
@@ -216,6 +220,13 @@ export class HearthApp extends LitElement {
       @media (max-width: 720px) {
         :host {
           grid-template-columns: 1fr;
+        }
+        /* No sidebar beside the chat: under the chat's bar (56px at most), above its log. */
+        .toast {
+          bottom: auto;
+          top: calc(56px + 0.5em);
+          left: 0.5em;
+          max-width: calc(100vw - 1em);
         }
         /* One bar on a phone: the conversation's own (chat-view), which opens this drawer. The
            header stays for screen readers, as the page's heading. */
@@ -520,8 +531,9 @@ export class HearthApp extends LitElement {
       seed?.settings ?? { ...DEFAULT_SETTINGS, system: prefs.defaultSystem },
     );
     if (seed) c.draft = seed.draft;
+    // Stored (and listed) once it has something in it: New chat twice leaves no empties.
     await saveConversation(c);
-    this.conversations = [c, ...this.conversations];
+    if (worthStoring(c)) this.conversations = [c, ...this.conversations];
     this.#open(c, picked);
     if (picked) await this.#focusComposer();
   }
@@ -554,26 +566,32 @@ export class HearthApp extends LitElement {
 
   #export(): void {
     const file = JSON.stringify(exportConversations(this.conversations), null, 2);
-    const url = URL.createObjectURL(new Blob([file], { type: 'application/json' }));
-    const link = document.createElement('a');
-    link.href = url;
-    link.download = `hearth-conversations-${new Date().toISOString().slice(0, 10)}.json`;
-    link.click();
-    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    const date = new Date().toISOString().slice(0, 10);
+    download(`hearth-conversations-${date}.json`, file, 'application/json');
+  }
+
+  #exportMarkdown(id: string): void {
+    const c = this.conversations.find((x) => x.id === id);
+    if (c) download(markdownFileName(c.title), conversationMarkdown(c), 'text/markdown');
   }
 
   async #import(file: File): Promise<void> {
     try {
-      const imported = importConversations(await file.text());
-      for (const c of imported) await saveConversation(c);
+      const merge = mergeImported(this.conversations, importConversations(await file.text()));
+      for (const c of merge.save) await saveConversation(c);
       this.conversations = await listConversations();
-      this.#say(`Imported ${imported.length} conversation${imported.length === 1 ? '' : 's'}.`);
+      // The open conversation, if the file updated it, shows what the file holds.
+      const open = this.conversations.find((c) => c.id === this.active?.id);
+      if (open && merge.save.some((c) => c.id === open.id)) this.#open(open, false);
+      this.#say(mergeSummary(merge));
     } catch (err) {
       this.#say(`Nothing was imported: ${err instanceof Error ? err.message : String(err)}`, true);
     }
   }
 
   #onChanged(c: Conversation): void {
+    // A conversation with nothing in it is not stored, nor listed.
+    if (!worthStoring(c)) return;
     // Most recently changed first, as the store lists them.
     this.conversations = [c, ...this.conversations.filter((x) => x.id !== c.id)];
   }
@@ -629,6 +647,7 @@ export class HearthApp extends LitElement {
             this.#change(e.detail.id, { archived: e.detail.archived })}
           @remove=${(e: CustomEvent<string>) => this.#remove(e.detail)}
           @export=${() => this.#export()}
+          @export-markdown=${(e: CustomEvent<string>) => this.#exportMarkdown(e.detail)}
           @import=${(e: CustomEvent<File>) => this.#import(e.detail)}
         ></conversation-list>
         <api-status

@@ -6,7 +6,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type Locator, type Page } from '@playwright/test';
 import { composer, openChat, openSettings, replaceNumber, replies, send, userMessages } from './ui';
 
 const list = (page: Page) => page.getByRole('list', { name: 'Conversations' });
@@ -89,7 +89,13 @@ test('the ⋯ menu works by keyboard; pin moves a conversation to Pinned, archiv
   await options.focus();
   await page.keyboard.press('Enter');
   const menu = page.getByRole('menu');
-  await expect(menu.getByRole('menuitem')).toHaveText(['Rename', 'Pin', 'Archive', 'Delete']);
+  await expect(menu.getByRole('menuitem')).toHaveText([
+    'Rename',
+    'Pin',
+    'Archive',
+    'Export as Markdown',
+    'Delete',
+  ]);
   await expect(menu.getByRole('menuitem', { name: 'Rename' })).toBeFocused();
   await page.keyboard.press('ArrowUp');
   await expect(menu.getByRole('menuitem', { name: 'Delete' })).toBeFocused();
@@ -232,8 +238,10 @@ test('a reload finds every conversation intact, the open one open, and unsent te
 async function exportFile(
   page: Page,
   browserName: string,
+  click: () => Promise<void> = () =>
+    page.getByRole('button', { name: 'Export', exact: true }).click(),
 ): Promise<{ name: string; path: string }> {
-  const exportButton = page.getByRole('button', { name: 'Export', exact: true });
+  const exportButton = { click };
   if (browserName !== 'firefox') {
     const downloading = page.waitForEvent('download');
     await exportButton.click();
@@ -377,4 +385,133 @@ test('reasoning comes folded away, and opens on demand', async ({ page }) => {
   await reasoning.getByText('Reasoning').click();
   await expect(reasoning.locator('strong')).toHaveText('why');
   await expect(replies(page)).toContainText('Because.');
+});
+
+test('New chat twice stores no empty conversations: the list grows only when a message is sent', async ({
+  page,
+}) => {
+  await openChat(page);
+  await send(page, 'the only one');
+  await expect(replies(page)).toHaveText(['the only one']);
+  // One row is one conversation: its ⋯ button.
+  const rows = list(page).getByRole('button', { name: /^Options for / });
+  await expect(rows).toHaveCount(1);
+  await page.getByRole('button', { name: 'New chat' }).click();
+  await page.getByRole('button', { name: 'New chat' }).click();
+  await page.keyboard.press('ControlOrMeta+Shift+O');
+  await expect(composer(page)).toBeFocused();
+  await expect(rows).toHaveCount(1);
+  await page.reload();
+  await expect(composer(page)).toBeVisible();
+  await expect(rows).toHaveCount(1);
+  await page.getByRole('button', { name: 'New chat' }).click();
+  await send(page, '# A **bold** start');
+  await expect(rows).toHaveCount(2);
+  // The title is the first line as plain text, without its Markdown.
+  await expect(conversation(page, 'A bold start')).toBeVisible();
+});
+
+test('importing the same file twice adds nothing the second time, and says what it did', async ({
+  page,
+  browserName,
+}) => {
+  await openChat(page);
+  await send(page, 'one');
+  await page.getByRole('button', { name: 'New chat' }).click();
+  await send(page, 'two');
+  await expect(replies(page)).toHaveText(['two']);
+  const { path } = await exportFile(page, browserName);
+  await page.getByLabel('Import').setInputFiles(path);
+  await expect(page.getByRole('status').filter({ hasText: 'Imported' })).toHaveText(
+    /Imported 0 conversations\. 2 already here were skipped \(the same or older in the file\)\./,
+  );
+  await page.getByLabel('Import').setInputFiles(path);
+  await expect(list(page).getByRole('button', { name: /^Options for / })).toHaveCount(2);
+  await expect(conversation(page, 'one')).toHaveCount(1);
+  await expect(conversation(page, 'two')).toHaveCount(1);
+});
+
+test('the import notice covers neither the Model label nor the composer', async ({
+  page,
+  browserName,
+}) => {
+  await openChat(page);
+  await send(page, 'notice me');
+  await expect(replies(page)).toHaveText(['notice me']);
+  const { path } = await exportFile(page, browserName);
+  const notice = page.getByRole('status').filter({ hasText: 'Imported' });
+  const apart = async (other: Locator) => {
+    const a = (await notice.boundingBox())!;
+    const b = (await other.boundingBox())!;
+    return (
+      a.x >= b.x + b.width || b.x >= a.x + a.width || a.y >= b.y + b.height || b.y >= a.y + a.height
+    );
+  };
+  // On a wide screen and on a phone (where the chat's own bar, with the model, is at the top).
+  for (const size of [
+    { width: 1280, height: 720 },
+    { width: 390, height: 700 },
+  ]) {
+    await page.setViewportSize(size);
+    await page.getByLabel('Import').setInputFiles(path);
+    await expect(notice).toBeVisible();
+    expect(await apart(page.getByText('Model', { exact: true }))).toBe(true);
+    expect(await apart(composer(page))).toBe(true);
+    await notice.getByRole('button').click();
+    await expect(notice).toBeHidden();
+  }
+});
+
+test('an exported conversation, imported again, keeps the earlier versions of edited and regenerated messages', async ({
+  page,
+  browserName,
+}) => {
+  await openChat(page);
+  await send(page, 'first question');
+  await send(page, 'second question');
+  await expect(replies(page)).toHaveText(['first question', 'second question']);
+  await page.getByRole('button', { name: 'Edit message 2' }).click();
+  await page.getByLabel('Edit your message').fill('a better question');
+  await page.getByLabel('Edit your message').press('Enter');
+  await expect(replies(page)).toHaveText(['first question', 'a better question']);
+  await page.getByRole('button', { name: 'Regenerate reply 2' }).click();
+  await expect(page.getByRole('group', { name: 'Versions of reply 2' })).toContainText(
+    'Version 2 of 2',
+  );
+
+  const { path } = await exportFile(page, browserName);
+  await fromMenu(page, 'first question', 'Delete');
+  await page.getByRole('button', { name: 'Yes, delete' }).click();
+  await expect(conversation(page, 'first question')).toHaveCount(0);
+  await page.getByLabel('Import').setInputFiles(path);
+  await expect(
+    page.getByRole('status').filter({ hasText: 'Imported 1 conversation.' }),
+  ).toBeVisible();
+  await conversation(page, 'first question').click();
+
+  const rewrites = page.getByRole('group', { name: 'Versions of reply 2' });
+  await expect(rewrites).toContainText('Version 2 of 2');
+  await rewrites.getByRole('button', { name: 'Previous version' }).click();
+  await expect(rewrites).toContainText('Version 1 of 2');
+  const edits = page.getByRole('group', { name: 'Versions of message 2' });
+  await expect(edits).toContainText('Version 2 of 2');
+  await edits.getByRole('button', { name: 'Previous version' }).click();
+  await expect(userMessages(page)).toHaveText(['first question', 'second question']);
+  await expect(replies(page)).toHaveText(['first question', 'second question']);
+});
+
+test('Export as Markdown in the ⋯ menu downloads <title>.md with who said what', async ({
+  page,
+  browserName,
+}) => {
+  await openChat(page);
+  await send(page, 'Soup: how?');
+  await expect(replies(page)).toHaveText(['Soup: how?']);
+  const { name, path } = await exportFile(page, browserName, () =>
+    fromMenu(page, 'Soup: how?', 'Export as Markdown'),
+  );
+  expect(name).toBe('Soup how.md');
+  expect(readFileSync(path, 'utf8')).toBe(
+    '# Soup: how?\n\n**You:**\n\nSoup: how?\n\n**Assistant (hearth/echo):**\n\nSoup: how?\n',
+  );
 });

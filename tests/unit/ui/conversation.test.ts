@@ -61,11 +61,17 @@ describe('export and import', () => {
     });
   });
 
-  it('round-trip every field but the id and the draft', () => {
+  it('round-trip every field but the draft, the id included', () => {
     const original = sample();
     const [back] = importConversations(JSON.stringify(exportConversations([original])));
-    expect(back).toEqual({ ...original, id: expect.any(String), draft: '' });
-    expect(back!.id).not.toBe(original.id);
+    expect(back).toEqual({ ...original, draft: '' });
+  });
+
+  it('give a conversation of a file without ids a new id', () => {
+    const file = exportConversations([sample()]);
+    delete (file.conversations[0] as { id?: string }).id;
+    const [back] = importConversations(JSON.stringify(file));
+    expect(back!.id).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it.each([
@@ -135,7 +141,16 @@ describe('titles', () => {
     ['  hello there \nmore', 'hello there'],
     ['', 'New conversation'],
     ['x'.repeat(60), `${'x'.repeat(47)}…`],
-  ])('come from the first line of %j', (text, title) => {
+    ['# Heading\nbody', 'Heading'],
+    ['## Plan for **Monday** ##', 'Plan for Monday'],
+    ['> quoted *text*', 'quoted text'],
+    ['- [ ] a `task` item', 'a task item'],
+    ['1. see [the docs](https://example.com/docs)', 'see the docs'],
+    ['![logo](x.png) and __more__ ~~old~~', 'logo and more old'],
+    ['```js\nconst a = 1;\n```', 'const a = 1;'],
+    ['#hashtag and snake_case_name', '#hashtag and snake_case_name'],
+    ['#', 'New conversation'],
+  ])('are the first line with text, as plain text: %j', (text, title) => {
     expect(titleFrom(text)).toBe(title);
   });
 });
