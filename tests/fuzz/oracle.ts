@@ -125,6 +125,9 @@ const ERROR_TABLE: Record<string, [number, string]> = {
   unsupported_media_type: [415, 'invalid_request_error'],
   queue_full: [429, 'rate_limit_error'],
   webgpu_unavailable: [503, 'unavailable_error'],
+  upstream_error: [502, 'server_error'],
+  upstream_unavailable: [503, 'server_error'],
+  upstream_timeout: [504, 'server_error'],
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -425,7 +428,8 @@ export class Tally {
     this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);
     if (answer.status >= 500) {
       this.serverErrors += 1;
-      if (answer.status !== c.expect.status) this.unexpectedServerErrors += 1;
+      const allowed = 'oneOf' in c.expect ? c.expect.oneOf : [c.expect.status];
+      if (!allowed.includes(answer.status)) this.unexpectedServerErrors += 1;
     }
     const code =
       answer.status === 200

@@ -41,12 +41,15 @@ const POST_ROUTES = ['v1/openai/chat/completions', 'v1/chat/completions', 'v1/em
 
 /**
  * Management routes that take a body, each with a path that exists whatever the run has added.
- * `oneOf`: what the contract allows them to answer (a success, or a 4xx of theirs; never a 5xx).
+ * `oneOf`: what the contract allows them to answer (a success, a 4xx of theirs, or the 5xx README
+ * documents for a server that cannot be reached).
  */
 const MANAGED: { method: string; path: string; oneOf: number[] }[] = [
   // 400 includes `allow_private_network` for a target more private than the app; 409 a name taken.
   { method: 'POST', path: 'v1/hearth/models', oneOf: [201, 400, 404, 409] },
-  { method: 'POST', path: 'v1/hearth/servers', oneOf: [201, 400, 409] },
+  // README, Servers you add: a server that cannot be reached is 503 `upstream_unavailable`, one
+  // that does not answer in time 504 `upstream_timeout`, one that answers wrongly 502.
+  { method: 'POST', path: 'v1/hearth/servers', oneOf: [201, 400, 409, 502, 503, 504] },
   { method: 'PATCH', path: 'v1/hearth/servers/fuzz-none', oneOf: [200, 400, 404] },
   { method: 'PATCH', path: 'v1/hearth/settings', oneOf: [200, 400] },
   { method: 'POST', path: 'v1/hearth/keys', oneOf: [200, 201, 400, 409] },
