@@ -41,11 +41,11 @@ test('a message sent with Enter gets a reply rendered as Markdown, with its toke
   // The echo engine answers at once (its speed says nothing) and costs nothing: no "$0".
   await expect(page.locator('chat-message .stats')).toHaveText(/^\d+ tokens$/);
   await expect(composer(page)).toHaveValue('');
-  // The conversation is named after its first message.
+  // The conversation is named after its first message, as plain text (its Markdown dropped).
   await expect(
     page
       .getByRole('list', { name: 'Conversations' })
-      .getByRole('button', { name: 'Hello **world**, see `code`', exact: true }),
+      .getByRole('button', { name: 'Hello world, see code', exact: true }),
   ).toBeVisible();
 });
 
