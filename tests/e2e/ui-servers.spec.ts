@@ -8,6 +8,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, test, type Page } from '@playwright/test';
+import { chromiumOnly } from './helpers';
 import { composer, openChat, replies, send } from './ui';
 
 /** What the fake server was asked, for the assertions. */
@@ -294,7 +295,9 @@ test('a server added in one tab shows in the other tab’s picker, and leaves it
 
 test('a key kept for the session only: the form says what that means, IndexedDB never holds it, and it is gone with the worker until entered again', async ({
   page,
+  browserName,
 }) => {
+  chromiumOnly(browserName, 'the service worker is stopped through the DevTools protocol');
   await openChat(page);
   const section = await openServers(page);
   // At the root of an origin of its own (127.0.0.1), no warning of a shared origin.
