@@ -76,7 +76,8 @@ const TAB_GONE =
  * @property {string} [app] The page to pair: the app's address, or any page that calls
  *   `startHearth()` (a path, a query and all); only its origin may pair, and the link opens it.
  * @property {string} configFile Where the relay's key is kept.
- * @property {(line: string) => void} [log] Where the relay says what happens.
+ * @property {(message: string) => void} [log] Where the relay says what happens: a message a call,
+ *   its control characters escaped except the line breaks between its own lines.
  * @property {number} [heartbeatMs] How often to check that the tab is still there.
  * @property {number} [maxConnections] HTTP connections open at once (128): past it a new one
  *   closes the oldest idle connection (keep-alive, or headers still arriving), or is closed itself
@@ -129,7 +130,7 @@ export class Relay {
   #key;
   #appUrl;
   #appOrigin;
-  /** @type {(line: string) => void} */
+  /** One message, given line by line. @type {(...lines: string[]) => void} */
   #log;
   /** `--host` as given: a name callers may address when it is one on the network. */
   #host;
@@ -193,8 +194,9 @@ export class Relay {
     this.#appUrl = new URL(options.app);
     this.#appOrigin = this.#appUrl.origin;
     // Every line is made printable: a caller's Origin may carry control bytes (C1's 0x9B is a
-    // terminal's escape sequence introducer).
-    this.#log = (line) => options.log(printable(line));
+    // terminal's escape sequence introducer). A message's own line breaks are the lines it is
+    // given, joined after escaping: a break inside a line (a caller's) stays escaped.
+    this.#log = (...lines) => options.log(lines.map(printable).join('\n'));
     this.#host = options.host;
     this.#bodies = new BodyBudget(this.#limits.maxBodyBytes);
     server.once('listening', () => this.#bound());
@@ -793,13 +795,14 @@ export class Relay {
     for (const pending of this.#pending.values()) this.#failPending(pending, TAB_GONE);
     this.#pending.clear();
     if (this.#session === null) {
-      this.#log(`The tab ended the pairing. To pair a tab again, open:\n  ${this.pairingLink}`);
+      this.#log('The tab ended the pairing. To pair a tab again, open:', `  ${this.pairingLink}`);
       return;
     }
     // A reload comes back within moments, with its session; a closed tab never does, and its
     // pairing ends with the grace window (a tab restored later asks again).
     this.#log(
-      `The paired tab went away. If it was reloaded it reconnects within ${this.#limits.reconnectGraceMs / 1000} s; to pair another tab, open:\n  ${this.pairingLink}`,
+      `The paired tab went away. If it was reloaded it reconnects within ${this.#limits.reconnectGraceMs / 1000} s; to pair another tab, open:`,
+      `  ${this.pairingLink}`,
     );
     this.#startGrace();
   }
@@ -817,7 +820,8 @@ export class Relay {
       this.#session = null;
       this.#joining?.close(4001, 'the pairing ended');
       this.#log(
-        `The paired tab did not come back within ${grace / 1000} s: the pairing ended. To pair a tab again, open:\n  ${this.pairingLink}`,
+        `The paired tab did not come back within ${grace / 1000} s: the pairing ended. To pair a tab again, open:`,
+        `  ${this.pairingLink}`,
       );
     }, grace);
     this.#graceTimer.unref();
