@@ -6,6 +6,8 @@
  * election — and show the status.
  */
 import './install-here';
+// Before the app's elements are defined: a page that may reload keeps the app out until it knows.
+import { app as appElement, showApp } from './boot-gate';
 import { Workbox } from 'workbox-window';
 import type { PageToSw } from './bridge/messages';
 import { controlled } from './site/boot';
@@ -22,11 +24,12 @@ const BASE = import.meta.env.BASE_URL;
 const BUILD_MARK = 'hearth:reloaded-for-build';
 
 async function boot(): Promise<void> {
-  const app = document.querySelector('hearth-app');
+  const app = appElement;
   if (!app) return;
   const status = app;
   if (!('serviceWorker' in navigator) || !('locks' in navigator)) {
     status.role = 'unsupported';
+    showApp();
     return;
   }
   // The app's own service worker, which composes Hearth's (sw/sw.ts) as a site's may: Hearth is
@@ -68,6 +71,8 @@ async function boot(): Promise<void> {
           return;
         }
         if (role === 'stopped') return;
+        // Past the boot's reloads: the app is safe to use.
+        showApp();
         status.role = role;
         status.detail = detail ?? '';
       },
@@ -79,13 +84,15 @@ async function boot(): Promise<void> {
       // control, or an HTTP cache): once the worker controls the page, the reload gets the
       // worker's own files, which match.
       await controlled(false);
-      reloadForBuild(error.message ?? 'another build');
-      return;
+      if (reloadForBuild(error.message ?? 'another build')) return;
     }
+    // No reload can help: the app shows, and says why the API cannot start.
+    showApp();
     status.role = error.code === 'unsupported' ? 'unsupported' : 'uncontrolled';
     status.detail = error.message ?? String(err);
     return;
   }
+  showApp();
   // From now on a change of controller is an update taking over: this tab's code is of the old
   // build, so it reloads into the new one (the new worker serves it from its precache).
   navigator.serviceWorker.addEventListener('controllerchange', () => location.reload());

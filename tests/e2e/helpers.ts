@@ -23,7 +23,9 @@ declare global {
 /** Opens the app, waits until its API answers, and loads the `openai` SDK into the page. */
 export async function openApp(page: Page, path = './'): Promise<void> {
   await page.goto(path);
-  await expect(page.locator('api-status')).toHaveAttribute('state', 'ready');
+  // A first visit shows the app only after its one reload (src/boot-gate.ts): the worker's
+  // install, with its precache, comes first; on a loaded machine that takes a while.
+  await expect(page.locator('api-status')).toHaveAttribute('state', 'ready', { timeout: 30_000 });
   // Evaluated over the DevTools protocol, as the page's Content Security Policy allows no
   // inline script.
   await page.evaluate(readFileSync(OPENAI_BUNDLE, 'utf8'));
