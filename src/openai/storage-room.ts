@@ -6,6 +6,7 @@
  * the engine worker's memory) first.
  */
 import { OpenAIError } from './errors';
+import { readableAmount } from './readable-amount';
 
 /** `navigator.storage.estimate`, or what a test gives instead. */
 export type StorageEstimator = () => Promise<{ quota?: number; usage?: number }>;
@@ -16,10 +17,10 @@ export function defaultEstimator(): StorageEstimator | undefined {
   return storage?.estimate ? () => storage.estimate() : undefined;
 }
 
-/** Bytes as people read them (1 decimal, in GB, MB or KB). */
+/** Bytes as people read them (`1.2 GB`, `338 MB`, `4 KB`). */
 export function formatBytes(bytes: number): string {
-  if (bytes >= 1e9) return `${(bytes / 1e9).toFixed(1)} GB`;
-  if (bytes >= 1e6) return `${(bytes / 1e6).toFixed(1)} MB`;
+  if (bytes >= 1e9) return `${readableAmount(bytes / 1e9)} GB`;
+  if (bytes >= 1e6) return `${readableAmount(bytes / 1e6)} MB`;
   return `${Math.ceil(bytes / 1e3)} KB`;
 }
 

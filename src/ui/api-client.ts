@@ -162,6 +162,12 @@ export interface CatalogModel {
   leaves_device?: boolean;
   /** Only on a server's models: which server, its host, and the model's id there. */
   server?: { name: string; host: string; upstream_id: string };
+  /**
+   * Not the API's: set by the app (device-fit.ts) on a model that runs here, but too slowly to
+   * suggest (WebLLM on a software GPU adapter), with why. It is never recommended, and its card
+   * says so; it can still be downloaded.
+   */
+  slow_here?: string;
 }
 
 /** The host a model's requests go to when they leave this device; null for models run here. */
@@ -298,6 +304,9 @@ export interface ChatSettings {
   model: string;
   messages: OutgoingMessage[];
   temperature?: number;
+  top_p?: number;
+  seed?: number;
+  stop?: string[];
   max_completion_tokens?: number;
   /** The echo engine's pause per token (it is a test engine; others ignore it). */
   echo_delay_ms?: number;

@@ -3,12 +3,12 @@
  * `<api-panel>` (Settings → Developer): what a developer needs to call this API from their own
  * code on this origin — the base URL, a key, and snippets for the `openai` SDK and plain `fetch`.
  */
-import { css, html, LitElement } from 'lit';
+import { css, html, LitElement, nothing } from 'lit';
 import { appKey, sdkBaseUrl } from './api-client';
 import { shared } from './styles';
 
 export class ApiPanel extends LitElement {
-  static override properties = { model: {}, key: {}, copied: { state: true } };
+  static override properties = { model: {}, note: {}, key: {}, copied: { state: true } };
 
   static override styles = [
     shared,
@@ -64,13 +64,16 @@ export class ApiPanel extends LitElement {
 
   /** The model the snippets name. */
   declare model: string;
+  /** What to know about that model before calling it (that it must be downloaded first). */
+  declare note: string | null;
   /** The key the snippets send: the one this app sends now. */
   declare key: string;
   declare private copied: string;
 
   constructor() {
     super();
-    this.model = 'hearth/echo';
+    this.model = 'MODEL_ID';
+    this.note = null;
     this.key = appKey();
     this.copied = '';
   }
@@ -145,6 +148,7 @@ console.log(reply.choices[0].message.content);`;
         <output aria-label="Key">${key}</output>
         ${this.#copyButton('key', key, 'Copy key')}
       </div>
+      ${this.note ? html`<p class="notice" role="note">${this.note}</p>` : nothing}
       ${this.#snippet('sdk', html`The <code>openai</code> SDK in a page`, 'the SDK snippet', sdk)}
       ${this.#snippet('fetch', html`Plain <code>fetch</code>`, 'the fetch snippet', fetchSnippet)}
       <p class="muted">

@@ -545,8 +545,14 @@ export class ChatMessage extends LitElement {
     const m = this.message;
     const stats = m.stats;
     const where = this.#name;
+    // A reply stopped before anything came has nothing to go on from: Regenerate asks again.
+    const empty = !m.content && !m.reasoning;
     const canContinue =
-      this.last && !this.streaming && !m.error && (m.stopped || m.finish_reason === 'length');
+      this.last &&
+      !this.streaming &&
+      !m.error &&
+      !empty &&
+      (m.stopped || m.finish_reason === 'length');
     return html`<article
         aria-label="Reply"
         aria-busy=${this.streaming ? 'true' : 'false'}
@@ -573,7 +579,13 @@ export class ChatMessage extends LitElement {
               </p>`
             : nothing
         }
-        ${m.stopped ? html`<p class="muted">Stopped.</p>` : nothing}
+        ${
+          m.stopped
+            ? html`<p class="muted">
+                ${empty ? 'Stopped before anything was written.' : 'Stopped.'}
+              </p>`
+            : nothing
+        }
         <link-confirm></link-confirm>
         ${
           m.finish_reason === 'length'

@@ -32,11 +32,13 @@ import {
 import { saveConversation } from './conversation-store';
 import type { ChatMessage } from './chat-message';
 import './chat-message';
+import './chat-options';
+import { chatRequest } from './chat-request';
+import { defaultModel, NO_MODEL, rememberPicked } from './chat-models';
 import './first-run';
 import { describeModel } from './model-info';
 import { isSendKey, preferences } from './preferences';
-import { replySpeed } from './speed';
-import { typedNumber } from './typed-number';
+import { replyStats } from './reply-stats';
 import { shared } from './styles';
 
 /** How often a streaming reply is written to IndexedDB (a reload keeps what had come). */
@@ -71,6 +73,7 @@ function remember(key: string): void {
  * @fires new-conversation - `detail: {model, settings, draft}`: start another from these.
  * @fires show-models - the user wants the model manager.
  * @fires open-drawer - the user wants the conversations and views (a phone's menu).
+ * @fires new-chat - the user wants a new conversation (a phone's bar: the list is in the drawer).
  * @fires catalog-stale - a model was downloaded here (the first-run card).
  */
 export class ChatView extends LitElement {
@@ -124,50 +127,11 @@ export class ChatView extends LitElement {
         margin-left: auto;
         white-space: nowrap;
       }
-      .menu {
+      /* On a phone only: elsewhere the sidebar has them. */
+      .menu,
+      .new,
+      .options .short {
         display: none;
-      }
-      /* The conversation's options float over the messages instead of pushing them down. */
-      .settings {
-        position: absolute;
-        z-index: 5;
-        right: 0.6em;
-        top: 3em;
-        width: min(30em, calc(100% - 1.2em));
-        max-height: 70%;
-        overflow: auto;
-        display: grid;
-        grid-template-columns: 1fr 1fr;
-        gap: 0.8em;
-        padding: 0.9em 1em;
-        border: 1px solid var(--border);
-        border-radius: var(--radius);
-        background: var(--bg-raised);
-        box-shadow: 0 6px 24px rgb(0 0 0 / 25%);
-      }
-      .settings h3 {
-        grid-column: 1 / -1;
-        margin: 0;
-        font-size: 1em;
-        display: flex;
-        justify-content: space-between;
-        align-items: center;
-      }
-      .settings .field {
-        display: flex;
-        flex-direction: column;
-        gap: 0.2em;
-        font-size: 0.9em;
-      }
-      .settings .help {
-        color: var(--fg-soft);
-        font-size: 0.85em;
-      }
-      .settings .wide {
-        grid-column: 1 / -1;
-      }
-      .settings textarea {
-        min-height: 4em;
       }
       .notice {
         margin: 0.5em 1em 0;
@@ -257,8 +221,16 @@ export class ChatView extends LitElement {
           padding: 0.35em 0.5em;
           gap: 0.35em;
         }
-        .menu {
+        .menu,
+        .new {
           display: inline-block;
+        }
+        /* The bar's room is the model's: "Options" (named "Chat options" all the same). */
+        .options .long {
+          display: none;
+        }
+        .options .short {
+          display: inline;
         }
         /* The title is in the tab and the conversation list; the bar's room is the model's. */
         .bar h2,
@@ -273,12 +245,6 @@ export class ChatView extends LitElement {
         .bar select {
           flex: 1 1 auto;
           max-width: none;
-        }
-        .settings {
-          left: 0.5em;
-          right: 0.5em;
-          width: auto;
-          grid-template-columns: 1fr;
         }
         .notice {
           margin: 0.35em 0.5em 0;
@@ -347,6 +313,7 @@ export class ChatView extends LitElement {
   }
 
   protected override updated(changed: PropertyValues<this>): void {
+    if (changed.has('models') || changed.has('checking')) this.#answerWaiting();
     if (changed.has('conversation')) {
       const composer = this.#composer;
       if (composer) {
@@ -457,6 +424,15 @@ export class ChatView extends LitElement {
       composer.value = '';
       this.#grow();
     }
+    // No model chosen yet: the message is kept, and answered once one is ready (never by the
+    // echo test engine in its place).
+    if (c.model === NO_MODEL) {
+      await this.#save();
+      this.requestUpdate();
+      await this.updateComplete;
+      this.#scrollToEnd();
+      return;
+    }
     await this.#reply();
   }
 
@@ -528,36 +504,30 @@ export class ChatView extends LitElement {
     }
     await this.#save();
     this.#scrollToEnd();
-    const before = reply.stats?.usage.completion_tokens ?? 0;
+    // A continued reply's stats so far: its new part adds to them.
+    const earlier = reply.stats;
+    let tokens = 0;
+    let reported = false;
     let first: number | null = null;
     let last = 0;
     try {
       const events = streamChat(
-        {
-          model,
-          messages,
-          temperature: settings.temperature,
-          ...(settings.max_tokens !== null && { max_completion_tokens: settings.max_tokens }),
-          ...(model === ECHO_MODEL_ID && this.echoDelay > 0 && { echo_delay_ms: this.echoDelay }),
-        },
+        chatRequest(model, settings, messages, this.echoDelay),
         abort.signal,
       );
       for await (const event of events) {
         if (event.type === 'content' || event.type === 'reasoning') {
           first ??= performance.now();
           last = performance.now();
+          tokens += 1;
           if (event.type === 'content') reply.content += event.text;
           else reply.reasoning = (reply.reasoning ?? '') + event.text;
         } else if (event.type === 'finish') {
           reply.finish_reason = event.reason;
         } else {
           // A continued reply counts every part it was written in.
-          const usage = { ...event.usage };
-          usage.completion_tokens += before;
-          reply.stats = {
-            usage,
-            tokens_per_s: replySpeed(event.usage.completion_tokens, first, last),
-          };
+          reply.stats = replyStats(earlier, { tokens, first, last, usage: event.usage });
+          reported = true;
         }
         if (this.conversation === c) this.#refreshStreaming();
         if (Date.now() - this.#lastSave > SAVE_EVERY_MS) void saveConversation(c);
@@ -565,6 +535,11 @@ export class ChatView extends LitElement {
     } catch (err) {
       if (abort.signal.aborted) {
         reply.stopped = true;
+        // The model's count never comes for a reply stopped before its end: what came is
+        // counted here, and said to be (so that Continue adds to it, not starts from nothing).
+        if (!reported && tokens > 0) {
+          reply.stats = replyStats(earlier, { tokens, first, last, usage: null });
+        }
       } else {
         const error = err instanceof ApiError ? err : new ApiError(0, null, String(err));
         reply.error = {
@@ -631,14 +606,66 @@ export class ChatView extends LitElement {
     });
   }
 
+  /** The user picked `id` in the picker: new conversations start with it too. */
+  #pick(id: string): void {
+    rememberPicked(id);
+    this.#setModel(id);
+  }
+
+  /** The first-run card: in an empty conversation, or under a message that waits for a model. */
+  #renderFirstRun() {
+    return html`<first-run
+      .catalog=${this.catalog}
+      .host=${this.host}
+      ?checking=${this.checking}
+      ?waiting=${this.#awaiting}
+      @dismiss=${() => {
+        remember(FIRST_RUN_KEY);
+        this.firstRunDismissed = true;
+        this.focusComposer();
+      }}
+      @model-ready=${(e: CustomEvent<string>) => {
+        // A waiting message takes the model once the catalogue lists it as downloaded.
+        if (this.#awaiting) this.#ready = e.detail;
+        else this.#setModel(e.detail);
+        this.#emit('catalog-stale');
+        this.focusComposer();
+      }}
+    ></first-run>`;
+  }
+
+  /** The conversation's model is now `id`; a message that waited for one is answered with it. */
   #setModel(id: string): void {
+    const waited = this.#awaiting;
     this.conversation.model = id;
     void this.#save();
     this.requestUpdate();
+    if (waited && this.#model) void this.#reply();
   }
 
-  #setting<K extends keyof Conversation['settings']>(key: K, value: Conversation['settings'][K]) {
-    this.conversation.settings[key] = value;
+  /** A message was sent before there was a model: the last one, with no reply yet. */
+  get #awaiting(): boolean {
+    const c = this.conversation;
+    return c.model === NO_MODEL && c.messages.at(-1)?.role === 'user';
+  }
+
+  /**
+   * A model the first-run card got: the conversation takes it once the catalogue lists it as
+   * downloaded, and a waiting message is answered.
+   */
+  #ready: string | null = null;
+
+  /** Gives a waiting message the model that became ready (the one got, or one on the device). */
+  #answerWaiting(): void {
+    if (!this.#awaiting || this.#streaming || this.checking) return;
+    const ready = this.#ready ?? defaultModel(this.models);
+    if (ready === NO_MODEL || !this.models.some((m) => m.id === ready)) return;
+    this.#ready = null;
+    this.#setModel(ready);
+  }
+
+  #setSettings(patch: Partial<Conversation['settings']>) {
+    Object.assign(this.conversation.settings, patch);
     void this.#save();
     this.requestUpdate();
   }
@@ -678,13 +705,16 @@ export class ChatView extends LitElement {
    * while the catalogue is still being read (it is always there).
    */
   get #canSend(): boolean {
+    const { model } = this.conversation;
+    // No model yet: a message can still be sent; it waits for one.
     return (
-      this.#model !== undefined || (this.checking && this.conversation.model === ECHO_MODEL_ID)
+      this.#model !== undefined || model === NO_MODEL || (this.checking && model === ECHO_MODEL_ID)
     );
   }
 
   /** No real model on the device: a newcomer gets the first-run card in an empty conversation. */
   get #firstRun(): boolean {
+    if (this.#awaiting) return true;
     if (this.firstRunDismissed || this.conversation.messages.length > 0) return false;
     if (this.checking) return true;
     // The user picked a server's model: they have a real one.
@@ -692,10 +722,16 @@ export class ChatView extends LitElement {
     return !this.models.some((m) => m.id !== ECHO_MODEL_ID && !m.leaves_device);
   }
 
-  async #closeOptions(): Promise<void> {
-    this.showSettings = false;
+  /**
+   * Opens or closes Chat options (it takes the focus as it opens). It pushes the messages down: a
+   * log that showed its end still does. `restoreFocus`: back to its button (Esc, Close).
+   */
+  async #showOptions(open: boolean, restoreFocus = true): Promise<void> {
+    const atEnd = this.#atEnd();
+    this.showSettings = open;
     await this.updateComplete;
-    this.renderRoot.querySelector<HTMLElement>('.options')?.focus();
+    if (atEnd) this.#scrollToEnd();
+    if (!open && restoreFocus) this.renderRoot.querySelector<HTMLElement>('.options')?.focus();
   }
 
   protected override render() {
@@ -704,14 +740,18 @@ export class ChatView extends LitElement {
     // The echo engine has no real context window: a meter against it would mean nothing.
     const window = model && model.id !== ECHO_MODEL_ID ? model.context_window : 0;
     const used = contextTokens(c, c.draft);
-    const outgrown = window > 0 && used > window;
+    // A context limit under the window keeps what is sent within it: nothing would fail.
+    const limit = c.settings.context_tokens;
+    const outgrown = window > 0 && used > window && !(limit !== null && limit < window);
     const remote = leavesFor(model);
     const ordinals = { user: 0, assistant: 0 };
     return html`
       <div class="bar">
         <button
           class="menu"
-          aria-label="Menu: conversations and views"
+          aria-label="Menu"
+          aria-expanded="false"
+          title="Menu"
           @click=${() => this.#emit('open-drawer')}
         >
           ☰
@@ -721,14 +761,18 @@ export class ChatView extends LitElement {
         <select
           id="model"
           aria-describedby=${this.#canSend ? nothing : 'send-why'}
-          @change=${(e: Event) => this.#setModel((e.target as HTMLSelectElement).value)}
+          @change=${(e: Event) => this.#pick((e.target as HTMLSelectElement).value)}
         >
           ${
             model
               ? nothing
-              : this.checking
-                ? html`<option value=${c.model} selected>Checking this device…</option>`
-                : html`<option value=${c.model} selected>${c.model} (not on this device)</option>`
+              : c.model === NO_MODEL
+                ? html`<option value="" selected>
+                    ${this.checking ? 'Checking this device…' : 'Choose a model'}
+                  </option>`
+                : this.checking
+                  ? html`<option value=${c.model} selected>Checking this device…</option>`
+                  : html`<option value=${c.model} selected>${c.model} (not on this device)</option>`
           }
           ${this.models.map(
             (m) =>
@@ -738,14 +782,39 @@ export class ChatView extends LitElement {
         ${this.#renderLoading()}
         <button
           class="options"
+          aria-label="Chat options"
           aria-expanded=${this.showSettings ? 'true' : 'false'}
           aria-controls="settings"
-          @click=${() => (this.showSettings ? this.#closeOptions() : (this.showSettings = true))}
+          @click=${() => this.#showOptions(!this.showSettings)}
         >
-          Chat options
+          <span class="long">Chat options</span><span class="short">Options</span>
+        </button>
+        <button
+          class="new"
+          aria-label="New chat"
+          title="New chat"
+          @click=${() => this.#emit('new-chat')}
+        >
+          +
         </button>
       </div>
-      ${this.showSettings ? this.#renderSettings() : nothing}
+      ${
+        this.showSettings
+          ? html`<chat-options
+              id="settings"
+              .settings=${c.settings}
+              .conversationId=${c.id}
+              .model=${c.model}
+              .echoDelay=${this.echoDelay}
+              .anchor=${this.renderRoot.querySelector<HTMLElement>('.options')}
+              @settings-change=${(e: CustomEvent<Partial<Conversation['settings']>>) =>
+                this.#setSettings(e.detail)}
+              @echo-delay=${(e: CustomEvent<number>) => (this.echoDelay = e.detail)}
+              @close=${(e: CustomEvent<{ restoreFocus: boolean }>) =>
+                this.#showOptions(false, e.detail.restoreFocus)}
+            ></chat-options>`
+          : nothing
+      }
       ${
         c.model === ECHO_MODEL_ID && !this.echoHintDismissed && !this.#firstRun
           ? html`<p class="notice hint">
@@ -779,7 +848,7 @@ export class ChatView extends LitElement {
           : nothing
       }
       ${
-        model || this.checking || this.models.length === 0
+        model || this.checking || this.models.length === 0 || c.model === NO_MODEL
           ? nothing
           : html`<p class="notice warn" role="alert">
               ${c.model} is not on this device: pick another model, or download it.
@@ -803,21 +872,7 @@ export class ChatView extends LitElement {
           ${
             c.messages.length === 0
               ? this.#firstRun
-                ? html`<first-run
-                    .catalog=${this.catalog}
-                    .host=${this.host}
-                    ?checking=${this.checking}
-                    @dismiss=${() => {
-                      remember(FIRST_RUN_KEY);
-                      this.firstRunDismissed = true;
-                      this.focusComposer();
-                    }}
-                    @model-ready=${(e: CustomEvent<string>) => {
-                      this.#setModel(e.detail);
-                      this.#emit('catalog-stale');
-                      this.focusComposer();
-                    }}
-                  ></first-run>`
+                ? this.#renderFirstRun()
                 : html`<p class="empty">
                     ${remote ? `Ask anything. It goes to ${remote}.` : 'Ask anything. Nothing leaves this device.'}
                   </p>`
@@ -836,6 +891,7 @@ export class ChatView extends LitElement {
                   ></chat-message>`;
                 })
           }
+          ${this.#awaiting ? this.#renderFirstRun() : nothing}
         </div>
         ${
           this.scrolledUp
@@ -918,108 +974,6 @@ export class ChatView extends LitElement {
       return html`<span class="badge ok">loaded</span>`;
     }
     return nothing;
-  }
-
-  #renderSettings() {
-    const s = this.conversation.settings;
-    return html`<div class="settings" id="settings" role="group" aria-labelledby="settings-title">
-      <h3>
-        <span id="settings-title">Chat options</span>
-        <button class="link" @click=${() => this.#closeOptions()}>Close</button>
-      </h3>
-      <div class="field wide">
-        <label for="opt-system">System prompt</label>
-        <textarea
-          id="opt-system"
-          aria-describedby="opt-system-help"
-          .value=${s.system}
-          placeholder="How the model should behave in this conversation"
-          @input=${(e: Event) => this.#setting('system', (e.target as HTMLTextAreaElement).value)}
-        ></textarea>
-        <span class="help" id="opt-system-help"
-          >Sent before every message of this conversation, to set the model's role and tone.</span
-        >
-      </div>
-      <div class="field">
-        <label for="opt-temperature">Temperature</label>
-        <input
-          id="opt-temperature"
-          aria-describedby="opt-temperature-help"
-          type="number"
-          min="0"
-          max="2"
-          step="0.1"
-          .value=${String(s.temperature)}
-          @input=${(e: Event) => {
-            const value = typedNumber((e.target as HTMLInputElement).value);
-            if (value !== null && value >= 0 && value <= 2) this.#setting('temperature', value);
-          }}
-          @change=${(e: Event) => {
-            const value = Number((e.target as HTMLInputElement).value);
-            if (Number.isFinite(value))
-              this.#setting('temperature', Math.min(2, Math.max(0, value)));
-          }}
-        />
-        <span class="help" id="opt-temperature-help"
-          >0 gives the likeliest words every time; higher (up to 2) varies more.</span
-        >
-      </div>
-      <div class="field">
-        <label for="opt-max-tokens">Maximum length (tokens)</label>
-        <input
-          id="opt-max-tokens"
-          aria-describedby="opt-max-tokens-help"
-          type="number"
-          min="1"
-          step="1"
-          placeholder="the model's limit"
-          .value=${s.max_tokens === null ? '' : String(s.max_tokens)}
-          @input=${(e: Event) => {
-            const raw = (e.target as HTMLInputElement).value;
-            const value = typedNumber(raw);
-            if (raw === '') this.#setting('max_tokens', null);
-            else if (value !== null && Number.isInteger(value) && value >= 1)
-              this.#setting('max_tokens', value);
-          }}
-          @change=${(e: Event) => {
-            const raw = (e.target as HTMLInputElement).value;
-            const value = Math.floor(Number(raw));
-            this.#setting('max_tokens', raw === '' || !(value >= 1) ? null : value);
-          }}
-        />
-        <span class="help" id="opt-max-tokens-help"
-          >A reply stops after this many tokens (Continue goes on); empty: no limit.</span
-        >
-      </div>
-      ${
-        this.conversation.model === ECHO_MODEL_ID
-          ? html`<div class="field">
-              <label for="opt-echo-delay">Delay per token, ms (test engine)</label>
-              <input
-                id="opt-echo-delay"
-                aria-describedby="opt-echo-delay-help"
-                type="number"
-                min="0"
-                max="10000"
-                step="10"
-                .value=${String(this.echoDelay)}
-                @input=${(e: Event) => {
-                  const value = typedNumber((e.target as HTMLInputElement).value);
-                  if (value !== null && value >= 0 && value <= 10000) this.echoDelay = value;
-                }}
-                @change=${(e: Event) =>
-                  (this.echoDelay = Math.min(
-                    10000,
-                    Math.max(0, Number((e.target as HTMLInputElement).value) || 0),
-                  ))}
-              />
-              <span class="help" id="opt-echo-delay-help"
-                >Makes the echo engine stream slowly, like a model on a GPU.</span
-              >
-            </div>`
-          : nothing
-      }
-    </div>`;
   }
 }
 

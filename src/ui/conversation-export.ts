@@ -7,6 +7,7 @@
  * An import merges by id. Pure: no DOM, no storage.
  */
 import * as v from 'valibot';
+import { parseSampling } from './chat-settings';
 import type { Conversation, Message } from './conversation';
 
 /** The export file's format name and version. */
@@ -72,7 +73,9 @@ const exportedConversation = v.object({
   created: v.number(),
   updated: v.number(),
   model: v.string(),
-  settings: v.object({
+  // Checked field by field on import (`parseSampling`): files of before top_p, seed, stop and
+  // the context limit travelled have none of them.
+  settings: v.looseObject({
     temperature: v.pipe(v.number(), v.minValue(0), v.maxValue(2)),
     max_tokens: v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1))),
   }),
@@ -147,7 +150,7 @@ export function exportConversations(conversations: readonly Conversation[]) {
         created: c.created,
         updated: c.updated,
         model: c.model,
-        settings: { temperature: c.settings.temperature, max_tokens: c.settings.max_tokens },
+        settings: parseSampling(c.settings),
         messages,
       };
     }),
@@ -185,7 +188,7 @@ export function importConversations(text: string): Conversation[] {
       created: c.created,
       updated: c.updated,
       model: c.model,
-      settings: { system, temperature: c.settings.temperature, max_tokens: c.settings.max_tokens },
+      settings: { system, ...parseSampling(c.settings) },
       messages: c.messages.flatMap((m) => (m.role === 'system' ? [] : [importMessage(m)])),
       draft: '',
     };

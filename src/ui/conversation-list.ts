@@ -3,6 +3,8 @@
  * `<conversation-list>`: the conversations in date groups (Pinned first), each row with a "⋯"
  * menu (rename, pin, archive, delete); word-by-word search with a snippet of where it matched;
  * the archived conversations behind a toggle; export and import of all of them as one JSON file.
+ * The rows are one Tab stop: the arrow keys move between them, Right arrow to a row's "⋯", and the
+ * Menu key or Shift+F10 opens its menu.
  */
 import { css, html, LitElement, nothing, type PropertyValues } from 'lit';
 import { repeat } from 'lit/directives/repeat.js';
@@ -15,6 +17,7 @@ import {
   snippet,
   type SnippetPart,
 } from './conversation-search';
+import { asksForMenu, rowAfterKey, tabStop } from './roving-focus';
 import { shared } from './styles';
 
 /** The open "⋯" menu: whose, and where it shows (fixed, beside its button). */
@@ -51,6 +54,7 @@ export class ConversationList extends LitElement {
     confirming: { state: true },
     menu: { state: true },
     showArchived: { state: true },
+    lastFocused: { state: true },
   };
 
   static override styles = [
@@ -248,6 +252,10 @@ export class ConversationList extends LitElement {
   declare private confirming: string | null;
   declare private menu: Menu | null;
   declare private showArchived: boolean;
+  /** The row focused last: it keeps the list's Tab stop while it is shown. */
+  declare private lastFocused: string | null;
+  /** The row that takes Tab, in this render. */
+  #tabStop = '';
   /** Built on the first search, then kept up to date. */
   #search: ConversationSearch | undefined;
   /** The rows as shown, in order: the list's, and the archive's. */
@@ -265,6 +273,7 @@ export class ConversationList extends LitElement {
     this.confirming = null;
     this.menu = null;
     this.showArchived = false;
+    this.lastFocused = null;
   }
 
   override connectedCallback(): void {
@@ -452,6 +461,32 @@ export class ConversationList extends LitElement {
     }
   }
 
+  /** A row's keys: Up, Down, Home and End move between rows, Right goes to the row's "⋯". */
+  #onRowKey(e: KeyboardEvent, c: Conversation): void {
+    const more = this.#element({ id: c.id, part: 'more' });
+    if (asksForMenu(e)) {
+      if (more) void this.#openMenu(c, more, 'first');
+    } else if (e.key === 'ArrowRight') {
+      more?.focus();
+    } else {
+      const rows = [...this.renderRoot.querySelectorAll<HTMLElement>('button.open')];
+      const to = rowAfterKey(e.key, rows.indexOf(e.currentTarget as HTMLElement), rows.length);
+      if (to === null) return;
+      rows[to]?.focus();
+    }
+    e.preventDefault();
+  }
+
+  /** The "⋯" keys: Up and Down, the Menu key and Shift+F10 open the menu; Left goes back to the row. */
+  #onMoreKey(e: KeyboardEvent, c: Conversation): void {
+    const button = e.currentTarget as HTMLElement;
+    if (e.key === 'ArrowLeft') this.#element({ id: c.id, part: 'open' })?.focus();
+    else if (e.key === 'ArrowDown' || asksForMenu(e)) void this.#openMenu(c, button, 'first');
+    else if (e.key === 'ArrowUp') void this.#openMenu(c, button, 'last');
+    else return;
+    e.preventDefault();
+  }
+
   #confirmDelete(id: string): void {
     this.#focusSoon(this.#neighbour(id, this.#fallback(id)));
     this.confirming = null;
@@ -481,6 +516,11 @@ export class ConversationList extends LitElement {
     const shownArchived = this.showArchived ? archived.filter(matches) : [];
     this.#order = groups.flatMap((g) => g.conversations.map((c) => c.id));
     this.#archivedOrder = shownArchived.map((c) => c.id);
+    this.#tabStop = tabStop(
+      [...this.#order, ...this.#archivedOrder],
+      this.lastFocused,
+      this.active,
+    );
     const menuFor = this.menu && this.conversations.find((c) => c.id === this.menu?.id);
     return html`
       <div class="top">
@@ -494,7 +534,15 @@ export class ConversationList extends LitElement {
           @input=${(e: Event) => (this.query = (e.target as HTMLInputElement).value)}
         />
       </div>
-      <div class="scroll" @scroll=${this.#closeMenu}>
+      <div
+        class="scroll"
+        @scroll=${this.#closeMenu}
+        @focusin=${(e: FocusEvent) => {
+          // The row focused keeps the Tab stop, so that Shift+Tab comes back to it.
+          const id = /^(?:open|more)-(.+)$/.exec((e.target as HTMLElement).id)?.[1];
+          if (id) this.lastFocused = id;
+        }}
+      >
         <ul aria-label="Conversations">
           ${repeat(
             groups,
@@ -651,7 +699,9 @@ export class ConversationList extends LitElement {
         aria-current=${active ? 'true' : 'false'}
         aria-describedby=${found ? `snippet-${c.id}` : nothing}
         title=${c.title}
+        tabindex=${c.id === this.#tabStop ? '0' : '-1'}
         @click=${() => this.#emit('open', c.id)}
+        @keydown=${(e: KeyboardEvent) => this.#onRowKey(e, c)}
       >
         ${this.#renderTitle(c.title, words)}
       </button>
@@ -662,19 +712,12 @@ export class ConversationList extends LitElement {
         aria-haspopup="menu"
         aria-expanded=${menuOpen ? 'true' : 'false'}
         title="Options"
+        tabindex="-1"
         @click=${(e: Event) => {
           if (menuOpen) this.menu = null;
           else void this.#openMenu(c, e.currentTarget as HTMLElement, 'first');
         }}
-        @keydown=${(e: KeyboardEvent) => {
-          if (e.key !== 'ArrowDown' && e.key !== 'ArrowUp') return;
-          e.preventDefault();
-          void this.#openMenu(
-            c,
-            e.currentTarget as HTMLElement,
-            e.key === 'ArrowDown' ? 'first' : 'last',
-          );
-        }}
+        @keydown=${(e: KeyboardEvent) => this.#onMoreKey(e, c)}
       >
         ⋯
       </button>

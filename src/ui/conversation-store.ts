@@ -4,6 +4,7 @@
  */
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import { installName } from '../openai/install';
+import { withDefaults } from './chat-settings';
 import { worthStoring, type Conversation } from './conversation';
 
 interface Schema extends DBSchema {
@@ -23,9 +24,13 @@ function database(): Promise<IDBPDatabase<Schema>> {
   return db;
 }
 
-/** Every conversation, the most recently changed first. */
+/**
+ * Every conversation, the most recently changed first; settings stored before a field existed
+ * (top P, seed, stop, the context limit) get its default.
+ */
 export async function listConversations(): Promise<Conversation[]> {
-  return (await (await database()).getAllFromIndex('conversations', 'updated')).reverse();
+  const stored = await (await database()).getAllFromIndex('conversations', 'updated');
+  return stored.reverse().map((c) => ({ ...c, settings: withDefaults(c.settings) }));
 }
 
 /** Stores a conversation; one with nothing in it is not kept (and goes, if it was). */

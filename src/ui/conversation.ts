@@ -4,6 +4,7 @@
  * (export, import) is in `conversation-export.ts`. Pure: no DOM, no storage.
  */
 import type { Usage } from '../openai/types';
+import { DEFAULT_SAMPLING } from './chat-settings';
 import { UNTITLED, titleFrom } from './conversation-title';
 
 /** What a reply cost and how fast it came, shown under it. */
@@ -11,6 +12,16 @@ export interface ReplyStats {
   usage: Usage;
   /** Completion tokens per second, from the first token to the last. */
   tokens_per_s: number | null;
+  /**
+   * Some completion tokens were counted as they streamed in, not reported by the model: a reply
+   * stopped before its end gets no usage (its `prompt_tokens` is 0 then, not known).
+   */
+  counted?: true;
+  /**
+   * The time from each part's first token to its last, summed, and the tokens after each part's
+   * first: the speed of a reply written in parts (stopped or cut off, then continued).
+   */
+  timing?: { tokens: number; ms: number };
 }
 
 /** One message of a conversation. */
@@ -49,6 +60,17 @@ export interface ConversationSettings {
   temperature: number;
   /** `max_completion_tokens`; null for the model's own limit. */
   max_tokens: number | null;
+  /** `top_p`; null for the model's own. */
+  top_p: number | null;
+  /** `seed`; null for a random one each reply. */
+  seed: number | null;
+  /** `stop`: up to four strings; the reply ends before the first one it writes. */
+  stop: string[];
+  /**
+   * How much of the conversation is sent, in (estimated) tokens: the latest messages that fit,
+   * the system prompt always. A model's own window is fixed when it loads; null sends it all.
+   */
+  context_tokens: number | null;
 }
 
 export interface Conversation {
@@ -68,11 +90,7 @@ export interface Conversation {
   archived?: boolean;
 }
 
-export const DEFAULT_SETTINGS: ConversationSettings = {
-  system: '',
-  temperature: 0.7,
-  max_tokens: null,
-};
+export const DEFAULT_SETTINGS: Readonly<ConversationSettings> = { system: '', ...DEFAULT_SAMPLING };
 
 /** A new, empty conversation. */
 export function newConversation(model: string, settings = DEFAULT_SETTINGS): Conversation {
@@ -83,7 +101,7 @@ export function newConversation(model: string, settings = DEFAULT_SETTINGS): Con
     created: now,
     updated: now,
     model,
-    settings: { ...settings },
+    settings: { ...settings, stop: [...settings.stop] },
     messages: [],
     draft: '',
   };
@@ -125,7 +143,9 @@ export function estimateTokens(text: string): number {
 export function contextTokens(conversation: Conversation, draft = ''): number {
   let lastExact = -1;
   for (let i = conversation.messages.length - 1; i >= 0; i -= 1) {
-    if (conversation.messages[i]?.stats) {
+    // Tokens counted as a stopped reply streamed are not the model's count of the context.
+    const stats = conversation.messages[i]?.stats;
+    if (stats && !stats.counted) {
       lastExact = i;
       break;
     }

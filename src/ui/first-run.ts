@@ -1,14 +1,19 @@
 /**
  * @module
  * `<first-run>`: what a newcomer sees in an empty conversation while no real model is on the
- * device — what Hearth is, what this device can run (a small GGUF on the CPU where WebGPU has no
- * usable GPU), and one button that gets it, with its progress. While the device is still being
- * measured it says so, neutrally, instead of a verdict.
+ * device, and under a message sent before there was one (it waits, and is answered once a model
+ * is ready) — what Hearth is, what this device can run (a small GGUF on the CPU where WebGPU has
+ * no usable GPU, or only a software adapter), one button that gets it, with its progress, and the
+ * other ways to a model: a file or a URL, a server of the user's. While the device is still being
+ * measured it says so, neutrally, instead of a verdict; where the model hosts cannot be reached
+ * (offline, a firewall) it says so, and what works here.
  */
 import { css, html, LitElement, nothing } from 'lit';
 import type { DownloadProgress } from '../openai/downloads';
 import type { HostStatus } from '../openai/status';
 import { ApiError, call, download, modelPath, type CatalogModel } from './api-client';
+import { softwareAdapter } from './device-fit';
+import { describeDownloadFailure } from './download-failure';
 import { llamaPlace, recommendedModel, sizeOf } from './model-facts';
 import { describeModel } from './model-info';
 import { shared } from './styles';
@@ -16,14 +21,17 @@ import { shared } from './styles';
 /**
  * @fires model-ready - `detail: id`: the model was downloaded; the conversation can use it.
  * @fires show-models - the user wants to see every model.
- * @fires dismiss - the user does not want this card now.
+ * @fires dismiss - the user does not want this card now (not offered while a message waits).
  */
 export class FirstRun extends LitElement {
   static override properties = {
     catalog: { attribute: false },
     host: { attribute: false },
     checking: { type: Boolean },
+    waiting: { type: Boolean },
     progress: { state: true },
+    unreachable: { state: true },
+    online: { state: true },
     error: { state: true },
     notice: { state: true },
   };
@@ -59,6 +67,13 @@ export class FirstRun extends LitElement {
       progress {
         width: 100%;
       }
+      .waiting {
+        font-weight: 600;
+      }
+      ul {
+        margin: 0.3em 0;
+        padding-left: 1.2em;
+      }
     `,
   ];
 
@@ -66,10 +81,16 @@ export class FirstRun extends LitElement {
   declare host: HostStatus | null;
   /** The catalogue or the device is not known yet. */
   declare checking: boolean;
+  /** A message was sent before there was a model: it waits, and is answered once one is ready. */
+  declare waiting: boolean;
   declare private progress: DownloadProgress | null;
   declare private error: string | null;
   /** What became of a download the user cancelled. */
   declare private notice: string | null;
+  /** The last download could not reach the model's host. */
+  declare private unreachable: boolean;
+  /** What the browser knows of the network (`navigator.onLine`: false is sure, true is hope). */
+  declare private online: boolean;
   /** The user pressed Cancel: the focus is theirs to get back when the download ends. */
   #cancelled = false;
 
@@ -78,24 +99,48 @@ export class FirstRun extends LitElement {
     this.catalog = [];
     this.host = null;
     this.checking = true;
+    this.waiting = false;
     this.progress = null;
     this.error = null;
     this.notice = null;
+    this.unreachable = false;
+    this.online = navigator.onLine;
+  }
+
+  readonly #onNetwork = () => {
+    this.online = navigator.onLine;
+  };
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    addEventListener('online', this.#onNetwork);
+    addEventListener('offline', this.#onNetwork);
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    removeEventListener('online', this.#onNetwork);
+    removeEventListener('offline', this.#onNetwork);
   }
 
   async #get(model: CatalogModel): Promise<void> {
     this.error = null;
     this.notice = null;
+    this.unreachable = false;
     try {
       for await (const progress of download(model.id)) this.progress = progress;
       const end = this.progress?.phase;
       if (end === 'done') this.#emit('model-ready', model.id);
-      else if (end === 'failed')
-        this.error = this.progress?.error?.message ?? 'The download failed.';
+      else if (end === 'failed') this.#failed(model, this.progress?.error ?? null);
       else if (end === 'cancelled')
         this.notice = 'Download cancelled. What came is kept: Get goes on from there.';
     } catch (err) {
-      this.error = err instanceof ApiError ? err.message : String(err);
+      this.#failed(
+        model,
+        err instanceof ApiError
+          ? { code: err.code, message: err.message }
+          : { message: String(err) },
+      );
     } finally {
       if (this.progress?.phase !== 'done') this.progress = null;
     }
@@ -105,6 +150,13 @@ export class FirstRun extends LitElement {
       await this.updateComplete;
       this.renderRoot.querySelector<HTMLButtonElement>('.actions .primary')?.focus();
     }
+  }
+
+  /** Says why the download of `model` failed, in words; an unreachable host turns the card to what works offline. */
+  #failed(model: CatalogModel, error: { code?: string | null; message: string } | null): void {
+    const failure = describeDownloadFailure(model, error ?? { message: '' });
+    this.unreachable = failure.unreachable;
+    this.error = failure.unreachable ? null : failure.text;
   }
 
   /** Stops the download; what came stays in the caches, and the next one resumes from there. */
@@ -125,8 +177,16 @@ export class FirstRun extends LitElement {
     const measuring = this.checking || this.host?.device == null;
     const pick = measuring ? undefined : recommendedModel(this.catalog);
     const reason = this.catalog.find((m) => m.available === false)?.unavailable_reason;
+    const offline = this.unreachable || !this.online;
     return html`<section aria-labelledby="first-run-title">
       <h2 id="first-run-title">Welcome to Hearth</h2>
+      ${
+        this.waiting
+          ? html`<p class="waiting" role="status">
+              Your message is kept. Hearth answers it once a model is ready on this device.
+            </p>`
+          : nothing
+      }
       <p>
         Hearth runs a language model in this browser, on this device. Nothing leaves this device.
         (You can add a server of your own in Settings; the app then says wherever your messages go
@@ -135,13 +195,15 @@ export class FirstRun extends LitElement {
       ${
         measuring
           ? html`<p role="status">Checking what this device can run…</p>`
-          : pick
-            ? this.#renderPick(pick)
-            : html`<p>
-                This device cannot run the models Hearth
-                offers${reason ? html` (${reason})` : nothing}. You can still try the chat and the
-                API with the echo test engine, or add a server of your own in Settings.
-              </p>`
+          : offline && !this.progress
+            ? this.#renderOffline(pick)
+            : pick
+              ? this.#renderPick(pick)
+              : html`<p>
+                  This device cannot run the models Hearth
+                  offers${reason ? html` (${reason})` : nothing}. A server of your own can answer
+                  instead.
+                </p>`
       }
       ${this.error ? html`<p class="error" role="alert">${this.error}</p>` : nothing}
       ${this.notice ? html`<p role="status">${this.notice}</p>` : nothing}
@@ -149,7 +211,7 @@ export class FirstRun extends LitElement {
         ${
           pick && !this.progress
             ? html`<button class="primary" @click=${() => this.#get(pick)}>
-                Get ${describeModel(pick).name} (${sizeOf(pick)})
+                ${offline ? 'Try again: get' : 'Get'} ${describeModel(pick).name} (${sizeOf(pick)})
               </button>`
             : nothing
         }
@@ -158,10 +220,38 @@ export class FirstRun extends LitElement {
             ? html`<button @click=${() => this.#cancel(pick)}>Cancel download</button>`
             : nothing
         }
-        <button class="link" @click=${() => this.#emit('show-models')}>See all models</button>
-        <button class="link" @click=${() => this.#emit('dismiss')}>Not now</button>
       </div>
+      <p>Or another way to a model:</p>
+      <ul>
+        <li><a href="#/models/add">A GGUF file from this computer, or one by its URL</a></li>
+        <li><a href="#/settings/servers">A server of yours</a> (Ollama, LM Studio, llama.cpp…)</li>
+        <li>
+          <button class="link" @click=${() => this.#emit('show-models')}>Every model</button>
+        </li>
+      </ul>
+      ${
+        this.waiting
+          ? nothing
+          : html`<div class="actions">
+              <button class="link" @click=${() => this.#emit('dismiss')}>Not now</button>
+            </div>`
+      }
     </section>`;
+  }
+
+  /** The model hosts cannot be reached: what works here, plainly. */
+  #renderOffline(pick: CatalogModel | undefined) {
+    return html`<p role="alert">
+        ${
+          pick && this.unreachable
+            ? `${describeModel(pick).name} could not be downloaded: the model hosts can't be reached from here (offline, or behind a firewall).`
+            : "This device is offline: the model hosts can't be reached."
+        }
+      </p>
+      <p>
+        What works here without them: a GGUF file from this computer, a server of yours on this
+        network, and any model already downloaded.
+      </p>`;
   }
 
   #renderPick(pick: CatalogModel) {
@@ -169,7 +259,9 @@ export class FirstRun extends LitElement {
       pick.engine === 'llama.cpp'
         ? llamaPlace(this.host)?.label === 'GPU'
           ? 'on its GPU with llama.cpp'
-          : 'on its CPU with llama.cpp (no usable GPU here: slower, but it works)'
+          : softwareAdapter(this.host)
+            ? "on its CPU with llama.cpp. This device's graphics adapter is a software one, which runs on the processor: there is no usable GPU here, so a small model on the CPU is the fastest (slower than a GPU, but it works)"
+            : 'on its CPU with llama.cpp (no usable GPU here: slower, but it works)'
         : 'on its GPU with WebLLM';
     const p = this.progress;
     return html`<p>

@@ -7,14 +7,16 @@
  */
 import { css, html, LitElement, nothing, type PropertyValues } from 'lit';
 import { ECHO_MODEL_ID } from '../openai/models';
+import type { HostStatus } from '../openai/status';
 import { catalog as fetchCatalog, type CatalogModel } from './api-client';
 import { AddedModelsWatch } from './added-models-watch';
+import { DrawerHistory } from './drawer-history';
 import './api-status';
 import type { TabRole } from './api-status';
 import './chat-view';
-import { chatModels, defaultModel } from './chat-models';
+import { chatModels, defaultModel, NO_MODEL } from './chat-models';
+import { fitForDevice } from './device-fit';
 import {
-  DEFAULT_SETTINGS,
   exportConversations,
   importConversations,
   newConversation,
@@ -34,7 +36,7 @@ import {
   saveConversation,
 } from './conversation-store';
 import { HostStatusController } from './host-status';
-import { preferences } from './preferences';
+import { newSettings, preferences } from './preferences';
 import './model-manager';
 import { requestPersistence, type Persistence } from './persistence';
 import { relayPairing } from './relay-pairing';
@@ -49,13 +51,15 @@ const VIEWS: { view: View; label: string }[] = [
   { view: 'settings', label: 'Settings' },
 ];
 
-/** The view and its section of an address's hash (`#/settings/developer`). */
+/** The view and its section of an address's hash (`#/settings/developer`, `#/models/add`). */
 export function routeOf(hash: string): { view: View; section: string } {
   const [name = '', section = ''] = hash.replace(/^#\/?/, '').split('/');
   // The API panel was a view of its own; old links land where it lives now.
   if (name === 'api') return { view: 'settings', section: 'developer' };
   const view = VIEWS.find((v) => v.view === name)?.view ?? 'chat';
-  return { view, section: view === 'settings' ? section || 'preferences' : '' };
+  if (view === 'settings') return { view, section: section || 'preferences' };
+  // `#/models/add` opens "Add a model" (the first-run card links to it).
+  return { view, section: view === 'models' && section === 'add' ? 'add' : '' };
 }
 
 /** How long a notice that something went right stays before it closes by itself. */
@@ -124,8 +128,30 @@ export class HearthApp extends LitElement {
         margin-left: auto;
       }
       .menu,
-      aside nav {
+      .drawer-top {
         display: none;
+      }
+      /* The first Tab stop, shown once focused: past the header and the conversations. A button,
+         not a link to "#main": the address's hash holds the view, and the view is in this shadow
+         root, where a link's target is not looked up. */
+      .skip {
+        position: absolute;
+        z-index: 30;
+        left: 0.5em;
+        top: 0.5em;
+        padding: 0.4em 0.8em;
+        background: var(--bg);
+        border: 1px solid var(--border);
+        border-radius: 8px;
+        white-space: nowrap;
+        transform: translateY(calc(-100% - 1em));
+      }
+      .skip:focus {
+        transform: none;
+      }
+      /* Focused by the skip link only, as where reading starts: no ring around the whole view. */
+      main:focus {
+        outline: none;
       }
       aside {
         grid-row: 2;
@@ -229,12 +255,19 @@ export class HearthApp extends LitElement {
           max-width: calc(100vw - 1em);
         }
         /* One bar on a phone: the conversation's own (chat-view), which opens this drawer. The
-           header stays for screen readers, as the page's heading. */
+           header stays for screen readers, as the page's heading, and for the skip link, which
+           shows when focused (the header is not clipped, its heading is). */
         :host([view='chat']) header {
           position: absolute;
           width: 1px;
           height: 1px;
           padding: 0;
+          border: 0;
+        }
+        :host([view='chat']) header h1 {
+          position: absolute;
+          width: 1px;
+          height: 1px;
           overflow: hidden;
           clip-path: inset(50%);
           white-space: nowrap;
@@ -252,8 +285,11 @@ export class HearthApp extends LitElement {
         header .end {
           display: none;
         }
-        aside nav {
-          display: block;
+        .drawer-top {
+          display: flex;
+          align-items: center;
+          justify-content: space-between;
+          gap: 0.5em;
         }
         aside {
           display: none;
@@ -262,7 +298,15 @@ export class HearthApp extends LitElement {
         :host([drawer-open]) aside {
           display: flex;
         }
+        /* The view gives way to the drawer; its landmark stays, empty, as a page has a main part. */
         :host([drawer-open]) main {
+          position: absolute;
+          width: 1px;
+          height: 1px;
+          overflow: hidden;
+          clip-path: inset(50%);
+        }
+        :host([drawer-open]) main > * {
           display: none;
         }
         header {
@@ -297,6 +341,8 @@ export class HearthApp extends LitElement {
   declare private offline: boolean;
   declare private offlineDismissed: boolean;
   readonly #host = new HostStatusController(this);
+  /** Back closes the phone's drawer instead of leaving the app. */
+  readonly #drawerHistory = new DrawerHistory(() => void this.#closeDrawer());
   #catalogKey = '';
   #persistAsked = false;
   #pairingStarted = false;
@@ -348,6 +394,7 @@ export class HearthApp extends LitElement {
   override connectedCallback(): void {
     super.connectedCallback();
     addEventListener('hashchange', this.#onHash);
+    addEventListener('popstate', this.#drawerHistory.onPopState);
     addEventListener('online', this.#onNetwork);
     addEventListener('offline', this.#onNetwork);
     addEventListener('keydown', this.#onKey);
@@ -357,6 +404,7 @@ export class HearthApp extends LitElement {
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     removeEventListener('hashchange', this.#onHash);
+    removeEventListener('popstate', this.#drawerHistory.onPopState);
     removeEventListener('online', this.#onNetwork);
     removeEventListener('offline', this.#onNetwork);
     removeEventListener('keydown', this.#onKey);
@@ -426,11 +474,30 @@ export class HearthApp extends LitElement {
   readonly #onHash = () => {
     ({ view: this.view, section: this.section } = routeOf(location.hash));
     this.navOpen = false;
+    this.#drawerHistory.forget();
   };
+
+  /**
+   * Shows the view at `hash`. From the phone's drawer the view takes the drawer's place in the
+   * history, or, being the view already shown, only closes the drawer: Back then returns to where
+   * the drawer was opened, not to the drawer.
+   */
+  #go(hash: string): void {
+    const route = routeOf(hash);
+    if (this.navOpen && route.view === this.view && route.section === this.section) {
+      this.navOpen = false;
+      this.#drawerHistory.closed();
+    } else if (this.#drawerHistory.replaceWith(hash)) {
+      this.#onHash();
+    } else {
+      location.hash = hash;
+    }
+  }
 
   /** Opens the phone's drawer and puts focus in it (where the list is). */
   async #openDrawer(): Promise<void> {
     this.navOpen = true;
+    this.#drawerHistory.opened();
     await this.updateComplete;
     this.renderRoot.querySelector<HTMLElement>('aside nav a[aria-current="page"]')?.focus();
   }
@@ -438,6 +505,7 @@ export class HearthApp extends LitElement {
   /** Closes the phone's drawer and gives focus back to what opened it. */
   async #closeDrawer(): Promise<void> {
     this.navOpen = false;
+    this.#drawerHistory.closed();
     await this.updateComplete;
     const chat = this.renderRoot.querySelector('chat-view');
     if (this.view === 'chat' && chat) chat.focusMenu();
@@ -479,9 +547,9 @@ export class HearthApp extends LitElement {
     this.catalogKnown = true;
     // An empty conversation that started before the catalogue was known gets a better model.
     const a = this.active;
-    if (a && a.messages.length === 0 && a.model === ECHO_MODEL_ID) {
-      const better = defaultModel(this.catalog);
-      if (better !== ECHO_MODEL_ID) {
+    if (a && a.messages.length === 0 && a.model === NO_MODEL) {
+      const better = defaultModel(this.#offered);
+      if (better !== NO_MODEL) {
         a.model = better;
         await saveConversation(a);
         this.requestUpdate();
@@ -516,8 +584,7 @@ export class HearthApp extends LitElement {
     this.active = conversation;
     rememberOpenConversation(conversation.id);
     if (!picked) return;
-    this.navOpen = false;
-    if (this.view !== 'chat') location.hash = '#/chat';
+    if (this.navOpen || this.view !== 'chat') this.#go('#/chat');
   }
 
   /** Starts a conversation; `picked`: the user asked for it (it opens, with focus in the composer). */
@@ -527,8 +594,8 @@ export class HearthApp extends LitElement {
   ): Promise<void> {
     const prefs = preferences();
     const c = newConversation(
-      seed?.model ?? defaultModel(this.catalog, prefs.defaultModel),
-      seed?.settings ?? { ...DEFAULT_SETTINGS, system: prefs.defaultSystem },
+      seed?.model ?? defaultModel(this.#offered, prefs.defaultModel),
+      seed?.settings ?? newSettings(prefs),
     );
     if (seed) c.draft = seed.draft;
     // Stored (and listed) once it has something in it: New chat twice leaves no empties.
@@ -602,7 +669,16 @@ export class HearthApp extends LitElement {
         ${VIEWS.map(
           (v) =>
             html`<li>
-              <a href="#/${v.view}" aria-current=${this.view === v.view ? 'page' : 'false'}
+              <a
+                href="#/${v.view}"
+                aria-current=${this.view === v.view ? 'page' : 'false'}
+                @click=${(e: MouseEvent) => {
+                  // From the drawer the view takes the drawer's place in the history.
+                  if (!this.navOpen || e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey)
+                    return;
+                  e.preventDefault();
+                  this.#go(`#/${v.view}`);
+                }}
                 >${v.label}</a
               >
             </li>`,
@@ -611,17 +687,42 @@ export class HearthApp extends LitElement {
     </nav>`;
   }
 
+  /** The catalogue judged for this device (a software GPU adapter counts as none), kept while the two are the same. */
+  #fit: { catalog: CatalogModel[]; host: HostStatus | null; offered: CatalogModel[] } | null = null;
+  get #offered(): CatalogModel[] {
+    const host = this.#host.value;
+    if (this.#fit?.catalog !== this.catalog || this.#fit.host?.device !== host?.device)
+      this.#fit = { catalog: this.catalog, host, offered: fitForDevice(this.catalog, host) };
+    return this.#fit.offered;
+  }
+
+  /** The top of the phone's drawer: the views, and a way out besides Back and Esc. */
+  #renderDrawerTop() {
+    return html`<div class="drawer-top">
+      ${this.#renderNav()}
+      <button @click=${() => this.#closeDrawer()}>Close</button>
+    </div>`;
+  }
+
   protected override render() {
-    const usable = chatModels(this.catalog);
+    const usable = chatModels(this.#offered);
     return html`
       <header>
         <button
+          class="skip"
+          @click=${() => this.renderRoot.querySelector<HTMLElement>('main')?.focus()}
+        >
+          Skip to main content
+        </button>
+        <button
           class="menu"
+          aria-label="Menu"
           aria-expanded=${this.navOpen ? 'true' : 'false'}
           aria-controls="sidebar"
+          title="Menu"
           @click=${() => (this.navOpen ? this.#closeDrawer() : this.#openDrawer())}
         >
-          Menu
+          ☰
         </button>
         <h1>Hearth</h1>
         ${this.navOpen ? nothing : this.#renderNav()}
@@ -630,7 +731,7 @@ export class HearthApp extends LitElement {
         </button>
       </header>
       <aside id="sidebar" aria-label="Conversations">
-        ${this.navOpen ? this.#renderNav() : nothing}
+        ${this.navOpen ? this.#renderDrawerTop() : nothing}
         <conversation-list
           .conversations=${this.conversations}
           .active=${this.active?.id ?? ''}
@@ -656,7 +757,7 @@ export class HearthApp extends LitElement {
           .persistence=${this.persistence}
         ></api-status>
       </aside>
-      <main class=${this.view}>
+      <main id="main" tabindex="-1" class=${this.view}>
         ${this.#renderBanners()}
         <div class="view">${this.#renderView(usable)}</div>
       </main>
@@ -747,7 +848,7 @@ export class HearthApp extends LitElement {
           ? html`<chat-view
               .conversation=${this.active}
               .models=${usable}
-              .catalog=${this.catalog}
+              .catalog=${this.#offered}
               .checking=${!this.catalogKnown}
               .host=${this.#host.value}
               @conversation-changed=${(e: CustomEvent<Conversation>) => this.#onChanged(e.detail)}
@@ -756,21 +857,24 @@ export class HearthApp extends LitElement {
               ) => this.#new(e.detail)}
               @show-models=${() => (location.hash = '#/models')}
               @open-drawer=${() => this.#openDrawer()}
+              @new-chat=${() => this.#new()}
               @catalog-stale=${() => this.refreshCatalog()}
             ></chat-view>`
           : nothing;
       case 'models':
         return html`<model-manager
-          .catalog=${this.catalog}
+          .catalog=${this.#offered}
+          .loading=${!this.catalogKnown}
+          .adding=${this.section === 'add'}
           .host=${this.#host.value}
           @catalog-stale=${() => this.refreshCatalog()}
         ></model-manager>`;
       case 'settings':
         return html`<settings-view
           .section=${this.section}
-          .model=${this.active?.model ?? ECHO_MODEL_ID}
+          .model=${this.active?.model ?? NO_MODEL}
           .host=${this.#host.value}
-          .catalog=${this.catalog}
+          .catalog=${this.#offered}
           .role=${this.role}
           .persistence=${this.persistence}
           @request-persistence=${() => this.askPersistence()}

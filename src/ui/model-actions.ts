@@ -7,13 +7,16 @@
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import type { DownloadProgress } from '../openai/downloads';
-import { ApiError, call, download, modelPath } from './api-client';
+import { ApiError, call, download, modelPath, type CatalogModel } from './api-client';
+import { describeDownloadFailure } from './download-failure';
 import { SpeedMeter } from './model-facts';
 
 /** What happened to a model's last action. */
 export interface ModelNote {
   text: string;
   error: boolean;
+  /** A download whose host could not be reached: the view points to what works offline. */
+  unreachable?: boolean;
 }
 
 /** The element the controller serves: it updates, and it announces catalogue changes. */
@@ -26,9 +29,18 @@ export class ModelActionsController implements ReactiveController {
   confirming: string | null = null;
   /** Models whose download stopped before the end (a later one resumes). */
   readonly stopped = new Set<string>();
+  /**
+   * Models whose download failed before it stored anything: there is nothing to resume or to
+   * delete, only a retry.
+   */
+  readonly empty = new Set<string>();
   readonly speed = new SpeedMeter();
 
-  constructor(private readonly host: Host) {
+  /** `acted` is told before each action the user takes on a model (the view keeps its order). */
+  constructor(
+    private readonly host: Host,
+    private readonly acted: () => void = () => undefined,
+  ) {
     host.addController(this);
   }
 
@@ -36,14 +48,15 @@ export class ModelActionsController implements ReactiveController {
 
   /** Asks for a confirmation of deleting `id` (null: none). */
   confirm(id: string | null): void {
+    this.acted();
     this.confirming = id;
     this.host.requestUpdate();
   }
 
-  note(id: string, text: string | null, error = false): void {
+  note(id: string, text: string | null, error = false, unreachable = false): void {
     const notes = new Map(this.notes);
     if (text === null) notes.delete(id);
-    else notes.set(id, { text, error });
+    else notes.set(id, { text, error, ...(unreachable && { unreachable }) });
     this.notes = notes;
     this.host.requestUpdate();
   }
@@ -54,6 +67,7 @@ export class ModelActionsController implements ReactiveController {
   }
 
   async #act(id: string, action: () => Promise<unknown>, done?: string): Promise<void> {
+    this.acted();
     this.note(id, null);
     try {
       await action();
@@ -65,25 +79,39 @@ export class ModelActionsController implements ReactiveController {
     }
   }
 
-  async download(id: string): Promise<void> {
+  async download(model: CatalogModel): Promise<void> {
+    const id = model.id;
+    this.acted();
+    // Something of it may be stored from before: then a failure leaves something to resume.
+    const had = this.stopped.has(id) || !!model.evicted;
     this.note(id, null);
     this.stopped.delete(id);
+    this.empty.delete(id);
     try {
       let last: DownloadProgress | undefined;
       for await (const progress of download(id)) last = progress;
       if (last?.phase === 'failed') {
-        this.stopped.add(id);
-        this.note(id, last.error?.message ?? 'The download failed.', true);
+        this.#failed(model, last.error ?? { message: '' }, had || last.bytes_done > 0);
       } else if (last?.phase === 'cancelled') {
         this.stopped.add(id);
       }
     } catch (err) {
-      this.stopped.add(id);
-      this.note(id, err instanceof ApiError ? err.message : String(err), true);
+      const error =
+        err instanceof ApiError
+          ? { code: err.code, message: err.message }
+          : { message: String(err) };
+      this.#failed(model, error, had);
     } finally {
       this.speed.forget(id);
       this.stale();
     }
+  }
+
+  /** Says why `model`'s download failed, in words; `stored`: whether any of it is on the device. */
+  #failed(model: CatalogModel, error: { code?: string | null; message: string }, stored: boolean) {
+    (stored ? this.stopped : this.empty).add(model.id);
+    const failure = describeDownloadFailure(model, error);
+    this.note(model.id, failure.text, true, failure.unreachable);
   }
 
   cancel(id: string): Promise<void> {
@@ -95,6 +123,7 @@ export class ModelActionsController implements ReactiveController {
   delete(id: string, added: boolean): Promise<void> {
     this.confirming = null;
     this.stopped.delete(id);
+    this.empty.delete(id);
     return this.#act(
       id,
       () => call(modelPath(id), { method: 'DELETE' }),

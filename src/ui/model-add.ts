@@ -6,10 +6,14 @@
  * `AddModelController`'s.
  */
 import { css, html, LitElement, nothing } from 'lit';
+import type { CatalogModel } from './api-client';
 import { AddModelController } from './model-adding';
 import { shared } from './styles';
 
-/** @fires catalog-stale - a model was added. */
+/**
+ * @fires catalog-stale - a model was added.
+ * @fires model-added - the same, with the model's catalogue entry (the view downloads it).
+ */
 export class ModelAdd extends LitElement {
   static override properties = {
     dragging: { state: true },
@@ -26,6 +30,12 @@ export class ModelAdd extends LitElement {
         border-radius: var(--radius);
         padding: 0.7em 0.9em;
         margin-bottom: 1em;
+      }
+      /* Where there is nothing to drag a file from (a touch screen, a phone), no word of dropping. */
+      @media (pointer: coarse), (max-width: 720px) {
+        .drop {
+          display: none;
+        }
       }
       section.dragging {
         border-color: var(--accent);
@@ -81,6 +91,11 @@ export class ModelAdd extends LitElement {
   constructor() {
     super();
     this.dragging = false;
+  }
+
+  /** Puts the focus on "Choose a .gguf file". */
+  focusFile(): void {
+    this.renderRoot.querySelector<HTMLInputElement>('input[type="file"]')?.focus();
   }
 
   #id(): string {
@@ -178,7 +193,9 @@ export class ModelAdd extends LitElement {
             @change=${this.#chosen}
           />
         </label>
-        <span class="muted">or drop one here. It is copied into this app's storage.</span>
+        <span class="muted"
+          ><span class="drop">or drop one here. </span>It is copied into this app's storage.</span
+        >
       </div>
       ${
         state.phase === 'busy'
@@ -188,11 +205,22 @@ export class ModelAdd extends LitElement {
           : state.phase === 'failed'
             ? html`<p class="error" role="alert">${state.message}</p>`
             : state.phase === 'added'
-              ? html`<p role="status">Added ${state.id}.</p>`
+              ? html`<p role="status">${addedText(state.model)}</p>`
               : nothing
       }
     </section>`;
   }
+}
+
+/** What became of a model just added: on the device, downloading, or unable to run here. */
+function addedText(m: CatalogModel): string {
+  if (m.available === false) {
+    return `Added ${m.id}, but this device cannot run it${m.unavailable_reason ? `: ${m.unavailable_reason}` : '.'}`;
+  }
+  const where = 'its card is first in the list below.';
+  return m.downloaded
+    ? `Added ${m.id}. It is on this device: ${where}`
+    : `Added ${m.id}. Downloading it now: ${where}`;
 }
 
 customElements.define('model-add', ModelAdd);

@@ -6,7 +6,7 @@
  * offline, then added from there. A file whose adding fails is removed again.
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
-import { addModel, ApiError, deleteStoredFile, storeFile } from './api-client';
+import { addModel, ApiError, deleteStoredFile, storeFile, type CatalogModel } from './api-client';
 import { sourceOf } from './model-facts';
 import { confirmPrivateNetwork } from './private-network-confirm';
 import { formatBytes } from './styles';
@@ -16,7 +16,7 @@ export type AddState =
   | { phase: 'idle' }
   | { phase: 'busy'; what: string }
   | { phase: 'failed'; message: string }
-  | { phase: 'added'; id: string };
+  | { phase: 'added'; model: CatalogModel };
 
 type Host = ReactiveControllerHost & EventTarget;
 
@@ -41,8 +41,10 @@ export class AddModelController implements ReactiveController {
     this.host.requestUpdate();
   }
 
-  #added(id: string): void {
-    this.#set({ phase: 'added', id });
+  /** Tells the view (`model-added`, with its entry: it downloads it) and the app of the model. */
+  #added(model: CatalogModel): void {
+    this.#set({ phase: 'added', model });
+    this.host.dispatchEvent(new CustomEvent('model-added', { detail: model }));
     this.host.dispatchEvent(new CustomEvent('catalog-stale', { bubbles: true, composed: true }));
   }
 
@@ -64,7 +66,7 @@ export class AddModelController implements ReactiveController {
     this.#set({ phase: 'busy', what: `Checking ${source}…` });
     try {
       const entry = await addModel({ source, ...(id.trim() && { id: id.trim() }), ...allow });
-      this.#added(entry.id);
+      this.#added(entry);
     } catch (err) {
       this.#set({ phase: 'failed', message: messageOf(err) });
     }
@@ -85,7 +87,7 @@ export class AddModelController implements ReactiveController {
       path = (await storeFile(file)).path;
       this.#set({ phase: 'busy', what: `Adding ${file.name}…` });
       const entry = await addModel({ source: path, ...(id.trim() && { id: id.trim() }) });
-      this.#added(entry.id);
+      this.#added(entry);
     } catch (err) {
       // A copy no model uses is only taking space.
       if (path !== null) await deleteStoredFile(path).catch(() => undefined);

@@ -34,7 +34,8 @@ export function recommendedRank(m: Pick<CatalogModel, 'id'>): number {
  */
 export function recommendedModel(models: readonly CatalogModel[]): CatalogModel | undefined {
   const runnable = models.filter(
-    (m) => m.available && m.id !== ECHO_MODEL_ID && !m.embedding && !m.leaves_device,
+    (m) =>
+      m.available && !m.slow_here && m.id !== ECHO_MODEL_ID && !m.embedding && !m.leaves_device,
   );
   for (const name of RECOMMENDED) {
     const webllm = runnable.filter((m) => m.engine === 'webllm' && m.id.includes(name));

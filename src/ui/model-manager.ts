@@ -17,9 +17,11 @@ import { ModelActionsController } from './model-actions';
 import './model-add';
 import { engineLabel, llamaPlace, recommendedModel, sizeOf } from './model-facts';
 import { describeModel } from './model-info';
+import { CardOrder } from './model-order';
 import {
   DEFAULT_FILTERS,
   ModelIndex,
+  narrows,
   onDevice,
   viewModels,
   type Filters,
@@ -27,6 +29,7 @@ import {
   type ModelView,
 } from './model-search';
 import { renderVariant, type VariantContext } from './model-variant';
+import { renderOfflineWays } from './offline-ways';
 import { cards, shared } from './styles';
 
 /** The choices of each filter, as the selects offer them. */
@@ -80,9 +83,10 @@ export class ModelManager extends LitElement {
   static override properties = {
     catalog: { attribute: false },
     host: { attribute: false },
+    loading: { type: Boolean },
     query: { state: true },
     filters: { state: true },
-    adding: { state: true },
+    adding: { type: Boolean },
   };
 
   static override styles = [
@@ -219,11 +223,17 @@ export class ModelManager extends LitElement {
   declare catalog: CatalogModel[];
   /** The engine host's last status (downloads, loading, where llama.cpp runs). */
   declare host: HostStatus | null;
+  /** The catalogue is not known yet: the list says it is loading, not that nothing matches. */
+  declare loading: boolean;
   declare private query: string;
   declare private filters: Filters;
-  /** Whether "Add a model" is open. */
-  declare private adding: boolean;
-  readonly #actions = new ModelActionsController(this);
+  /** Whether "Add a model" is open (the app opens it for `#/models/add`). */
+  declare adding: boolean;
+  /** The order held while the user acts on the list, so that no card moves from under them. */
+  readonly #order = new CardOrder();
+  /** The cards as last shown, in their order. */
+  #shown: ModelCard[] = [];
+  readonly #actions = new ModelActionsController(this, () => this.#order.hold(this.#shown));
   /** The index of the catalogue it was made of: made again only when that changes. */
   #index = new ModelIndex([]);
   #view: { index: ModelIndex; query: string; filters: Filters; result: ModelView } | null = null;
@@ -234,6 +244,7 @@ export class ModelManager extends LitElement {
     super();
     this.catalog = [];
     this.host = null;
+    this.loading = false;
     this.query = '';
     this.filters = DEFAULT_FILTERS;
     this.adding = false;
@@ -241,6 +252,10 @@ export class ModelManager extends LitElement {
 
   protected override willUpdate(changed: PropertyValues<this>): void {
     if (changed.has('catalog')) this.#index = new ModelIndex(this.catalog);
+    // A new search or filter is a new list: sorted afresh.
+    // (Private reactive properties are not in `PropertyValues<this>`'s keys.)
+    const mine = changed as Map<PropertyKey, unknown>;
+    if (mine.has('query') || mine.has('filters')) this.#order.release();
   }
 
   protected override updated(changed: PropertyValues<this>): void {
@@ -275,12 +290,41 @@ export class ModelManager extends LitElement {
     await done;
   }
 
+  /** A model added by the user: its card first, and its download started where it needs one. */
+  #added(m: CatalogModel): void {
+    this.#order.pin(m.id, this.#shown);
+    if (!m.downloaded && m.available !== false) void this.#actions.download(m);
+    this.requestUpdate();
+  }
+
+  /** Opens "Add a model" at its file chooser: a GGUF from this computer works offline. */
+  async #addFile(): Promise<void> {
+    this.adding = true;
+    await this.updateComplete;
+    const add = this.renderRoot.querySelector('model-add');
+    await add?.updateComplete;
+    add?.focusFile();
+  }
+
+  /** What works offline, under a failed download's note; `id`'s is said at the top if shown there. */
+  #offlineWays(id: string | null) {
+    if (id !== null && id === this.#suggested()?.id) return nothing;
+    return renderOfflineWays({
+      addFile: () => void this.#addFile(),
+      downloaded: this.catalog.filter(onDevice).length,
+      showDownloaded: () => (this.filters = { ...this.filters, show: 'downloaded' }),
+    });
+  }
+
   protected override render() {
-    const result = this.#result();
+    const sorted = this.#result();
+    this.#shown = this.#order.apply(sorted.cards);
+    const result = { ...sorted, cards: this.#shown };
     const context: VariantContext = {
       actions: this.#actions,
       host: this.host,
       remove: (id, added) => void this.#remove(id, added),
+      offlineWays: (id) => this.#offlineWays(id),
     };
     return html`
       <div class="title">
@@ -293,7 +337,15 @@ export class ModelManager extends LitElement {
           Add a model
         </button>
       </div>
-      <div id="adding">${this.adding ? html`<model-add></model-add>` : nothing}</div>
+      <div id="adding">
+        ${
+          this.adding
+            ? html`<model-add
+                @model-added=${(e: CustomEvent<CatalogModel>) => this.#added(e.detail)}
+              ></model-add>`
+            : nothing
+        }
+      </div>
       ${this.#renderDevice()} ${this.#renderGone()}
       <div class="search" role="search">
         <label class="sr-only" for="search">Search models</label>
@@ -348,7 +400,10 @@ export class ModelManager extends LitElement {
     const hidden = result.hidden
       ? ` · ${plural(result.hidden, 'more variant')} this device cannot run`
       : '';
-    if (result.cards.length === 0) return `No models match${hidden}.`;
+    if (result.cards.length === 0) {
+      if (this.loading) return 'Loading the models…';
+      return `No models${narrows(this.query, this.filters) ? ' match' : ''}${hidden}.`;
+    }
     const models = plural(result.cards.length, 'model');
     const variants =
       result.variants === result.cards.length ? '' : ` (${plural(result.variants, 'variant')})`;
@@ -378,6 +433,8 @@ export class ModelManager extends LitElement {
 
   /** Nothing to show: what this device cannot run that matches, or a way back to everything. */
   #renderEmpty(result: ModelView, context: VariantContext) {
+    // Not known yet is no empty result: the list is there, busy, and the count says it loads.
+    if (this.loading) return html`<ul aria-label="Models" aria-busy="true"></ul>`;
     if (result.elsewhere.length > 0) {
       return html`<p class="empty">
           Nothing this device can run matches. ${plural(result.elsewhere.length, 'model')} that
@@ -391,6 +448,7 @@ export class ModelManager extends LitElement {
           )}
         </ul>`;
     }
+    if (!narrows(this.query, this.filters)) return html`<p class="empty">No models are listed.</p>`;
     return html`<p class="empty">
       No model matches these words and filters.
       <button
@@ -411,13 +469,13 @@ export class ModelManager extends LitElement {
   #renderDevice() {
     const catalog = this.catalog;
     const local = catalog.filter((m) => m.engine !== 'echo' && !m.leaves_device);
-    // A server's model is no model on this device: the suggestion stays.
-    const hasReal = local.some(onDevice);
-    const recommended = hasReal ? undefined : recommendedModel(catalog);
+    const recommended = this.#suggested();
     // What runs where, said once rather than under each of 180 models: WebLLM needs WebGPU;
     // GGUF models run in every browser, on the processor where there is no usable GPU.
     const webllm = catalog.filter((m) => m.engine === 'webllm');
     const noWebLLM = webllm.length > 0 && webllm.every((m) => m.available === false);
+    const slowWebLLM =
+      webllm.length > 0 && webllm.every((m) => m.available === false || m.slow_here);
     const nothingRuns = local.length > 0 && local.every((m) => m.available === false);
     const cannot = local.filter((m) => m.available === false && !m.downloaded);
     const reasons = new Map<string, number>();
@@ -450,18 +508,31 @@ export class ModelManager extends LitElement {
         <em>Show: All models</em> lists them too.
       </p>`;
     }
-    if (limit === nothing && !recommended) return nothing;
+    // A software adapter: WebLLM runs, but would crawl (device-fit.ts); said once, as above.
+    const slow =
+      slowWebLLM && !noWebLLM && !nothingRuns
+        ? html`<p role="note">${webllm.find((m) => m.slow_here)?.slow_here ?? ''}</p>`
+        : nothing;
+    if (limit === nothing && slow === nothing && !recommended) return nothing;
     return html`<section class="device" aria-label="What this device can run">
-      ${limit} ${recommended ? this.#renderRecommended(recommended) : nothing}
+      ${slow} ${limit} ${recommended ? this.#renderRecommended(recommended) : nothing}
     </section>`;
   }
 
   /** The model to start with, one button away. */
+  /** The model suggested at the top while no language model is on this device. */
+  #suggested(): CatalogModel | undefined {
+    // A server's model is no model on this device: the suggestion stays.
+    return this.catalog.some(onDevice) ? undefined : recommendedModel(this.catalog);
+  }
+
   #renderRecommended(m: CatalogModel) {
     const info = describeModel(m);
     const engine = engineLabel(m);
     const where = m.engine === 'llama.cpp' ? (llamaPlace(this.host)?.label ?? 'GPU or CPU') : 'GPU';
     const progress = this.host?.downloads.find((d) => d.model === m.id);
+    const note = this.#actions.notes.get(m.id);
+    const failed = note?.error ? note : undefined;
     return html`<p>
         No language model is on this device yet. A good first one here:
         <strong>${info.name}</strong> (${[info.quantisation?.label, sizeOf(m)]
@@ -471,9 +542,16 @@ export class ModelManager extends LitElement {
       ${
         progress
           ? html`<p class="muted">Downloading ${info.name}: its progress is on its card below.</p>`
-          : html`<button class="primary" @click=${() => this.#actions.download(m.id)}>
-              Download ${info.name}
-            </button>`
+          : failed
+            ? // Said here, where it was asked for (its card says it too, as the alert).
+              html`<p class="error">${failed.text}</p>
+                <button class="primary" @click=${() => this.#actions.download(m)}>
+                  Retry downloading ${info.name}
+                </button>
+                ${failed.unreachable ? this.#offlineWays(null) : nothing}`
+            : html`<button class="primary" @click=${() => this.#actions.download(m)}>
+                Download ${info.name}
+              </button>`
       }`;
   }
 

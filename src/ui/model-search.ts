@@ -118,7 +118,10 @@ export class ModelIndex {
   }
 }
 
-/** Whether this device can run it (or it is here already); a fit not known yet counts as yes. */
+/**
+ * Whether this device can run it (or it is here already); a fit not known yet counts as yes. A
+ * model that would only crawl here (`slow_here`) runs, and its card says so.
+ */
 export function runsHere(m: CatalogModel): boolean {
   return m.available !== false || m.downloaded;
 }
@@ -217,6 +220,19 @@ export function groupCards(
       Number(has(b, runsHere)) - Number(has(a, runsHere)) ||
       bySize(a, b, 1) ||
       byName(a, b),
+  );
+}
+
+/**
+ * Whether the words or the filters leave models out: only then can "nothing matches" be the
+ * search's doing (neither the sort order nor showing all models leaves any out).
+ */
+export function narrows(query: string, filters: Filters): boolean {
+  const { sort: _sort, show, ...rest } = filters;
+  return (
+    tokenize(query).length > 0 ||
+    show === 'downloaded' ||
+    (Object.keys(rest) as (keyof typeof rest)[]).some((k) => rest[k] !== DEFAULT_FILTERS[k])
   );
 }
 

@@ -9,6 +9,7 @@ import { html, nothing } from 'lit';
 import type { DownloadProgress } from '../openai/downloads';
 import type { HostStatus } from '../openai/status';
 import { leavesFor, type CatalogModel } from './api-client';
+import { phaseWords } from './download-words';
 import type { ModelActionsController } from './model-actions';
 import { engineLabel, factsOf, llamaPlace } from './model-facts';
 import type { Variant } from './model-search';
@@ -20,6 +21,11 @@ export interface VariantContext {
   host: HostStatus | null;
   /** Deletes or removes a model after its confirmation (and moves the focus on). */
   remove: (id: string, added: boolean) => void;
+  /**
+   * What works offline, under the note of a download whose host could not be reached; nothing
+   * where the view says it elsewhere (the suggestion at the top, for its model).
+   */
+  offlineWays: (id: string) => unknown;
 }
 
 /** A variant as a list item named by its id. */
@@ -46,6 +52,7 @@ export function renderVariant({ model: m, info }: Variant, ctx: VariantContext) 
         ${m.evicted ? html`<span class="badge warn">evicted</span>` : nothing}
         ${m.available === false ? html`<span class="badge warn">cannot run here</span>` : nothing}
         ${m.available === null ? html`<span class="badge">fit not known yet</span>` : nothing}
+        ${m.slow_here ? html`<span class="badge warn">slow here</span>` : nothing}
         ${
           m.embedding
             ? html`<span class="badge" title="For /v1/openai/embeddings; it does not chat"
@@ -60,9 +67,10 @@ export function renderVariant({ model: m, info }: Variant, ctx: VariantContext) 
       ${info.quantisation ? html`<div class="facts">${info.quantisation.explanation}</div>` : nothing}
       <div class="facts id">API id: <code>${m.id}</code></div>
       ${m.unavailable_reason ? html`<div class="facts error">${m.unavailable_reason}</div>` : nothing}
+      ${m.slow_here ? html`<div class="facts error">${m.slow_here}</div>` : nothing}
       ${m.evicted ? html`<div class="facts error">${m.evicted}</div>` : nothing}
     </div>
-    ${echo ? nothing : renderActions(m, progress, ctx)}
+    ${echo ? nothing : renderActions(m, progress, ctx, variantName(info.name, info.variant, engine))}
     ${progress ? renderProgress(progress, ctx) : nothing}
     ${
       loading
@@ -79,6 +87,7 @@ export function renderVariant({ model: m, info }: Variant, ctx: VariantContext) 
           </p>`
         : nothing
     }
+    ${note?.unreachable ? ctx.offlineWays(m.id) : nothing}
   </li>`;
 }
 
@@ -115,21 +124,34 @@ export function renderProgress(p: DownloadProgress, ctx: VariantContext) {
     <span class="muted">
       ${formatBytes(p.bytes_done)} of ${p.bytes_total === null ? '…' : formatBytes(p.bytes_total)}
       ${speed ? html` · ${formatBytes(speed)}/s` : nothing}
-      ${left ? html` · ${left} left` : nothing} · ${p.phase}
+      ${left ? html` · ${left} left` : nothing} · ${phaseWords(p)}
     </span>
   </div>`;
 }
 
+/**
+ * A variant in words, for its buttons' names: `Qwen3 0.6B, q4f16_1 (WebLLM)`. Each card has a
+ * Download button per variant, and a list of buttons (a screen reader's) shows them out of the
+ * card: "Download" alone, dozens of times, tells none apart.
+ */
+export function variantName(name: string, variant: string, engine: string | null): string {
+  return `${name}${variant ? `, ${variant}` : ''}${engine ? ` (${engine})` : ''}`;
+}
+
+/** The variant's actions, each button named with the variant (`name`) after what it does. */
 function renderActions(
   m: CatalogModel,
   progress: DownloadProgress | undefined,
   ctx: VariantContext,
+  name: string,
 ) {
   const { actions, host } = ctx;
   const added = m.source === 'added';
   if (progress) {
     return html`<div class="actions">
-      <button @click=${() => actions.cancel(m.id)}>Cancel download</button>
+      <button aria-label="Cancel download of ${name}" @click=${() => actions.cancel(m.id)}>
+        Cancel download
+      </button>
     </div>`;
   }
   if (actions.confirming === m.id) {
@@ -143,32 +165,61 @@ function renderActions(
       <button @click=${() => actions.confirm(null)}>Keep it</button>
     </div>`;
   }
+  const downloadLabel = actions.empty.has(m.id)
+    ? 'Retry'
+    : actions.stopped.has(m.id) || m.evicted
+      ? 'Resume download'
+      : 'Download';
   return html`<div class="actions">
     ${
       !m.downloaded && m.available
-        ? html`<button class="primary" @click=${() => actions.download(m.id)}>
-            ${actions.stopped.has(m.id) || m.evicted ? 'Resume download' : 'Download'}
+        ? html`<button
+            class="primary"
+            aria-label="${downloadLabel} ${name}"
+            @click=${() => actions.download(m)}
+          >
+            ${downloadLabel}
           </button>`
         : nothing
     }
     ${
       m.downloaded && !m.loaded && m.available
-        ? html`<button @click=${() => actions.load(m.id)}>Load</button>`
+        ? html`<button aria-label="Load ${name}" @click=${() => actions.load(m.id)}>Load</button>`
         : nothing
     }
     ${
       // Loading it lifts the mark (the GPU device was lost twice): the user decides to retry.
       host?.failing_models[m.id]
-        ? html`<button @click=${() => actions.load(m.id)}>Try again</button>`
+        ? html`<button aria-label="Try again to load ${name}" @click=${() => actions.load(m.id)}>
+            Try again
+          </button>`
         : nothing
     }
-    ${m.loaded ? html`<button @click=${() => actions.unload(m.id)}>Unload</button>` : nothing}
+    ${
+      m.loaded
+        ? html`<button aria-label="Unload ${name}" @click=${() => actions.unload(m.id)}>
+            Unload
+          </button>`
+        : nothing
+    }
     ${
       // A model the user added can always go; others once something of them is here.
       added
-        ? html`<button class="danger" @click=${() => actions.confirm(m.id)}>Remove</button>`
+        ? html`<button
+            class="danger"
+            aria-label="Remove ${name}"
+            @click=${() => actions.confirm(m.id)}
+          >
+            Remove
+          </button>`
         : m.downloaded || m.evicted || actions.stopped.has(m.id)
-          ? html`<button class="danger" @click=${() => actions.confirm(m.id)}>Delete</button>`
+          ? html`<button
+              class="danger"
+              aria-label="Delete ${name}"
+              @click=${() => actions.confirm(m.id)}
+            >
+              Delete
+            </button>`
           : nothing
     }
   </div>`;

@@ -1,10 +1,13 @@
 /**
  * @module
- * The app's preferences (Settings → Preferences): theme, the model and system prompt a new
- * conversation starts with, and which key sends a message. Kept in `localStorage` — they are
+ * The app's preferences (Settings → Preferences): theme, the model, system prompt and parameters
+ * a new conversation starts with, and which key sends a message. Kept in `localStorage` — they are
  * small, read at boot before anything paints, and every tab hears a change through the `storage`
  * event. Conversations keep their own model and options; these are only where new ones start.
  */
+
+import { parseSampling, type Sampling } from './chat-settings';
+import type { ConversationSettings } from './conversation';
 
 export type Theme = 'system' | 'light' | 'dark';
 /** `enter`: Enter sends, Shift+Enter is a new line. `mod-enter`: Ctrl/⌘+Enter sends, Enter is a new line. */
@@ -16,6 +19,8 @@ export interface Preferences {
   defaultModel: string | null;
   /** The system prompt a new conversation starts with. */
   defaultSystem: string;
+  /** The parameters a new conversation starts with (temperature, top P, seed, stop…). */
+  defaultSampling: Sampling;
   sendKey: SendKey;
 }
 
@@ -23,6 +28,7 @@ export const DEFAULT_PREFERENCES: Preferences = {
   theme: 'system',
   defaultModel: null,
   defaultSystem: '',
+  defaultSampling: parseSampling({}),
   sendKey: 'enter',
 };
 
@@ -45,6 +51,7 @@ export function parsePreferences(raw: string | null): Preferences {
     defaultModel: typeof stored.defaultModel === 'string' ? stored.defaultModel : d.defaultModel,
     defaultSystem:
       typeof stored.defaultSystem === 'string' ? stored.defaultSystem : d.defaultSystem,
+    defaultSampling: parseSampling(stored.defaultSampling),
     sendKey: stored.sendKey === 'mod-enter' ? 'mod-enter' : d.sendKey,
   };
 }
@@ -89,6 +96,11 @@ export function watchPreferences(): void {
     applyTheme(next.theme);
     dispatchEvent(new CustomEvent(PREFERENCES_EVENT, { detail: next }));
   });
+}
+
+/** The settings a new conversation starts with: the preferred system prompt and parameters. */
+export function newSettings(p: Preferences = preferences()): ConversationSettings {
+  return { system: p.defaultSystem, ...p.defaultSampling, stop: [...p.defaultSampling.stop] };
 }
 
 /** Whether a key press sends the message, under the preferred send key. */

@@ -26,6 +26,7 @@ import './api-panel';
 import type { Persistence } from './persistence';
 import { relayPairing } from './relay-pairing';
 import './settings-diagnostics';
+import { snippetModel } from './snippet-model';
 import { shared } from './styles';
 
 /** Where a message about the last action is shown: beside the control that made it. */
@@ -146,7 +147,7 @@ export class SettingsDeveloper extends LitElement {
     `,
   ];
 
-  /** The open conversation's model, which the API's snippets name. */
+  /** The open conversation's model, which the API's snippets name (empty: none chosen). */
   declare model: string;
   declare host: HostStatus | null;
   declare catalog: CatalogModel[];
@@ -164,7 +165,7 @@ export class SettingsDeveloper extends LitElement {
 
   constructor() {
     super();
-    this.model = ECHO_MODEL_ID;
+    this.model = '';
     this.host = null;
     this.catalog = [];
     this.role = '';
@@ -283,11 +284,16 @@ export class SettingsDeveloper extends LitElement {
     }
   }
 
+  /** The snippets name a model a call reaches; a newcomer's is never the echo test engine. */
+  #renderApi() {
+    const { id, note } = snippetModel(this.model, this.catalog);
+    return html`<api-panel .model=${id} .note=${note} .key=${appKey()}></api-panel>`;
+  }
+
   protected override render() {
     return html`
-      ${this.#renderMessage('top')}
-      <api-panel .model=${this.model} .key=${appKey()}></api-panel>
-      ${this.#renderKeys()} ${this.#renderPrices()} ${this.#renderRelay()}
+      ${this.#renderMessage('top')} ${this.#renderApi()} ${this.#renderKeys()}
+      ${this.#renderPrices()} ${this.#renderRelay()}
       <settings-diagnostics
         .device=${this.device}
         .host=${this.host}

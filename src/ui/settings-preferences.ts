@@ -1,7 +1,8 @@
 /**
  * @module
  * `<settings-preferences>`: Settings → Preferences. The theme (applied at once, in every tab), and
- * where a new conversation starts: its model, its system prompt, and which key sends a message.
+ * where a new conversation starts: its model, its system prompt and parameters, and which key
+ * sends a message; and the saved system prompts to pick from in a conversation.
  * Each choice is kept as it is made (`setPreferences`); conversations already started keep theirs.
  */
 import { css, html, LitElement, nothing } from 'lit';
@@ -15,6 +16,9 @@ import {
   type SendKey,
   type Theme,
 } from './preferences';
+import type { Sampling } from './chat-settings';
+import './sampling-fields';
+import './settings-prompts';
 import { shared } from './styles';
 
 const THEMES: { theme: Theme; label: string }[] = [
@@ -126,8 +130,8 @@ export class SettingsPreferences extends LitElement {
     return html`
       <h3>Preferences</h3>
       <p class="muted">
-        Kept in this browser. The model, system prompt and send key apply to new conversations; a
-        conversation keeps the model and prompt it has.
+        Kept in this browser. The model, system prompt, parameters and send key apply to new
+        conversations; a conversation keeps the model, prompt and parameters it has.
       </p>
       <div class="group">
         <fieldset class="inline" aria-describedby="theme-hint">
@@ -167,6 +171,21 @@ export class SettingsPreferences extends LitElement {
           conversation can change its own in its options.
         </p>
       </div>
+      <div class="group">
+        <fieldset aria-describedby="defaults-hint">
+          <legend>Defaults for new conversations</legend>
+          <sampling-fields
+            .settings=${p.defaultSampling}
+            source="defaults"
+            @sampling-change=${(e: CustomEvent<Partial<Sampling>>) =>
+              this.#set({ defaultSampling: { ...this.prefs.defaultSampling, ...e.detail } })}
+          ></sampling-fields>
+        </fieldset>
+        <p class="hint muted" id="defaults-hint">
+          The parameters each new conversation starts with; each can change its own in Chat options.
+        </p>
+      </div>
+      <div class="group"><settings-prompts></settings-prompts></div>
       <div class="group">
         <fieldset aria-describedby="send-hint">
           <legend>Send key</legend>

@@ -84,7 +84,7 @@ export class SettingsView extends LitElement {
 
   /** The section shown: `preferences`, `servers` or `developer` (anything else: Preferences). */
   declare section: string;
-  /** The open conversation's model, which the API's snippets name. */
+  /** The open conversation's model, which the API's snippets name (empty: none chosen). */
   declare model: string;
   declare host: HostStatus | null;
   declare catalog: CatalogModel[];
@@ -95,7 +95,7 @@ export class SettingsView extends LitElement {
   constructor() {
     super();
     this.section = 'preferences';
-    this.model = 'hearth/echo';
+    this.model = '';
     this.host = null;
     this.catalog = [];
     this.role = '';

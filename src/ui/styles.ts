@@ -3,6 +3,7 @@
  * Styles every element of the app shares: controls, focus rings, visually hidden text.
  */
 import { css } from 'lit';
+import { readableAmount } from '../openai/readable-amount';
 
 /** A list of cards (models, servers): each `li` a raised box, its `.head` a row of badges. */
 export const cards = css`
@@ -123,12 +124,12 @@ export const shared = css`
   }
 `;
 
-/** Bytes as people read them. */
+/** Bytes as people read them (`1.2 GB`, `338 MB`, `380 KB`). */
 export function formatBytes(bytes: number | null | undefined): string {
   if (bytes === null || bytes === undefined) return '?';
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(0)} KB`;
-  if (bytes < 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(1)} MB`;
-  return `${(bytes / 1024 ** 3).toFixed(2)} GB`;
+  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024).toLocaleString('en-US')} KB`;
+  if (bytes < 1024 ** 3) return `${readableAmount(bytes / 1024 ** 2)} MB`;
+  return `${readableAmount(bytes / 1024 ** 3)} GB`;
 }
 
 /** A duration in seconds as people read it. */

@@ -107,5 +107,11 @@ for (const size of SIZES) {
     await expect(composer(page)).toBeVisible();
     await auditBoth(page, 'the chat, offline');
     await context.setOffline(false);
+
+    if (size.name === 'phone') {
+      await page.getByRole('button', { name: 'Menu', exact: true }).click();
+      await expect(page.getByRole('navigation', { name: 'Views' })).toBeVisible();
+      await auditBoth(page, "the phone's drawer");
+    }
   });
 }

@@ -25,7 +25,7 @@ test('the first-run card gets a small GGUF that runs on the CPU, and the convers
     const response = await route.fetch({ url: FIXTURE_GGUF_URL });
     await route.fulfill({ response });
   });
-  await openChat(page);
+  await openChat(page, './', { model: null });
   const card = page.getByRole('region', { name: 'Welcome to Hearth' });
   await expect(card).toBeVisible();
   await expect(card).toContainText('Nothing leaves this device.');
@@ -54,7 +54,7 @@ test("the first-run card's download can be cancelled: it says so, and Get takes 
   await context.route('https://huggingface.co/**', (route) => {
     asked.push(route.request().url());
   });
-  await openChat(page);
+  await openChat(page, './', { model: null });
   const card = page.getByRole('region', { name: 'Welcome to Hearth' });
   const named = (await card.locator('strong').innerText()).trim();
   const get = card.getByRole('button', { name: `Get ${named}`, exact: false });
@@ -67,6 +67,6 @@ test("the first-run card's download can be cancelled: it says so, and Get takes 
   );
   await expect(card.getByLabel(`Downloading ${named}`)).toBeHidden();
   await expect(get).toBeFocused();
-  // Nothing was downloaded: the conversation still offers no model of the device but echo.
-  await expect(page.getByLabel('Model')).toHaveValue('hearth/echo');
+  // Nothing was downloaded: the conversation still has no model (and never the echo engine).
+  await expect(page.getByLabel('Model')).toHaveValue('');
 });

@@ -88,14 +88,14 @@ test('a GGUF added by its URL is listed beside the WebLLM models with its engine
   await showWebLLM(page, browserName);
   await expect(model(page, TINY_ID).getByText('WebLLM', { exact: true })).toBeVisible();
   await addByUrl(page, FIXTURE_GGUF_URL, 'e2e/fixture:F32');
-  await expect(adding(page).getByRole('status')).toHaveText('Added e2e/fixture:F32.');
+  await expect(adding(page).getByRole('status')).toContainText('Added e2e/fixture:F32.');
   await expect(adding(page).getByLabel('URL or Hugging Face id')).toHaveValue('');
   const added = model(page, 'e2e/fixture:F32');
   for (const badge of ['llama.cpp', 'CPU', 'added']) {
     await expect(added.getByText(badge, { exact: true })).toBeVisible();
   }
   await expect(added).toContainText(/runs on the CPU/);
-  await added.getByRole('button', { name: 'Download' }).click();
+  // Adding it started its download.
   await expect(added.getByText('downloaded', { exact: true })).toBeVisible({ timeout: 30_000 });
   expect(server.ggufRequests.some((r) => r.startsWith('GET /gguf/fixture.gguf'))).toBe(true);
 
@@ -108,11 +108,31 @@ test('a GGUF added by its URL is listed beside the WebLLM models with its engine
   await expect(model(page, 'e2e/fixture:F32')).toHaveCount(0);
 });
 
+test('a GGUF added by its URL downloads at once, its card first in the list', async ({
+  page,
+  browserName,
+}) => {
+  await openChat(page);
+  await openModels(page);
+  await showWebLLM(page, browserName);
+  await addByUrl(page, FIXTURE_GGUF_URL, 'e2e/fixture:F32');
+  await expect(adding(page).getByRole('status')).toHaveText(
+    'Added e2e/fixture:F32. Downloading it now: its card is first in the list below.',
+  );
+  // Its card is the first, not the sixth several screens down.
+  await expect(models(page).locator(':scope > li').first()).toHaveAccessibleName('Fixture');
+  // Nobody clicked Download: adding it was asking for it.
+  const added = model(page, 'e2e/fixture:F32');
+  await expect(added.getByText('downloaded', { exact: true })).toBeVisible({ timeout: 30_000 });
+  expect(server.ggufRequests.some((r) => r.startsWith('GET /gguf/fixture.gguf'))).toBe(true);
+  await expect(models(page).locator(':scope > li').first()).toHaveAccessibleName('Fixture');
+});
+
 test('a Hugging Face id, typed as user/repo:quant, is looked up on the Hub', async ({ page }) => {
   await openChat(page);
   await openModels(page);
   await addByUrl(page, `${HUB_REPO}:F32`);
-  await expect(adding(page).getByRole('status')).toHaveText(`Added ${HUB_REPO}:F32.`);
+  await expect(adding(page).getByRole('status')).toContainText(`Added ${HUB_REPO}:F32.`);
   await expect(
     model(page, `${HUB_REPO}:F32`).getByText('llama.cpp', { exact: true }),
   ).toBeVisible();
@@ -163,7 +183,9 @@ test('a .gguf chosen on the computer is copied into the app: on the device at on
   await openChat(page);
   await openModels(page);
   await adding(page).getByLabel('Choose a .gguf file').setInputFiles(FILE);
-  await expect(adding(page).getByRole('status')).toHaveText(`Added ${FILE_ID}.`);
+  await expect(adding(page).getByRole('status')).toHaveText(
+    `Added ${FILE_ID}. It is on this device: its card is first in the list below.`,
+  );
   const added = model(page, FILE_ID);
   for (const badge of ['llama.cpp', 'CPU', 'added', 'downloaded']) {
     await expect(added.getByText(badge, { exact: true })).toBeVisible();
@@ -199,12 +221,16 @@ test('a .gguf dropped on the form is added; two files at once are refused', asyn
   await openChat(page);
   await openModels(page);
   await drop(page, FILE);
-  await expect(adding(page).getByRole('status')).toHaveText(`Added ${FILE_ID}.`);
+  await expect(adding(page).getByRole('status')).toHaveText(
+    `Added ${FILE_ID}. It is on this device: its card is first in the list below.`,
+  );
   await expect(model(page, FILE_ID).getByText('downloaded', { exact: true })).toBeVisible();
   // The optional id names a second copy of the same file.
   await adding(page).getByLabel('Model id (optional)').fill('e2e/dropped:F32');
   await drop(page, FILE);
-  await expect(adding(page).getByRole('status')).toHaveText('Added e2e/dropped:F32.');
+  await expect(adding(page).getByRole('status')).toHaveText(
+    'Added e2e/dropped:F32. It is on this device: its card is first in the list below.',
+  );
   await expect(model(page, 'e2e/dropped:F32')).toBeVisible();
 });
 

@@ -144,6 +144,45 @@ test('a reply streams in, and Stop (or Esc) keeps what came', async ({ page }) =
   await expect(page.getByRole('button', { name: 'Send' })).toBeVisible();
 });
 
+test('a reply stopped before anything came offers Regenerate, not Continue: there is nothing to continue', async ({
+  page,
+}) => {
+  await openChat(page);
+  // The echo engine waits this long before its first token: Stop comes first.
+  await setEchoDelay(page, 5000);
+  await send(page, 'one two three');
+  await expect(replies(page).last()).toHaveAttribute('aria-busy', 'true');
+  await page.getByRole('button', { name: 'Stop' }).click();
+  await expect(page.getByText('Stopped before anything was written.')).toBeVisible();
+  await expect(page.getByRole('button', { name: /^Regenerate reply 1/ })).toBeVisible();
+  await expect(page.getByRole('button', { name: /^Continue/ })).toHaveCount(0);
+});
+
+test('a stopped reply counts the tokens that came, and after Continue the count covers the whole reply', async ({
+  page,
+}) => {
+  await openChat(page);
+  await setEchoDelay(page, 100);
+  const words = Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ');
+  await send(page, words);
+  const reply = replies(page).last();
+  await expect(reply).toContainText('w4');
+  await page.getByRole('button', { name: 'Stop' }).click();
+  await expect(reply).toHaveAttribute('aria-busy', 'false');
+  // The echo engine writes one word a token: what came is what is counted.
+  const came = ((await reply.textContent()) ?? '').match(/\bw\d+\b/g)?.length ?? 0;
+  expect(came).toBeGreaterThanOrEqual(5);
+  const stats = page.locator('chat-message .stats');
+  // Counted as they came (a stopped reply has no count from the model): "about".
+  await expect(stats).toHaveText(`about ${came} tokens`);
+  await setEchoDelay(page, 0);
+  await page.getByRole('button', { name: /^Continue reply 1/ }).click();
+  // The echo engine repeats the request to go on: its 11 words are the reply's next part.
+  await expect(reply).toContainText('without repeating anything.');
+  await expect(reply).toHaveAttribute('aria-busy', 'false');
+  await expect(stats).toHaveText(`about ${came + 11} tokens`);
+});
+
 test('a system prompt applies to the next reply, and Regenerate writes the last one again', async ({
   page,
 }) => {

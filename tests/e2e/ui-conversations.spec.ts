@@ -447,9 +447,13 @@ test('the import notice covers neither the Model label nor the composer', async 
       a.x >= b.x + b.width || b.x >= a.x + a.width || a.y >= b.y + b.height || b.y >= a.y + a.height
     );
   };
-  // On a wide screen and on a phone (where the chat's own bar, with the model, is at the top).
+  // On a wide screen, a laptop's and a tablet's, just above the phone layout, and on a phone
+  // (where the chat's own bar, with the model, is at the top).
   for (const size of [
     { width: 1280, height: 720 },
+    { width: 1024, height: 768 },
+    { width: 800, height: 600 },
+    { width: 740, height: 900 },
     { width: 390, height: 700 },
   ]) {
     await page.setViewportSize(size);

@@ -4,7 +4,16 @@
  * around the messages (the growing composer, "↓ Latest", Continue, the title).
  */
 import { expect, test, type Page } from '@playwright/test';
-import { composer, openChat, replies, send, setEchoDelay, userMessages } from './ui';
+import {
+  composer,
+  ECHO_MODEL_ID,
+  openChat,
+  pickModel,
+  replies,
+  send,
+  setEchoDelay,
+  userMessages,
+} from './ui';
 
 /**
  * The element that has focus, looked up through shadow roots: its tag, name and text. Focus moves
@@ -50,7 +59,7 @@ test.describe('on a phone', () => {
     const picker = page.getByLabel('Model');
     const fits = await picker.evaluate((el) => el.scrollWidth <= el.clientWidth + 1);
     expect(fits, "the model's name fits in the picker").toBe(true);
-    await expect(page.getByRole('button', { name: 'Menu: conversations and views' })).toBeVisible();
+    await expect(page.getByRole('button', { name: 'Menu', exact: true })).toBeVisible();
 
     await context.setOffline(true);
     await expect(page.getByRole('status').filter({ hasText: 'Offline.' })).toBeVisible();
@@ -70,15 +79,13 @@ test.describe('on a phone', () => {
     page,
   }) => {
     await openChat(page);
-    const menu = page.getByRole('button', { name: 'Menu: conversations and views' });
+    const menu = page.getByRole('button', { name: 'Menu', exact: true });
     await menu.click();
     await expect(page.getByRole('navigation', { name: 'Views' })).toBeVisible();
     await expect(composer(page)).toBeHidden();
     await page.keyboard.press('Escape');
     await expect(composer(page)).toBeVisible();
-    await expect
-      .poll(async () => (await focused(page)).label)
-      .toBe('Menu: conversations and views');
+    await expect.poll(async () => (await focused(page)).label).toBe('Menu');
   });
 });
 
@@ -219,8 +226,17 @@ test('the app at desktop and phone width, light and dark, shows nothing sticking
     if (SHOTS) await page.screenshot({ path: `${SHOTS}/${name}` });
   };
   await page.setViewportSize({ width: 1280, height: 800 });
-  await openChat(page);
+  // A newcomer's first run: the card, and a first message waiting for a model.
+  await openChat(page, './', { model: null });
   await send(page, 'What can Hearth do?');
+  await expect(
+    page.getByRole('region', { name: 'Welcome to Hearth' }).locator('strong'),
+  ).toBeVisible();
+  await composer(page).blur();
+  await shoot('screenshot-first-run.png');
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1280);
+  // A developer's chat with the echo engine, picked explicitly: it answers the waiting message.
+  await pickModel(page, ECHO_MODEL_ID);
   await expect(replies(page)).toHaveCount(1);
   await expect(page.getByRole('button', { name: 'Send' })).toBeVisible();
   await send(
@@ -242,7 +258,7 @@ test('the app at desktop and phone width, light and dark, shows nothing sticking
   await shoot('screenshot-phone.png');
   // Nothing sticks out sideways at phone width.
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-  await page.getByRole('button', { name: 'Menu: conversations and views' }).click();
+  await page.getByRole('button', { name: 'Menu', exact: true }).click();
   await expect(page.getByRole('list', { name: 'Conversations' })).toBeVisible();
   await shoot('screenshot-phone-drawer.png');
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);

@@ -6,7 +6,7 @@
  * marked failing, tried again.
  */
 import { expect, test, type Page } from '@playwright/test';
-import { KEY } from './helpers';
+import { KEY, openApp } from './helpers';
 import { ModelServer, TINY_ID } from './model-server';
 import { composer, openChat, send, userMessages } from './ui';
 
@@ -40,8 +40,9 @@ test('the catalogue shows what each model needs, and why one cannot run here', a
   const smol = models(page).getByRole('listitem', {
     name: 'mlc-ai/SmolLM2-360M-Instruct-q4f32_1-MLC',
   });
+  // Hundreds of megabytes read as a whole number: "376 MB", not "376.0 MB".
   await expect(smol).toContainText(
-    /Download about \d+\.\d MB · GPU memory [\d.]+ MB · context 4,096 tokens/,
+    /Download about \d{3} MB · GPU memory [\d,]+ MB · context 4,096 tokens/,
   );
   await expect(models(page).getByRole('listitem', { name: 'hearth/echo' })).toContainText(
     'test engine',
@@ -135,6 +136,36 @@ test('filters and sort narrow the cards; where nothing this device can run match
   await expect(count(page)).toHaveText('No models match · 1 more variant this device cannot run.');
 });
 
+test('a Models view opened before the catalogue is known says the models are loading, not that none match', async ({
+  page,
+}) => {
+  // The catalogue's answer is held back until the test lets it through, as on a slow start.
+  await page.addInitScript(() => {
+    const held = new Promise<void>((resolve) => {
+      (globalThis as { releaseCatalogue?: () => void }).releaseCatalogue = resolve;
+    });
+    const fetch = globalThis.fetch.bind(globalThis);
+    globalThis.fetch = async (input, init) => {
+      const url = input instanceof Request ? input.url : String(input);
+      if (url.includes('/v1/hearth/catalog')) await held;
+      return fetch(input, init);
+    };
+  });
+  await openApp(page, './#/models');
+  await expect(page.getByRole('heading', { name: 'Models' })).toBeVisible();
+  const loading = page.getByRole('status').filter({ hasText: 'Loading the models…' });
+  await expect(loading).toBeVisible();
+  await expect(models(page)).toHaveAttribute('aria-busy', 'true');
+  await expect(page.getByText(/No models? match/)).toHaveCount(0);
+  await expect(page.getByRole('button', { name: 'Clear the search and filters' })).toHaveCount(0);
+
+  await page.evaluate(() => (globalThis as { releaseCatalogue?: () => void }).releaseCatalogue!());
+  await expect(count(page)).toHaveText(/^\d+ models/);
+  await expect(loading).toHaveCount(0);
+  await expect(models(page)).not.toHaveAttribute('aria-busy', 'true');
+  await expect(headings(page).first()).toBeVisible();
+});
+
 test('a download shows its progress, can be cancelled and resumed, and the model deleted', async ({
   page,
 }) => {
@@ -159,6 +190,8 @@ test('a download shows its progress, can be cancelled and resumed, and the model
       ),
     )
     .toBe(1);
+  // The files are counted in words, not left as a bare "· files".
+  await expect(progress).toContainText(/· \d+ of \d+ files\s*$/);
   await tiny(page).getByRole('button', { name: 'Cancel download' }).click();
   await expect(progress).toHaveCount(0);
   server.release();
@@ -176,6 +209,30 @@ test('a download shows its progress, can be cancelled and resumed, and the model
   // The focus stays on the model, not lost with the buttons that went.
   await expect(tiny(page)).toBeFocused();
   await expect(tiny(page).getByRole('button', { name: 'Download' })).toBeVisible();
+});
+
+test('the list keeps its order while the user acts on it, and sorts again when the sort or filters change', async ({
+  page,
+}) => {
+  await openChat(page);
+  await openModels(page);
+  const cards = models(page).locator(':scope > li');
+  const names = () =>
+    cards.evaluateAll((items) => items.map((li) => li.getAttribute('aria-label')));
+  // The fixture GGUF (from the tests' model server) runs here, on the CPU.
+  const fixture = models(page).getByRole('listitem', { name: 'e2e/fixture-GGUF:F32' });
+  await expect(fixture).toBeVisible();
+  await expect(page.getByText('fit not known yet')).toHaveCount(0);
+  const before = await names();
+  // Below others, where a model on the device would not be.
+  expect(before.indexOf('Fixture')).toBeGreaterThan(0);
+  await fixture.getByRole('button', { name: 'Download' }).click();
+  await expect(fixture.getByText('downloaded', { exact: true })).toBeVisible({ timeout: 30_000 });
+  // Downloaded, it stays under the pointer that clicked Download.
+  expect(await names()).toEqual(before);
+  await page.getByLabel('Sort by').selectOption('Name');
+  await page.getByLabel('Sort by').selectOption('Recommended');
+  await expect(cards.first()).toHaveAccessibleName('Fixture');
 });
 
 test('a download another tab started shows here with its progress', async ({ page, context }) => {
@@ -356,4 +413,19 @@ test('a conversation that outgrows the context window offers a way on', async ({
   await expect(warning).toHaveCount(0);
   await expect(userMessages(page)).toHaveText([long(5)]);
   await expect(page.getByText(/^\d+ of 256 tokens$/)).toBeVisible();
+});
+
+test("each Download button is named after its model and variant, so that a list of buttons (a screen reader's) tells them apart", async ({
+  page,
+}) => {
+  await openChat(page);
+  await openModels(page);
+  const downloads = models(page).getByRole('button', { name: /^Download\b/ });
+  await expect(downloads.first()).toBeVisible();
+  const names = await downloads.evaluateAll((buttons) =>
+    buttons.map((b) => b.getAttribute('aria-label') ?? b.textContent?.trim() ?? ''),
+  );
+  expect(names.length).toBeGreaterThan(1);
+  expect(new Set(names).size, names.join(' | ')).toBe(names.length);
+  await expect(tiny(page).getByRole('button', { name: /^Download Tiny\b/ })).toBeVisible();
 });

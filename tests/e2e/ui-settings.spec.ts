@@ -6,6 +6,7 @@
  */
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
+import { openApp } from './helpers';
 import { composer, openChat, openSettings, replies, send, userMessages } from './ui';
 
 /** Opens Settings from the app's bar, then one of its sections from the row of links. */
@@ -234,4 +235,24 @@ test('the API panel (Settings → Developer, where #/api leads now) gives the ba
   expect(await run(fetchSnippet!)).toEqual(['Hello!']);
   const streamed = (await run(sdk!)).join('');
   expect(streamed).toBe('Hello!');
+});
+
+test('with no model on the device, the API snippets name the recommended model and say to download it, not the echo engine', async ({
+  page,
+}) => {
+  // A fresh profile, no model chosen: what a newcomer sees.
+  await openApp(page);
+  await openSettingsView(page, 'Developer');
+  const note = page.getByRole('note').filter({ hasText: 'these snippets name' });
+  await expect(note).toContainText(/^\s*No model is on this device yet: these snippets name \S+/);
+  const named = /these snippets name (\S+), the one recommended here/.exec(
+    (await note.textContent()) ?? '',
+  )?.[1];
+  expect(named).toMatch(/^[\w.-]+\/[\w.:-]+$/);
+  expect(named).not.toBe('hearth/echo');
+  await expect(note).toContainText('Download it in Models before the first call.');
+  for (const snippet of await page.locator('api-panel pre').allTextContents()) {
+    expect(snippet).toContain(`model: '${named}'`);
+    expect(snippet).not.toContain('hearth/echo');
+  }
 });

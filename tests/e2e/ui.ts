@@ -4,10 +4,30 @@
 import { expect, type Locator, type Page } from '@playwright/test';
 import { openApp } from './helpers';
 
-/** Opens the app (at `path`) on a fresh conversation, with the echo engine answering. */
-export async function openChat(page: Page, path = './'): Promise<void> {
+/**
+ * Opens the app (at `path`) on a fresh conversation, with the echo engine answering: picked in
+ * the conversation's model picker, as a developer does (a newcomer's conversation has no model
+ * until a real one is ready), so that the conversations started after it have it too.
+ * `model: null` leaves the picker as the app set it.
+ */
+export async function openChat(
+  page: Page,
+  path = './',
+  { model = ECHO_MODEL_ID as string | null } = {},
+): Promise<void> {
   await openApp(page, path);
   await expect(composer(page)).toBeVisible();
+  if (model !== null) await pickModel(page, model);
+}
+
+export const ECHO_MODEL_ID = 'hearth/echo';
+
+/** Picks `id` in the conversation's model picker (the control labelled "Model"). */
+export async function pickModel(page: Page, id: string): Promise<void> {
+  const picker = page.getByLabel('Model', { exact: true });
+  await expect(picker.locator(`option[value="${id}"]`)).toBeAttached();
+  await picker.selectOption(id);
+  await expect(picker).toHaveValue(id);
 }
 
 export const composer = (page: Page) => page.getByRole('textbox', { name: 'Message', exact: true });

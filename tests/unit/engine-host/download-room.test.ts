@@ -70,7 +70,7 @@ describe('the room a GGUF download needs', () => {
     const end = await follow(downloads);
     expect(end.phase).toBe('failed');
     expect(end.error?.code).toBe('storage_full');
-    expect(end.error?.message).toMatch(/needs 1125899\.9 GB, and 6\.0 GB is free/);
+    expect(end.error?.message).toMatch(/needs 1,125,900 GB, and 6 GB is free/);
     const cache = await caches.open('hearth/gguf');
     expect(await cache.match(ggufSizeKey(URL_))).toBeUndefined();
     expect(pending.models.size).toBe(0);

@@ -46,7 +46,7 @@ describe('uploads that leave nothing behind', () => {
     );
     expect(err?.status).toBe(507);
     expect(err?.code).toBe('storage_full');
-    expect(err?.message).toContain('needs 5.0 GB, and 2.0 GB is free');
+    expect(err?.message).toContain('needs 5 GB, and 2 GB is free');
     expect(caches.urls).toEqual([]);
   });
 

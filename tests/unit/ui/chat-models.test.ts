@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CatalogModel } from '../../../src/ui/api-client';
-import { chatModels, defaultModel } from '../../../src/ui/chat-models';
+import { chatModels, defaultModel, NO_MODEL } from '../../../src/ui/chat-models';
 
 function model(id: string, extra: Partial<CatalogModel> = {}): CatalogModel {
   return {
@@ -43,17 +43,26 @@ describe('chatModels', () => {
 
 describe('defaultModel', () => {
   it('takes the preferred model while it can answer', () => {
-    expect(defaultModel([echo, local, loaded, remote], 'box/remote')).toBe('box/remote');
-    expect(defaultModel([echo, local, loaded], 'a/local:Q4')).toBe('a/local:Q4');
+    expect(defaultModel([echo, local, loaded, remote], 'box/remote', null)).toBe('box/remote');
+    expect(defaultModel([echo, local, loaded], 'a/local:Q4', null)).toBe('a/local:Q4');
   });
 
   it('falls back to the loaded model, then one on the device, when the preferred one cannot answer', () => {
-    expect(defaultModel([echo, local, loaded], 'gone/model')).toBe('b/loaded:Q4');
-    expect(defaultModel([echo, local], null)).toBe('a/local:Q4');
+    expect(defaultModel([echo, local, loaded], 'gone/model', null)).toBe('b/loaded:Q4');
+    expect(defaultModel([echo, local], null, null)).toBe('a/local:Q4');
   });
 
-  it("never picks a server's model unless it is the preferred one, and else takes the echo engine", () => {
-    expect(defaultModel([echo, remote], null)).toBe('hearth/echo');
-    expect(defaultModel([], null)).toBe('hearth/echo');
+  it('takes the model last picked in a conversation, after the preferred one, while it can answer', () => {
+    expect(defaultModel([echo, local, loaded], null, 'a/local:Q4')).toBe('a/local:Q4');
+    expect(defaultModel([echo, local, loaded], 'b/loaded:Q4', 'a/local:Q4')).toBe('b/loaded:Q4');
+    expect(defaultModel([echo, local, loaded], null, 'gone/model')).toBe('b/loaded:Q4');
+    // The echo engine, picked by a developer, is theirs again in the next conversation.
+    expect(defaultModel([echo, local], null, 'hearth/echo')).toBe('hearth/echo');
+  });
+
+  it("never picks the echo engine or a server's model unless chosen: with no real model, none", () => {
+    expect(defaultModel([echo, remote], null, null)).toBe(NO_MODEL);
+    expect(defaultModel([], null, null)).toBe(NO_MODEL);
+    expect(defaultModel([echo, remote], null, 'box/remote')).toBe('box/remote');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Conversation } from '../../../src/ui/conversation';
+import { DEFAULT_SETTINGS, type Conversation } from '../../../src/ui/conversation';
 import { dateGroup, groupConversations } from '../../../src/ui/conversation-groups';
 
 /** Local time, so that the tests hold in any time zone. */
@@ -12,7 +12,7 @@ const conv = (id: string, updated: number, pinned = false): Conversation => ({
   created: updated,
   updated,
   model: 'hearth/echo',
-  settings: { system: '', temperature: 0.7, max_tokens: null },
+  settings: { ...DEFAULT_SETTINGS },
   messages: [],
   draft: '',
   pinned,

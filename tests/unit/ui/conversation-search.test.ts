@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Conversation, Message } from '../../../src/ui/conversation';
+import { DEFAULT_SETTINGS, type Conversation, type Message } from '../../../src/ui/conversation';
 import {
   ConversationSearch,
   conversationSnippet,
@@ -14,7 +14,7 @@ const conv = (id: string, title: string, contents: string[], updated = 1): Conve
   created: 1,
   updated,
   model: 'hearth/echo',
-  settings: { system: '', temperature: 0.7, max_tokens: null },
+  settings: { ...DEFAULT_SETTINGS },
   messages: contents.map((content, i): Message => ({
     role: i % 2 ? 'assistant' : 'user',
     content,

@@ -12,7 +12,15 @@ import {
 function sample(): Conversation {
   const c = newConversation('acme/model');
   c.title = 'A chat';
-  c.settings = { system: 'Be kind.', temperature: 0.2, max_tokens: 100 };
+  c.settings = {
+    system: 'Be kind.',
+    temperature: 0.2,
+    max_tokens: 100,
+    top_p: 0.9,
+    seed: 42,
+    stop: ['END', '\n\n'],
+    context_tokens: 2048,
+  };
   c.messages = [
     { role: 'user', content: 'hello' },
     {
@@ -44,7 +52,14 @@ describe('export and import', () => {
     expect(file.conversations[0]).toMatchObject({
       title: 'A chat',
       model: 'acme/model',
-      settings: { temperature: 0.2, max_tokens: 100 },
+      settings: {
+        temperature: 0.2,
+        max_tokens: 100,
+        top_p: 0.9,
+        seed: 42,
+        stop: ['END', '\n\n'],
+        context_tokens: 2048,
+      },
       messages: [
         { role: 'system', content: 'Be kind.' },
         { role: 'user', content: 'hello' },
@@ -65,6 +80,21 @@ describe('export and import', () => {
     const original = sample();
     const [back] = importConversations(JSON.stringify(exportConversations([original])));
     expect(back).toEqual({ ...original, draft: '' });
+  });
+
+  it('give the parameters a file of before they travelled leaves out their defaults', () => {
+    const file = exportConversations([sample()]);
+    file.conversations[0]!.settings = { temperature: 0.2, max_tokens: 100 } as never;
+    const [back] = importConversations(JSON.stringify(file));
+    expect(back!.settings).toEqual({
+      system: 'Be kind.',
+      temperature: 0.2,
+      max_tokens: 100,
+      top_p: null,
+      seed: null,
+      stop: [],
+      context_tokens: null,
+    });
   });
 
   it('give a conversation of a file without ids a new id', () => {
@@ -133,6 +163,22 @@ describe('the context meter', () => {
     c.settings.system = 'abcd';
     c.messages = [{ role: 'user', content: 'abcdefgh' }];
     expect(contextTokens(c)).toBe(1 + 2);
+  });
+
+  it('does not take a stopped reply’s counted tokens for the model’s count (its prompt is not known)', () => {
+    const c = sample();
+    c.messages.push({
+      role: 'assistant',
+      content: 'abcdefgh',
+      stopped: true,
+      stats: {
+        usage: { prompt_tokens: 0, completion_tokens: 2, total_tokens: 2, estimated_cost: 0 },
+        tokens_per_s: null,
+        counted: true,
+      },
+    });
+    // From the last exact usage (7), then "and then?" (3) and the stopped reply (2), estimated.
+    expect(contextTokens(c)).toBe(7 + 3 + 2);
   });
 });
 

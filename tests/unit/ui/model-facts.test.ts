@@ -96,14 +96,14 @@ describe('engineLabel and llamaPlace', () => {
 describe('factsOf', () => {
   it('gives a WebLLM model its GPU memory, and a GGUF where it runs', () => {
     expect(factsOf(model('mlc-ai/x'), null)).toMatch(
-      /^Download about 300\.0 MB · GPU memory 600\.0 MB · context 4,096 tokens$/,
+      /^Download about 300 MB · GPU memory 600 MB · context 4,096 tokens$/,
     );
     const gguf = model('u/r:Q4_K_M', { engine: 'llama.cpp', vram_required_mb: null });
     expect(factsOf(gguf, host({ device: gpu([]) }))).toBe(
-      'Download about 300.0 MB · runs on the CPU · context 4,096 tokens',
+      'Download about 300 MB · runs on the CPU · context 4,096 tokens',
     );
     expect(factsOf({ ...gguf, downloaded: true }, null)).toBe(
-      'Size about 300.0 MB · runs on the GPU or the CPU · context 4,096 tokens',
+      'Size about 300 MB · runs on the GPU or the CPU · context 4,096 tokens',
     );
   });
 });

@@ -4,6 +4,7 @@ import type { CatalogModel } from '../../../src/ui/api-client';
 import {
   DEFAULT_FILTERS,
   ModelIndex,
+  narrows,
   tokenize,
   viewModels,
   type Filters,
@@ -173,5 +174,21 @@ describe('filters and sort', () => {
     );
     // Nothing at all: nothing else to offer.
     expect(view('no such model')).toEqual({ cards: [], variants: 0, elsewhere: [], hidden: 0 });
+  });
+});
+
+describe('whether a search narrows the list', () => {
+  it('does not with no words and the default filters, whatever the sort order, nor showing all', () => {
+    expect(narrows('', DEFAULT_FILTERS)).toBe(false);
+    expect(narrows('  ', DEFAULT_FILTERS)).toBe(false);
+    expect(narrows('', { ...DEFAULT_FILTERS, sort: 'name' })).toBe(false);
+    expect(narrows('', { ...DEFAULT_FILTERS, show: 'all' })).toBe(false);
+  });
+
+  it('does with words, or with a filter that leaves models out', () => {
+    expect(narrows('qwen', DEFAULT_FILTERS)).toBe(true);
+    expect(narrows('', { ...DEFAULT_FILTERS, size: 'small' })).toBe(true);
+    expect(narrows('', { ...DEFAULT_FILTERS, engine: 'llama.cpp' })).toBe(true);
+    expect(narrows('', { ...DEFAULT_FILTERS, show: 'downloaded' })).toBe(true);
   });
 });

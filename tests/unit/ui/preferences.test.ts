@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   DEFAULT_PREFERENCES,
   isSendKey,
+  newSettings,
   parsePreferences,
   preferences,
   PREFERENCES_EVENT,
@@ -23,6 +24,14 @@ describe('parsePreferences', () => {
       theme: 'system',
       defaultModel: null,
       defaultSystem: '',
+      defaultSampling: {
+        temperature: 0.7,
+        max_tokens: null,
+        top_p: null,
+        seed: null,
+        stop: [],
+        context_tokens: null,
+      },
       sendKey: 'enter',
     });
   });
@@ -32,6 +41,14 @@ describe('parsePreferences', () => {
       theme: 'dark',
       defaultModel: 'Qwen2.5-0.5B-Instruct-q4f16_1-MLC',
       defaultSystem: 'Answer briefly.',
+      defaultSampling: {
+        temperature: 1,
+        max_tokens: 256,
+        top_p: 0.9,
+        seed: 42,
+        stop: ['END'],
+        context_tokens: 4096,
+      },
       sendKey: 'mod-enter',
     };
     expect(parsePreferences(JSON.stringify(stored))).toEqual(stored);
@@ -43,11 +60,36 @@ describe('parsePreferences', () => {
       parsePreferences(
         JSON.stringify({ ...stored, theme: 'sepia', defaultModel: 7, sendKey: 'shift-enter' }),
       ),
-    ).toEqual({ ...DEFAULT_PREFERENCES, defaultSystem: 'Answer briefly.' });
+    ).toEqual({
+      ...DEFAULT_PREFERENCES,
+      defaultSystem: 'Answer briefly.',
+      defaultSampling: stored.defaultSampling,
+    });
     expect(
       parsePreferences(JSON.stringify({ ...stored, defaultSystem: ['x'] })).defaultSystem,
     ).toBe('');
     expect(parsePreferences(JSON.stringify({ defaultModel: null })).defaultModel).toBeNull();
+    // The parameters, each on its own: a wrong top P goes, the seed stays.
+    expect(
+      parsePreferences(JSON.stringify({ defaultSampling: { top_p: 3, seed: 9 } })).defaultSampling,
+    ).toEqual({ ...DEFAULT_PREFERENCES.defaultSampling, seed: 9 });
+  });
+});
+
+describe('newSettings', () => {
+  it('starts a conversation with the preferred system prompt and parameters, its own copy', () => {
+    const prefs = parsePreferences(
+      JSON.stringify({ defaultSystem: 'Be terse.', defaultSampling: { top_p: 0.8, stop: ['x'] } }),
+    );
+    const settings = newSettings(prefs);
+    expect(settings).toEqual({
+      ...DEFAULT_PREFERENCES.defaultSampling,
+      system: 'Be terse.',
+      top_p: 0.8,
+      stop: ['x'],
+    });
+    settings.stop.push('y');
+    expect(prefs.defaultSampling.stop).toEqual(['x']);
   });
 });
 
