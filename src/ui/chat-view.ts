@@ -617,8 +617,8 @@ export class ChatView extends LitElement {
     return html`<first-run
       .catalog=${this.catalog}
       .host=${this.host}
-      ?checking=${this.checking}
-      ?waiting=${this.#awaiting}
+      .checking=${this.checking}
+      .waiting=${this.#awaiting}
       @dismiss=${() => {
         remember(FIRST_RUN_KEY);
         this.firstRunDismissed = true;

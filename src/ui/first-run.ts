@@ -107,6 +107,19 @@ export class FirstRun extends LitElement {
     this.online = navigator.onLine;
   }
 
+  /** The device facts last measured: they hold for the page's life. */
+  #device: HostStatus['device'] = null;
+
+  /**
+   * The host's status, with the device as last measured: a host that starts again (another tab
+   * takes over, the page before a first visit's reload) publishes no facts until it measures, and
+   * the card must not fall back to "Checking…" meanwhile.
+   */
+  get #host(): HostStatus | null {
+    if (this.host?.device) this.#device = this.host.device;
+    return this.host && { ...this.host, device: this.host.device ?? this.#device };
+  }
+
   readonly #onNetwork = () => {
     this.online = navigator.onLine;
   };
@@ -174,7 +187,7 @@ export class FirstRun extends LitElement {
   }
 
   protected override render() {
-    const measuring = this.checking || this.host?.device == null;
+    const measuring = this.checking || this.#host?.device == null;
     const pick = measuring ? undefined : recommendedModel(this.catalog);
     const reason = this.catalog.find((m) => m.available === false)?.unavailable_reason;
     const offline = this.unreachable || !this.online;
@@ -257,9 +270,9 @@ export class FirstRun extends LitElement {
   #renderPick(pick: CatalogModel) {
     const where =
       pick.engine === 'llama.cpp'
-        ? llamaPlace(this.host)?.label === 'GPU'
+        ? llamaPlace(this.#host)?.label === 'GPU'
           ? 'on its GPU with llama.cpp'
-          : softwareAdapter(this.host)
+          : softwareAdapter(this.#host)
             ? "on its CPU with llama.cpp. This device's graphics adapter is a software one, which runs on the processor: there is no usable GPU here, so a small model on the CPU is the fastest (slower than a GPU, but it works)"
             : 'on its CPU with llama.cpp (no usable GPU here: slower, but it works)'
         : 'on its GPU with WebLLM';
