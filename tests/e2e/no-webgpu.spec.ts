@@ -107,6 +107,7 @@ test('the app explains in plain words that without WebGPU GGUF models run on the
   await expect(gguf.getByRole('button', { name: 'Download' })).toBeVisible();
   await expect(models.getByText('WebLLM', { exact: true })).toHaveCount(0);
   await page.getByRole('link', { name: 'Chat' }).click();
-  await expect(page.getByLabel('Model')).toHaveValue('hearth/echo');
+  // No model yet, and never the echo engine in its place: the first-run card offers a real one.
+  await expect(page.getByLabel('Model')).toHaveValue('');
   await expect(page.getByRole('region', { name: 'Welcome to Hearth' })).toBeVisible();
 });
