@@ -1,28 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { HostStatus } from '../../../src/openai/status';
-import type { CatalogModel } from '../../../src/ui/api-client';
+import { catalogModel } from './catalog-model';
 import { fitForDevice, SOFTWARE_ADAPTER_REASON, softwareAdapter } from '../../../src/ui/device-fit';
 import { recommendedModel } from '../../../src/ui/model-facts';
 import { runsHere } from '../../../src/ui/model-search';
 
-function model(id: string, fields: Partial<CatalogModel> = {}): CatalogModel {
-  return {
-    id,
-    owned_by: id.split('/')[0]!,
-    engine: 'webllm',
-    size_mb: 300,
-    vram_required_mb: 600,
-    context_window: 4096,
-    required_features: [],
-    available: true,
-    downloaded: false,
-    loaded: false,
-    source: 'prebuilt',
-    tools: false,
-    reasoning: false,
-    ...fields,
-  };
-}
+const model = catalogModel;
 
 /** A host on an adapter that is (`fallback`) or is not a software one. */
 const host = (fallback: boolean) =>

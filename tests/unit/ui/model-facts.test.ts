@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { HostStatus } from '../../../src/openai/status';
-import type { CatalogModel } from '../../../src/ui/api-client';
+import { catalogModel } from './catalog-model';
 import {
   engineLabel,
   factsOf,
@@ -9,24 +9,7 @@ import {
   sourceOf,
 } from '../../../src/ui/model-facts';
 
-function model(id: string, fields: Partial<CatalogModel> = {}): CatalogModel {
-  return {
-    id,
-    owned_by: id.split('/')[0]!,
-    engine: 'webllm',
-    size_mb: 300,
-    vram_required_mb: 600,
-    context_window: 4096,
-    required_features: [],
-    available: true,
-    downloaded: false,
-    loaded: false,
-    source: 'prebuilt',
-    tools: false,
-    reasoning: false,
-    ...fields,
-  };
-}
+const model = catalogModel;
 
 /** A host status with only what these functions read. */
 const host = (fields: Partial<HostStatus>) => ({ device: null, ...fields }) as HostStatus;

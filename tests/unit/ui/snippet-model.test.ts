@@ -1,25 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { CatalogModel } from '../../../src/ui/api-client';
+import { catalogModel } from './catalog-model';
 import { snippetModel } from '../../../src/ui/snippet-model';
 
-function model(id: string, fields: Partial<CatalogModel> = {}): CatalogModel {
-  return {
-    id,
-    owned_by: id.split('/')[0]!,
-    engine: 'webllm',
-    size_mb: 300,
-    vram_required_mb: 600,
-    context_window: 4096,
-    required_features: [],
-    available: true,
-    downloaded: false,
-    loaded: false,
-    source: 'prebuilt',
-    tools: false,
-    reasoning: false,
-    ...fields,
-  };
-}
+const model = catalogModel;
 
 const echo = model('hearth/echo', { engine: 'echo', downloaded: true, loaded: true });
 const qwen = model('mlc-ai/Qwen3-0.6B-q4f16_1-MLC', { required_features: ['shader-f16'] });
