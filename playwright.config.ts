@@ -74,7 +74,8 @@ export default defineConfig({
   fullyParallel: false,
   workers: 1,
   retries: 0,
-  reporter: [['list']],
+  // The JSON report says where the suite's time goes (scripts/suite-times.mjs reads it).
+  reporter: [['list'], ['json', { outputFile: `test-results/report-${PORT}.json` }]],
   // Builds, servers and results apart per port: runs on other ports can go on side by side.
   outputDir: `test-results/${PORT}`,
   globalSetup: './tests/e2e/global-setup.ts',
