@@ -315,8 +315,8 @@ test.describe('embeddings from a GGUF model through llama.cpp', () => {
     expect(Date.now() - t0).toBeLessThan(10_000);
   });
 
-  test('runs the README’s retrieval example as written, on the fixture models', async () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  test('runs the retrieval example of docs/api.md as written, on the fixture models', async () => {
+    const readme = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
     const block = /<!-- retrieval-example[^>]*-->\s*```js\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(block).toBeTruthy();
     // The same code, with the fixture models in place of the real ones this machine cannot fetch.

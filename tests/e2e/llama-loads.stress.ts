@@ -1,5 +1,5 @@
 /**
- * Not part of `npm test` (`npm run test:stress`, README "Tests"): llama.cpp loaded again and again
+ * Not part of `npm test` (`npm run test:stress`, docs/development.md): llama.cpp loaded again and again
  * for `HEARTH_STRESS_SECONDS` (default 300), the chat fixture and the embedding fixture in turn,
  * each load answered. It found the hang that page-workers.ts works around: in Firefox, before the
  * page started llama.cpp's workers, about one load in 60 hung the engine worker in `new Worker`

@@ -211,7 +211,7 @@ test('the composer grows with its text up to 40% of the height, each reply ends 
   await expect(replies(page).last()).toBeInViewport();
 });
 
-/** Where README's screenshots go when `HEARTH_SCREENSHOTS=docs` asks for them to be renewed. */
+/** Where the docs' screenshots (README, docs/chat-app.md) go when `HEARTH_SCREENSHOTS=docs` asks for them to be renewed. */
 const SHOTS = process.env.HEARTH_SCREENSHOTS;
 
 test('the app at desktop and phone width, light and dark, shows nothing sticking out sideways (screenshots)', async ({
