@@ -21,7 +21,12 @@ function walk(dir) {
   });
 }
 
-/** Relative imports, static and dynamic, of one file, resolved to files that exist. */
+/**
+ * Relative imports, static and dynamic, of one file, resolved to files that exist.
+ * @param {string} file
+ * @param {Set<string>} known
+ * @returns {string[]}
+ */
 function importsOf(file, known) {
   const text = readFileSync(file, 'utf8');
   const found = [];
@@ -29,7 +34,7 @@ function importsOf(file, known) {
     /(?:import|export)\s[^'"]*?from\s*['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g;
   for (const match of text.matchAll(pattern)) {
     // `import type` costs nothing at run time, but a cycle of types still ties two modules.
-    const spec = match[1] ?? match[2];
+    const spec = match[1] ?? match[2] ?? '';
     const base = resolve(dirname(file), spec);
     const candidates = [base, base.replace(/\.js$/, '.ts'), `${base}.ts`, join(base, 'index.ts')];
     const hit = candidates.find((candidate) => known.has(candidate));
@@ -38,30 +43,41 @@ function importsOf(file, known) {
   return found;
 }
 
-/** Strongly connected components of more than one file (Tarjan): each is an import cycle. */
+/**
+ * Strongly connected components of more than one file (Tarjan): each is an import cycle.
+ * @param {Map<string, string[]>} graph
+ * @returns {string[][]}
+ */
 function cycles(graph) {
   let index = 0;
+  /** @type {string[]} */
   const stack = [];
+  /** @type {Map<string, { index: number, low: number, onStack: boolean }>} */
   const meta = new Map();
+  /** @type {string[][]} */
   const out = [];
+  /** @param {string} node */
   const visit = (node) => {
+    const at = (/** @type {string} */ name) =>
+      /** @type {{ index: number, low: number, onStack: boolean }} */ (meta.get(name));
     meta.set(node, { index, low: index, onStack: true });
     index += 1;
     stack.push(node);
     for (const next of graph.get(node) ?? []) {
       if (!meta.has(next)) {
         visit(next);
-        meta.get(node).low = Math.min(meta.get(node).low, meta.get(next).low);
-      } else if (meta.get(next).onStack) {
-        meta.get(node).low = Math.min(meta.get(node).low, meta.get(next).index);
+        at(node).low = Math.min(at(node).low, at(next).low);
+      } else if (at(next).onStack) {
+        at(node).low = Math.min(at(node).low, at(next).index);
       }
     }
-    if (meta.get(node).low === meta.get(node).index) {
+    if (at(node).low === at(node).index) {
+      /** @type {string[]} */
       const component = [];
       let member;
       do {
-        member = stack.pop();
-        meta.get(member).onStack = false;
+        member = /** @type {string} */ (stack.pop());
+        at(member).onStack = false;
         component.push(member);
       } while (member !== node);
       if (component.length > 1) out.push(component);
@@ -77,15 +93,16 @@ export function measure() {
   const lines = new Map(files.map((f) => [f, readFileSync(f, 'utf8').split('\n').length - 1]));
   const sorted = [...lines.values()].sort((a, b) => a - b);
   const middle = sorted.length / 2;
-  const median =
-    sorted.length % 2 ? sorted[Math.floor(middle)] : (sorted[middle - 1] + sorted[middle]) / 2;
+  const at = (/** @type {number} */ i) => sorted[i] ?? 0;
+  const median = sorted.length % 2 ? at(Math.floor(middle)) : (at(middle - 1) + at(middle)) / 2;
+  /** @type {Map<string, number>} */
   const folders = new Map();
   for (const file of files) {
     const folder = relative(root, dirname(file));
     folders.set(folder, (folders.get(folder) ?? 0) + 1);
   }
   const graph = new Map(files.map((f) => [f, importsOf(f, known)]));
-  const rel = (f) => relative(root, f);
+  const rel = (/** @type {string} */ f) => relative(root, f);
   return {
     files: files.length,
     median,
