@@ -3,9 +3,9 @@
  * Who may call the relay, decided from the address it is bound to. The address comes from
  * `server.address()` once the relay listens, never from how `--host` was spelled: `0`, `::0` and
  * `0000:0000::` bind every interface as `0.0.0.0` and `::` do, and a check of the spelling let the
- * network's callers in through them.
+ * network's callers in through them. {@link Callers} keeps the decision for a relay that listens.
  */
-import { isLoopbackPeer } from './protocol.js';
+import { hostName, isLoopbackHost, isLoopbackPeer } from './protocol.js';
 
 /**
  * What listening on an address exposes: `loopback`, this machine only (no other can reach it);
@@ -58,4 +58,57 @@ export function listenScope(address) {
  */
 export function peerAllowed(scope, peer) {
   return scope === 'network' || isLoopbackPeer(peer);
+}
+
+/**
+ * Who may call one relay: the peers its bound address lets in, and the names a request's `Host`
+ * may give (DNS rebinding). This machine only until {@link Callers#bound} is told the address.
+ */
+export class Callers {
+  /**
+   * What the address bound to exposes, once listening; this machine only until then.
+   * @type {ListenScope}
+   */
+  #scope = 'loopback';
+  /** The names callers may address besides this machine's: the network address served. */
+  /** @type {Set<string>} */
+  #networkHosts = new Set();
+
+  /** What the address bound to exposes. */
+  get scope() {
+    return this.#scope;
+  }
+
+  /**
+   * Decides who may call from the address bound to, however `--host` spelled it: `0`, `::0` and
+   * `0000:0000::` are every interface as `0.0.0.0` and `::` are. Serving a network address, callers
+   * may name it by that address or by the name given as `--host`.
+   * @param {string} address The address bound to, from `server.address()`.
+   * @param {string} host `--host` as given: a name callers may address when it is one on the
+   *   network.
+   */
+  bound(address, host) {
+    this.#scope = listenScope(address);
+    if (this.#scope !== 'network') return;
+    for (const name of [address, host]) {
+      const hostname = hostName(name.includes(':') ? `[${name}]` : name);
+      if (hostname !== null) this.#networkHosts.add(hostname);
+    }
+  }
+
+  /**
+   * Whether a connection's peer may call.
+   * @param {string | undefined} address
+   */
+  peerAllowed(address) {
+    return peerAllowed(this.#scope, address);
+  }
+
+  /**
+   * Whether a request's `Host` names this machine, or the network address the relay serves.
+   * @param {string | undefined} host
+   */
+  hostAllowed(host) {
+    return isLoopbackHost(host) || this.#networkHosts.has(hostName(host) ?? '');
+  }
 }

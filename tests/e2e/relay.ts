@@ -1,70 +1,22 @@
 /**
  * Helpers for the relay's tests: the relay as its users start it (`node relay/cli.js`, reading what
- * it prints), curl as a process, and the Portkey AI gateway run locally.
+ * it prints: tests/relay-cli.ts), curl as a process, and the Portkey AI gateway run locally.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { expect, type Page } from '@playwright/test';
+import { spawnRelay, stopProcess, type RelayProcess } from '../relay-cli';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
-export interface RunningRelay {
-  baseUrl: string;
-  sdkBaseUrl: string;
-  key: string;
-  link: string;
-  /** The relay's WebSocket address, as its link names it. */
-  wsUrl: string;
-  /** Everything it printed so far. */
-  output: () => string;
-  stop: () => Promise<void>;
-}
+export type RunningRelay = RelayProcess;
 
-/** Waits until `text()` matches `pattern`, and returns the match. */
-async function printed(
-  text: () => string,
-  pattern: RegExp,
-  what: string,
-): Promise<RegExpMatchArray> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const match = pattern.exec(text());
-    if (match) return match;
-    if (Date.now() > deadline) throw new Error(`no ${what} in:\n${text()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** Stops a child process and waits for it. */
-function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
-}
-
-/** Starts `hearth-relay` for the app at `app`, on a free port, with a key file of its own. */
-export async function startRelay(app: string): Promise<RunningRelay> {
-  const dir = await mkdtemp(join(tmpdir(), 'hearth-relay-e2e-'));
-  const child = spawn(
-    process.execPath,
-    ['relay/cli.js', '--port', '0', '--app', app, '--config', join(dir, 'relay.json')],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let out = '';
-  child.stdout?.on('data', (part: Buffer) => (out += part.toString()));
-  child.stderr?.on('data', (part: Buffer) => (out += part.toString()));
-  const output = () => out;
-  const [, baseUrl = ''] = await printed(output, /Base URL:\s+(\S+)/, 'base URL');
-  const [, sdkBaseUrl = ''] = await printed(output, /SDK base URL:\s+(\S+)/, 'SDK base URL');
-  const [, key = ''] = await printed(output, /API key:\s+(\S+)/, 'key');
-  const [, link = ''] = await printed(output, /confirm\.\n\s+(\S+)/, 'pairing link');
-  const wsUrl = new URL(link).searchParams.get('relay') ?? '';
-  return { baseUrl, sdkBaseUrl, key, link, wsUrl, output, stop: () => stopProcess(child) };
+/**
+ * Starts `hearth-relay` for the app at `app`, on a free port, with a key file of its own (see
+ * tests/relay-cli.ts).
+ */
+export function startRelay(app: string): Promise<RunningRelay> {
+  return spawnRelay(app);
 }
 
 /** Follows the relay's pairing link in `page` and says yes. */

@@ -3,13 +3,11 @@
  * once it listens), never from how `--host` was spelled: `0`, `::0` and `0000:0000::` listen on
  * every interface as `0.0.0.0` and `::` do, and must refuse the network's callers as they do.
  */
-import { mkdtemp } from 'node:fs/promises';
-import { networkInterfaces, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { networkInterfaces } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { listenScope, peerAllowed } from '../../../relay/address.js';
-import { startRelay, type Relay } from '../../../relay/relay.js';
-import { APP, cleanups, send } from './harness';
+import type { Relay } from '../../../relay/relay.js';
+import { relay, send } from './harness';
 
 const EVERYWHERE = [
   '0',
@@ -61,16 +59,7 @@ const lanAddress = Object.values(networkInterfaces())
 
 /** A relay listening on `host`, as `--host <host>` starts it. */
 async function relayOn(host: string): Promise<Relay> {
-  const dir = await mkdtemp(join(tmpdir(), 'hearth-relay-'));
-  const r = await startRelay({
-    port: 0,
-    host,
-    app: APP,
-    configFile: join(dir, 'relay.json'),
-    log: () => undefined,
-  });
-  cleanups.push(() => r.close());
-  return r;
+  return (await relay({ host })).relay;
 }
 
 describe('the relay on every interface, however --host spells it', () => {

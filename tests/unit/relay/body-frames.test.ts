@@ -5,9 +5,8 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket as NodeWebSocket } from 'ws';
-import { PROTOCOL_VERSION } from '../../../relay/protocol.js';
 import { eventually } from '../helpers';
-import { APP, chat, codeOf, fakeTab, relay, send, type Answer } from './harness';
+import { chat, fakeTab, rawTab, relay, send, type Answer } from './harness';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -54,16 +53,8 @@ function holdBinarySends() {
 describe('bodies between the relay and its tab', () => {
   it('hands a request’s body to the tab as one binary message after the request, not as base64 in JSON', async () => {
     const { relay: r } = await relay();
-    const tab = new NodeWebSocket(`${r.wsUrl}?code=${codeOf(r)}`, { origin: new URL(APP).origin });
     const messages: { binary: boolean; data: Buffer }[] = [];
-    tab.on('message', (data: Buffer, binary) => {
-      if (!binary && JSON.parse(String(data)).type === 'hello') {
-        tab.send(JSON.stringify({ type: 'ready', version: PROTOCOL_VERSION }));
-        return;
-      }
-      messages.push({ binary, data });
-    });
-    await eventually(() => r.paired);
+    const tab = await rawTab(r, (data, binary) => messages.push({ binary, data }));
     const body = chat('as bytes, é and 日本');
     const answer = send(r, '/v1/openai/chat/completions', { body });
     await eventually(() => messages.length >= 2);

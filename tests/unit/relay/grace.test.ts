@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { WebSocket as NodeWebSocket } from 'ws';
 import type { Relay } from '../../../relay/relay.js';
 import { eventually, sleep } from '../helpers';
-import { APP, cleanups, codeOf, pair, relay } from './harness';
+import { APP, cleanups, codeOf, handshake, pair, relay } from './harness';
 
 /**
  * A socket let in with `query` (`session=…` or `code=…`) that takes the relay's hello and never
@@ -26,15 +26,8 @@ function joinWithoutReady(r: Relay, query: string) {
 }
 
 /** The status a handshake with `query` gets: 101 when let in. */
-function handshake(r: Relay, query: string) {
-  return joinWithoutReady(r, query).then(
-    ({ ws }) => {
-      ws.terminate();
-      return 101;
-    },
-    (error: Error) => Number(/HTTP (\d+)/.exec(error.message)?.[1] ?? 0),
-  );
-}
+const handshakeWith = (r: Relay, query: string) =>
+  handshake(`${r.wsUrl}?${query}`, new URL(APP).origin);
 
 describe('the relay’s grace window', () => {
   it('ends the pairing when the window passes, even after a reconnect that left before it said ready', async () => {
@@ -47,7 +40,7 @@ describe('the relay’s grace window', () => {
     expect(hello.type).toBe('hello');
     ws.close();
     await eventually(() => /The paired tab did not come back within/.test(log.join('\n')), 3000);
-    expect(await handshake(r, `session=${session}`)).toBe(403);
+    expect(await handshakeWith(r, `session=${session}`)).toBe(403);
   });
 
   it('ends the pairing of a tab let in by its code that left before it said ready, once the window passes', async () => {
@@ -58,7 +51,7 @@ describe('the relay’s grace window', () => {
     ).session;
     ws.close();
     await eventually(() => /did not come back within/.test(log.join('\n')), 3000);
-    expect(await handshake(r, `session=${session}`)).toBe(403);
+    expect(await handshakeWith(r, `session=${session}`)).toBe(403);
   });
 
   it('closes a reconnect that has not said ready when the window passes, and its session lets nobody in after', async () => {
@@ -72,7 +65,7 @@ describe('the relay’s grace window', () => {
     ws.on('close', () => (closed = true));
     await eventually(() => closed, 3000);
     await sleep(50);
-    expect(await handshake(r, `session=${session}`)).toBe(403);
+    expect(await handshakeWith(r, `session=${session}`)).toBe(403);
     expect(r.paired).toBe(false);
   });
 

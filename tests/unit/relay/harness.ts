@@ -1,9 +1,10 @@
 /**
- * What the relay's tests share: a relay of their own, a tab paired through the real link
- * (src/relay-tab/relay-link.ts) or one of the test's own making, and callers that speak HTTP as
- * curl does or raw TCP where no HTTP client would.
+ * What the relay's tests share: a relay of their own (its key file in a folder removed after the
+ * test), a tab paired through the real link (src/relay-tab/relay-link.ts) or one of the test's own
+ * making, and callers that speak HTTP as curl does, raw TCP where no HTTP client would, or a
+ * WebSocket handshake. What a test makes is undone after it, in `cleanups`.
  */
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,7 @@ import { afterEach, expect } from 'vitest';
 import { WebSocket as NodeWebSocket } from 'ws';
 import { PROTOCOL_VERSION } from '../../../relay/protocol.js';
 import { startRelay, type Relay, type RelayOptions } from '../../../relay/relay.js';
-import { RelayLink, type Replay } from '../../../src/relay-tab/relay-link';
+import { RelayLink, type RelayLinkOptions, type Replay } from '../../../src/relay-tab/relay-link';
 import { echoBody, echoStack, eventually } from '../helpers';
 
 export const APP = 'http://127.0.0.1:4173/';
@@ -23,15 +24,27 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+/** A folder of the test's own, removed after it. */
+export async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'hearth-relay-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Where a relay of the test's keeps its key: a file not made yet, in a folder removed after. */
+export async function configFile(): Promise<string> {
+  return join(await tempDir(), 'relay.json');
+}
+
+/** A relay of the test's own, on a free port, its log lines in `log`; closed after the test. */
 export async function relay(
   options: Partial<RelayOptions> = {},
 ): Promise<{ relay: Relay; log: string[] }> {
-  const dir = await mkdtemp(join(tmpdir(), 'hearth-relay-'));
   const log: string[] = [];
   const started = await startRelay({
     port: 0,
     app: APP,
-    configFile: join(dir, 'relay.json'),
+    configFile: await configFile(),
     log: (line) => log.push(line),
     ...options,
   });
@@ -49,22 +62,56 @@ export function socketOf(origin: string, made: NodeWebSocket[] = [], autoPong = 
   } as unknown as typeof WebSocket;
 }
 
+/**
+ * The status a WebSocket handshake to `url` gets (101 when let in, 0 when it failed without one);
+ * the socket is closed after.
+ */
+export function handshake(
+  url: string,
+  origin: string,
+  headers: Record<string, string> = {},
+): Promise<number> {
+  const ws = new NodeWebSocket(url, { origin, headers });
+  cleanups.push(() => ws.terminate());
+  return new Promise<number>((resolve) => {
+    ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+    ws.on('open', () => resolve(101));
+    ws.on('error', () => resolve(0));
+  }).finally(() => ws.terminate());
+}
+
 export const codeOf = (r: Relay) => new URL(r.pairingLink).searchParams.get('pair') ?? '';
+
+/**
+ * The tab's end of the link (src/relay-tab/relay-link.ts) to the relay at `url`, opened as a tab of
+ * the app opens it (Node's WebSocket, the app's origin) unless `options` say otherwise; ended after
+ * the test.
+ */
+export function tabLink(
+  url: string,
+  options: Pick<RelayLinkOptions, 'credential'> & Partial<RelayLinkOptions>,
+): RelayLink {
+  const link = new RelayLink({
+    url,
+    apiBase: API_BASE,
+    onHello: async () => undefined,
+    WebSocket: socketOf(new URL(APP).origin),
+    ...options,
+  });
+  cleanups.push(() => link.state !== 'closed' && link.end());
+  return link;
+}
 
 /** Pairs a tab whose API is `replay` (the echo stack's by default). */
 export async function pair(r: Relay, replay?: Replay, credential?: { session: string }) {
   const stack = echoStack();
   cleanups.push(() => stack.close());
   const sockets: NodeWebSocket[] = [];
-  const link = new RelayLink({
-    url: r.wsUrl,
+  const link = tabLink(r.wsUrl, {
     credential: credential ?? { code: codeOf(r) },
-    apiBase: API_BASE,
-    onHello: async () => undefined,
     WebSocket: socketOf(new URL(APP).origin, sockets),
     replay: replay ?? ((url, init) => stack.api.fetch(new Request(url, init))),
   });
-  cleanups.push(() => link.state !== 'closed' && link.end());
   await eventually(() => link.state !== 'connecting');
   expect(link.state).toBe('paired');
   await eventually(() => r.paired);
@@ -131,7 +178,29 @@ export function bodyFrame(id: number, bytes: Buffer | string): Buffer {
 }
 
 /**
- * A tab of the test's own making: it says it is ready, records each request it is handed (once
+ * A tab's socket of the test's own making, let in with the relay's code: it answers the relay's
+ * hello with ready, and hands every other message to `onMessage` (with itself, to answer on).
+ * Resolves once the relay counts it paired; terminated after the test.
+ */
+export async function rawTab(
+  r: Relay,
+  onMessage: (data: Buffer, isBinary: boolean, tab: NodeWebSocket) => void = () => undefined,
+): Promise<NodeWebSocket> {
+  const tab = new NodeWebSocket(`${r.wsUrl}?code=${codeOf(r)}`, { origin: new URL(APP).origin });
+  cleanups.push(() => tab.terminate());
+  tab.on('message', (data: Buffer, isBinary) => {
+    if (!isBinary && JSON.parse(String(data)).type === 'hello') {
+      tab.send(JSON.stringify({ type: 'ready', version: PROTOCOL_VERSION }));
+      return;
+    }
+    onMessage(data, isBinary, tab);
+  });
+  await eventually(() => r.paired);
+  return tab;
+}
+
+/**
+ * A tab of the test's own making (a {@link rawTab}): it records each request it is handed (once
  * its body came), and answers only as `onRequest` (or the test, through `tell` and `chunk`) makes
  * it.
  */
@@ -143,18 +212,10 @@ export async function fakeTab(
     chunk: (id: number, bytes: Buffer | string) => void,
   ) => void = () => undefined,
 ) {
-  const tab = new NodeWebSocket(`${r.wsUrl}?code=${codeOf(r)}`, { origin: new URL(APP).origin });
-  cleanups.push(() => tab.terminate());
-  const tell = (message: object) => tab.send(JSON.stringify(message));
-  const chunk = (id: number, bytes: Buffer | string) => tab.send(bodyFrame(id, bytes));
-  const requests: Forwarded[] = [];
   /** Requests whose body has not come yet. */
   const awaiting = new Map<number, Forwarded>();
-  const handed = (request: Forwarded) => {
-    requests.push(request);
-    onRequest(request, tell, chunk);
-  };
-  tab.on('message', (data: Buffer, isBinary) => {
+  const requests: Forwarded[] = [];
+  const tab = await rawTab(r, (data, isBinary) => {
     if (isBinary) {
       const request = awaiting.get(data.readUInt32BE(0));
       if (request === undefined) return;
@@ -163,12 +224,16 @@ export async function fakeTab(
       return;
     }
     const message = JSON.parse(String(data));
-    if (message.type === 'hello') tell({ type: 'ready', version: PROTOCOL_VERSION });
     if (message.type !== 'request') return;
     if (typeof message.body === 'number' && message.body > 0) awaiting.set(message.id, message);
     else handed({ ...message, body: message.body === null ? null : Buffer.alloc(0) });
   });
-  await eventually(() => r.paired);
+  const tell = (message: object) => tab.send(JSON.stringify(message));
+  const chunk = (id: number, bytes: Buffer | string) => tab.send(bodyFrame(id, bytes));
+  function handed(request: Forwarded) {
+    requests.push(request);
+    onRequest(request, tell, chunk);
+  }
   return { tab, requests, tell, chunk };
 }
 

@@ -4,16 +4,16 @@
  * worker's.
  * The browser, with the real service worker, is tests/e2e/relay.spec.ts.
  */
-import { chmod, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { WebSocket as NodeWebSocket } from 'ws';
 import { loadConfig } from '../../../relay/config.js';
 import { PROTOCOL_VERSION, RELAY_PATH, WINDOW_BYTES } from '../../../relay/protocol.js';
-import { printable, RateLimitedLog, startRelay, type Relay } from '../../../relay/relay.js';
-import { RelayLink, type Replay } from '../../../src/relay-tab/relay-link';
+import { printable, RateLimitedLog, type Relay } from '../../../relay/relay.js';
+import type { Replay } from '../../../src/relay-tab/relay-link';
 import { echoBody, echoStack, eventually, sleep } from '../helpers';
 import {
   API_BASE,
@@ -24,12 +24,16 @@ import {
   cleanups,
   codeOf,
   fakeTab,
+  handshake,
   pair,
   rawAnswer,
   rawConnection,
+  rawTab,
   relay,
   send,
   socketOf,
+  tabLink,
+  tempDir,
 } from './harness';
 
 describe('the relay forwards to the paired tab', () => {
@@ -177,15 +181,7 @@ describe('the relay refuses', () => {
   it.skipIf(lanAddress === undefined)(
     'a Host other than the network address it was told to serve, when told to serve one',
     async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'hearth-relay-'));
-      const r = await startRelay({
-        port: 0,
-        host: lanAddress,
-        app: APP,
-        configFile: join(dir, 'relay.json'),
-        log: () => undefined,
-      });
-      cleanups.push(() => r.close());
+      const { relay: r } = await relay({ host: lanAddress });
       expect(r.origin).toBe(`http://${lanAddress}:${new URL(r.origin).port}`);
       const get = (host: string) => send(r, '/v1/openai/models', { headers: { host } });
       // Not paired: 503 is the API's answer, as against 403 for a refused Host.
@@ -197,15 +193,7 @@ describe('the relay refuses', () => {
   it.skipIf(lanAddress === undefined)(
     'a caller on the network, on every interface (0.0.0.0), whatever Host it claims, and its WebSocket too',
     async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'hearth-relay-'));
-      const r = await startRelay({
-        port: 0,
-        host: '0.0.0.0',
-        app: APP,
-        configFile: join(dir, 'relay.json'),
-        log: () => undefined,
-      });
-      cleanups.push(() => r.close());
+      const { relay: r } = await relay({ host: '0.0.0.0' });
       expect(r.exposure).toMatch(/^Callers: this machine only\. .*--host/);
       const port = new URL(r.origin).port;
       // From this machine: answered (503: no tab is paired yet).
@@ -220,16 +208,11 @@ describe('the relay refuses', () => {
       );
       expect(fromNetwork.status).toBe(403);
       expect(JSON.parse(fromNetwork.body).error.code).toBe('forbidden_peer');
-      const socket = new NodeWebSocket(`ws://${lanAddress}:${port}${RELAY_PATH}`, {
-        origin: new URL(APP).origin,
-        headers: { host: `localhost:${port}` },
-      });
-      const status = await new Promise<number>((resolve) => {
-        socket.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
-        socket.on('open', () => resolve(101));
-        socket.on('error', () => resolve(0));
-      });
-      socket.terminate();
+      const status = await handshake(
+        `ws://${lanAddress}:${port}${RELAY_PATH}`,
+        new URL(APP).origin,
+        { host: `localhost:${port}` },
+      );
       expect(status).toBe(403);
     },
   );
@@ -252,13 +235,7 @@ describe('the relay refuses', () => {
 
   it('a WebSocket of another origin, with a wrong code, with a used code, or while paired', async () => {
     const { relay: r, log } = await relay();
-    const refused = (origin: string, query: string) =>
-      new Promise<number>((resolve) => {
-        const ws = new NodeWebSocket(`${r.wsUrl}?${query}`, { origin });
-        ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
-        ws.on('open', () => resolve(101));
-        ws.on('error', () => undefined);
-      });
+    const refused = (origin: string, query: string) => handshake(`${r.wsUrl}?${query}`, origin);
     const app = new URL(APP).origin;
     const code = codeOf(r);
     expect(await refused('http://evil.example', `code=${code}`)).toBe(403);
@@ -610,15 +587,9 @@ describe('the relay’s log', () => {
 
   it('logs refused connections at a bounded rate, and says how many it held back', async () => {
     const { relay: r, log } = await relay();
-    const attempts = Array.from({ length: 60 }, async () => {
-      const socket = new NodeWebSocket(r.wsUrl, { origin: 'http://evil.example\u009b' });
-      await new Promise((resolve) => {
-        socket.on('unexpected-response', resolve);
-        socket.on('error', resolve);
-      });
-      socket.terminate();
-    });
-    await Promise.all(attempts);
+    await Promise.all(
+      Array.from({ length: 60 }, () => handshake(r.wsUrl, 'http://evil.example\u009b')),
+    );
     const refused = log.filter((line) => line.startsWith('Refused a connection'));
     expect(refused).toHaveLength(10);
     for (const line of refused) expect(line).not.toMatch(/[\u0080-\u009f]/);
@@ -646,13 +617,9 @@ describe('the relay’s log', () => {
 describe('the relay and a tab that misbehaves', () => {
   it('fails the one request whose response it cannot forward, and goes on', async () => {
     const { relay: r, log } = await relay();
-    const tab = new NodeWebSocket(`${r.wsUrl}?code=${codeOf(r)}`, { origin: new URL(APP).origin });
-    cleanups.push(() => tab.terminate());
     let answered = 0;
-    tab.on('message', (data) => {
+    const tab = await rawTab(r, (data, _isBinary, tab) => {
       const message = JSON.parse(String(data));
-      if (message.type === 'hello')
-        tab.send(JSON.stringify({ type: 'ready', version: PROTOCOL_VERSION }));
       if (message.type !== 'request') return;
       answered += 1;
       const { id } = message;
@@ -673,7 +640,6 @@ describe('the relay and a tab that misbehaves', () => {
         tab.send(JSON.stringify({ type: 'end', id }));
       }
     });
-    await eventually(() => r.paired);
     for (let i = 0; i < 2; i += 1) {
       const bad = await send(r, '/v1/openai/models');
       expect(bad.status).toBe(502);
@@ -874,14 +840,10 @@ describe('the relay when things go away', () => {
 
   it('drops a tab that stops answering its pings, as a machine asleep does', async () => {
     const { relay: r, log } = await relay({ heartbeatMs: 50 });
-    const link = new RelayLink({
-      url: r.wsUrl,
+    tabLink(r.wsUrl, {
       credential: { code: codeOf(r) },
-      apiBase: API_BASE,
-      onHello: async () => undefined,
       WebSocket: socketOf(new URL(APP).origin, [], false),
     });
-    cleanups.push(() => link.state !== 'closed' && link.end());
     await eventually(() => r.paired);
     await eventually(() => !r.paired, 2000);
     expect(log.join('\n')).toContain('The paired tab went away');
@@ -898,13 +860,7 @@ describe('the relay when things go away', () => {
     again.link.end();
     await eventually(() => !r.paired);
     expect(log.at(-1)).toMatch(/The tab ended the pairing/);
-    const refused = new RelayLink({
-      url: r.wsUrl,
-      credential: { session },
-      apiBase: API_BASE,
-      onHello: async () => undefined,
-      WebSocket: socketOf(new URL(APP).origin),
-    });
+    const refused = tabLink(r.wsUrl, { credential: { session } });
     await eventually(() => refused.state === 'closed');
     expect(refused.closeReason).toMatch(/refused the pairing/);
   });
@@ -917,14 +873,7 @@ describe('the relay when things go away', () => {
     await eventually(() => !r.paired);
     await eventually(() => /pairing ended/.test(log.at(-1) ?? ''), 2000);
     expect(log.at(-1)).toMatch(/To pair a tab again, open:/);
-    const refused = new RelayLink({
-      url: r.wsUrl,
-      credential: { session },
-      apiBase: API_BASE,
-      onHello: async () => undefined,
-      WebSocket: socketOf(new URL(APP).origin),
-    });
-    cleanups.push(() => refused.state !== 'closed' && refused.end());
+    const refused = tabLink(r.wsUrl, { credential: { session } });
     await eventually(() => refused.state === 'closed');
     expect(refused.closeReason).toMatch(/refused the pairing/);
     expect(r.paired).toBe(false);
@@ -976,17 +925,13 @@ async function fakeRelay(
       session: 's',
     });
   });
-  const link = new RelayLink({
-    url: `ws://127.0.0.1:${(server.address() as { port: number }).port}/relay`,
-    credential: { code: 'c' },
-    apiBase: API_BASE,
-    onHello: async () => undefined,
-    WebSocket: socketOf(new URL(APP).origin),
-    replay,
-  });
   cleanups.push(() => {
-    if (link.state !== 'closed') link.end();
     for (const client of server.clients) client.terminate();
+  });
+  // Ended before the relay's sockets are closed (cleanups run last first).
+  tabLink(`ws://127.0.0.1:${(server.address() as { port: number }).port}/relay`, {
+    credential: { code: 'c' },
+    replay,
   });
   return { received };
 }
@@ -1107,11 +1052,8 @@ async function pairStreaming(r: Relay, total: number) {
       (super.send as (...args: unknown[]) => void)(data, ...rest);
     }
   } as unknown as typeof WebSocket;
-  const link = new RelayLink({
-    url: r.wsUrl,
+  tabLink(r.wsUrl, {
     credential: { code: codeOf(r) },
-    apiBase: API_BASE,
-    onHello: async () => undefined,
     WebSocket: Counting,
     replay: async () => {
       const body = new ReadableStream<Uint8Array>(
@@ -1128,7 +1070,6 @@ async function pairStreaming(r: Relay, total: number) {
       return new Response(body, { headers: { 'content-type': 'application/octet-stream' } });
     },
   });
-  cleanups.push(() => link.state !== 'closed' && link.end());
   await eventually(() => r.paired);
   return counter;
 }
@@ -1219,8 +1160,6 @@ describe('flow control, when the caller goes away', () => {
 
   it('gives credit back in batches, not for every chunk', async () => {
     const { relay: r } = await relay();
-    const tab = new NodeWebSocket(`${r.wsUrl}?code=${codeOf(r)}`, { origin: new URL(APP).origin });
-    cleanups.push(() => tab.terminate());
     let credits = 0;
     const chunks = 2000;
     const data200 = Buffer.alloc(200, 'x');
@@ -1229,7 +1168,7 @@ describe('flow control, when the caller goes away', () => {
     let id = 0;
     let sent = 0;
     let unanswered = 0;
-    const pump = () => {
+    const pump = (tab: NodeWebSocket) => {
       while (sent < chunks && unanswered + 200 <= WINDOW_BYTES) {
         tab.send(bodyFrame(id, data200));
         sent += 1;
@@ -1237,21 +1176,18 @@ describe('flow control, when the caller goes away', () => {
       }
       if (sent === chunks) tab.send(JSON.stringify({ type: 'end', id }));
     };
-    tab.on('message', (data) => {
+    await rawTab(r, (data, _isBinary, tab) => {
       const message = JSON.parse(String(data));
-      if (message.type === 'hello')
-        tab.send(JSON.stringify({ type: 'ready', version: PROTOCOL_VERSION }));
       if (message.type === 'credit') {
         credits += 1;
         unanswered -= message.bytes;
-        if (sent < chunks) pump();
+        if (sent < chunks) pump(tab);
       }
       if (message.type !== 'request') return;
       id = message.id;
       tab.send(JSON.stringify({ type: 'head', id, status: 200, headers: {} }));
-      pump();
+      pump(tab);
     });
-    await eventually(() => r.paired);
     const answer = await send(r, '/v1/openai/models');
     expect(answer.body.length).toBe(chunks * 200);
     expect(credits).toBeGreaterThan(0);
@@ -1262,7 +1198,7 @@ describe('flow control, when the caller goes away', () => {
 
 describe('the relay’s key', () => {
   it('is made at first start, kept, and readable by the user only', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'hearth-relay-'));
+    const dir = await tempDir();
     const file = join(dir, 'nested', 'relay.json');
     const { key } = await loadConfig(file);
     expect(key).toMatch(/^hk-[\w-]{32}$/);
@@ -1274,7 +1210,7 @@ describe('the relay’s key', () => {
   it.skipIf(process.platform === 'win32')(
     'is made readable by the user only when the file was copied in readable by others',
     async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'hearth-relay-'));
+      const dir = await tempDir();
       const file = join(dir, 'relay.json');
       const key = `hk-${'a'.repeat(32)}`;
       await writeFile(file, JSON.stringify({ key }));
@@ -1285,7 +1221,7 @@ describe('the relay’s key', () => {
   );
 
   it('is never replaced silently when the file is damaged', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'hearth-relay-'));
+    const dir = await tempDir();
     const file = join(dir, 'relay.json');
     await writeFile(file, '{"key": "short"}');
     await expect(loadConfig(file)).rejects.toThrow(/no valid "key"/);
