@@ -6,7 +6,7 @@
  */
 import { expect, test, type Page } from '@playwright/test';
 import type { DownloadProgress } from '../../src/openai/downloads';
-import { ask, hostStatus, KEY, openApp } from './helpers';
+import { ask, downloadInPage, hostStatus, KEY, openApp } from './helpers';
 import { ModelServer, TINY_ID, TINY_URL } from './model-server';
 
 const server = new ModelServer();
@@ -21,18 +21,7 @@ test.beforeEach(() => server.reset());
 
 /** Starts (or joins) the download in the page and reads its SSE stream to the end. */
 function download(page: Page) {
-  return page.evaluate(
-    async ({ path, KEY }) => {
-      const response = await fetch(`${path}/download`, { method: 'POST', headers: KEY });
-      const text = await response.text();
-      const events = text
-        .split('\n\n')
-        .filter((part) => part.startsWith('data: '))
-        .map((part) => JSON.parse(part.slice('data: '.length)) as DownloadProgress);
-      return { status: response.status, type: response.headers.get('content-type'), events };
-    },
-    { path: MODEL_PATH, KEY },
-  );
+  return downloadInPage<DownloadProgress>(page, MODEL_PATH);
 }
 
 /** Starts the download from the page without waiting for it. */

@@ -6,6 +6,7 @@
  */
 import { expect, type Page } from '@playwright/test';
 import { FIXTURE_PIECES } from '../../scripts/fixture-gguf.mjs';
+import { streamRequest } from './helpers';
 
 export { FIXTURE_PIECES, FIXTURE_SENTENCE } from '../../scripts/fixture-gguf.mjs';
 
@@ -84,41 +85,13 @@ export function askFixture(page: Page, extra: Record<string, unknown> = {}): Pro
 }
 
 /**
- * Streams a reply of the fixture model in `page` with plain fetch, counting the events in
- * `globalThis.streamed` (as helpers.ts's `streamed` reads them); resolves, once the stream ends,
- * with its status and the `data` of each event and when it came.
+ * Streams a reply of the fixture model in `page` with plain fetch (helpers.ts's `streamRequest`:
+ * the events, when each came, and `globalThis.streamed`).
  */
 export function streamFixture(page: Page, extra: Record<string, unknown> = {}) {
-  return page.evaluate(
-    async ({ id, extra }) => {
-      const response = await fetch('v1/openai/chat/completions', {
-        method: 'POST',
-        headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
-        body: JSON.stringify({
-          model: id,
-          messages: [{ role: 'user', content: 'Tell me something.' }],
-          stream: true,
-          ...extra,
-        }),
-      });
-      const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-      const events: { data: string; at: number }[] = [];
-      let buffer = '';
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        buffer += value;
-        const parts = buffer.split('\n\n');
-        buffer = parts.pop() ?? '';
-        for (const part of parts) {
-          if (part.startsWith('data: ')) {
-            events.push({ data: part.slice('data: '.length), at: Date.now() });
-          }
-        }
-        (globalThis as { streamed?: number }).streamed = events.length;
-      }
-      return { status: response.status, events };
-    },
-    { id: FIXTURE_ID, extra },
-  );
+  return streamRequest(page, {
+    model: FIXTURE_ID,
+    messages: [{ role: 'user', content: 'Tell me something.' }],
+    ...extra,
+  });
 }

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { expect, test, type Page } from '@playwright/test';
 import type { DownloadProgress } from '../../src/openai/downloads';
-import { chromiumOnly, hostStatus, KEY, openApp } from './helpers';
+import { chromiumOnly, downloadInPage, hostStatus, KEY, openApp } from './helpers';
 import {
   BENCH_GGUF_ID,
   BENCH_GGUF_PATH,
@@ -36,18 +36,8 @@ test.afterAll(() => server.stop());
 test.beforeEach(() => server.reset());
 
 /** Starts (or joins) the download in the page and reads its SSE stream to the end. */
-function download(page: Page) {
-  return page.evaluate(
-    async ({ path, KEY }) => {
-      const response = await fetch(`${path}/download`, { method: 'POST', headers: KEY });
-      const text = await response.text();
-      return text
-        .split('\n\n')
-        .filter((part) => part.startsWith('data: '))
-        .map((part) => JSON.parse(part.slice('data: '.length)) as DownloadProgress);
-    },
-    { path: MODEL_PATH, KEY },
-  );
+async function download(page: Page) {
+  return (await downloadInPage<DownloadProgress>(page, MODEL_PATH)).events;
 }
 
 /** Starts the download from the page without waiting for it. */

@@ -112,22 +112,19 @@ export const streamed = (page: Page) =>
   page.evaluate(() => (globalThis as { streamed?: number }).streamed ?? 0);
 
 /**
- * Streams an echo reply in the page with plain fetch; resolves, once the stream ends, with its
- * status, its events (the `data` of each, and when it came) and how long it took.
+ * Sends a streamed chat request from the page with plain fetch, counting the events in
+ * `globalThis.streamed` as they come (`streamed` reads it); resolves, once the stream ends, with
+ * its status, the `data` of each event and when it came, and how long it took. The one SSE reader
+ * of the browser tests' helpers.
  */
-export function streamInPage(page: Page, content: string, delayMs: number) {
+export function streamRequest(page: Page, body: Record<string, unknown>) {
   return page.evaluate(
-    async ({ content, delayMs, KEY }) => {
+    async ({ body, KEY }) => {
       const started = Date.now();
       const response = await fetch('v1/openai/chat/completions', {
         method: 'POST',
         headers: KEY,
-        body: JSON.stringify({
-          model: 'hearth/echo',
-          messages: [{ role: 'user', content }],
-          stream: true,
-          echo_delay_ms: delayMs,
-        }),
+        body: JSON.stringify({ ...body, stream: true }),
       });
       const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
       const events: { data: string; at: number }[] = [];
@@ -138,14 +135,50 @@ export function streamInPage(page: Page, content: string, delayMs: number) {
         buffer += value;
         const parts = buffer.split('\n\n');
         buffer = parts.pop() ?? '';
-        for (const part of parts)
-          events.push({ data: part.slice('data: '.length), at: Date.now() });
+        for (const part of parts) {
+          if (part.startsWith('data: ')) {
+            events.push({ data: part.slice('data: '.length), at: Date.now() });
+          }
+        }
         (globalThis as { streamed?: number }).streamed = events.length;
       }
       return { status: response.status, events, seconds: (Date.now() - started) / 1000 };
     },
-    { content, delayMs, KEY },
+    { body, KEY },
   );
+}
+
+/**
+ * Streams an echo reply in the page with plain fetch (`streamRequest`), its tokens `delayMs`
+ * apart.
+ */
+export function streamInPage(page: Page, content: string, delayMs: number) {
+  return streamRequest(page, {
+    model: 'hearth/echo',
+    messages: [{ role: 'user', content }],
+    echo_delay_ms: delayMs,
+  });
+}
+
+/** The `data` of each SSE event in `body`. */
+export function sseData(body: string): string[] {
+  return body
+    .split('\n\n')
+    .map((event) => /^data: (.*)$/m.exec(event)?.[1])
+    .filter((data): data is string => data !== undefined);
+}
+
+/** Starts (or joins) a model's download from the page, and reads its progress events to the end. */
+export async function downloadInPage<Progress>(page: Page, modelPath: string) {
+  const { status, type, text } = await page.evaluate(
+    async ({ modelPath, KEY }) => {
+      const response = await fetch(`${modelPath}/download`, { method: 'POST', headers: KEY });
+      const type = response.headers.get('content-type');
+      return { status: response.status, type, text: await response.text() };
+    },
+    { modelPath, KEY },
+  );
+  return { status, type, events: sseData(text).map((data) => JSON.parse(data) as Progress) };
 }
 
 /** The last event of a stream, parsed. */

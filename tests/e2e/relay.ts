@@ -67,13 +67,8 @@ export function curl(args: string[]): Promise<CurlAnswer> {
   });
 }
 
-/** The `data` of each SSE event in `body`. */
-export function sseData(body: string): string[] {
-  return body
-    .split('\n\n')
-    .map((event) => /^data: (.*)$/m.exec(event)?.[1])
-    .filter((data): data is string => data !== undefined);
-}
+/** The SSE reader of the browser tests' helpers, for the bodies curl read. */
+export { sseData } from './helpers';
 
 /** A free TCP port on this machine. */
 function freePort(): Promise<number> {
