@@ -6,9 +6,11 @@
  */
 // Types only: vite.config.ts loads this file, and Vite's config loader wants file extensions.
 import type { GpuFacts, GpuLimits } from './gpu-facts';
-import type { ModelInfo } from './models';
+import type { EmbeddingFacts, ModelInfo } from './models';
 
 export type { GpuFacts } from './gpu-facts';
+// Kept in models.ts, which ModelInfo needs them in, so that models.ts need not import the catalogue.
+export type { EmbeddingFacts, Pooling } from './models';
 
 /** What WebLLM calls a model record (the fields the catalogue reads). */
 export interface ModelRecordLike {
@@ -50,23 +52,6 @@ interface EntryBase {
   source: 'prebuilt' | 'curated' | 'self-hosted' | 'added';
   /** Present for an embedding model (`/v1/openai/embeddings`), which does not chat. */
   embedding?: EmbeddingFacts;
-}
-
-/** How a model pools its tokens' states into one vector (llama.cpp's pooling types). */
-export type Pooling = 'mean' | 'cls' | 'last' | 'unknown';
-
-/** What the catalogue says of an embedding model. */
-export interface EmbeddingFacts {
-  /** Length of its vectors; null until the model is loaded, when nothing said it before. */
-  dimensions: number | null;
-  pooling: Pooling;
-  /** Whether its vectors come out with length 1 (Hearth's engines L2-normalise them). */
-  normalized: boolean;
-  /**
-   * The shorter lengths it was trained to be cut to (Matryoshka), which `dimensions` may ask
-   * for; empty when it was not, and then `dimensions` is refused.
-   */
-  matryoshka: number[];
 }
 
 /** A model WebLLM runs (MLC weights and a compiled WebGPU library). */

@@ -3,9 +3,25 @@
  * Models as the API knows them: what each can honour, what it costs, and the directory the
  * router asks which models exist, which this device can run and which are on it.
  */
-import type { EmbeddingFacts } from './catalog';
 import { OpenAIError } from './errors';
 import type { ChatRequest, ModelObject, ResponseFormat } from './types';
+
+/** How a model pools its tokens' states into one vector (llama.cpp's pooling types). */
+export type Pooling = 'mean' | 'cls' | 'last' | 'unknown';
+
+/** What the catalogue says of an embedding model (kept here, beside `ModelInfo`, which carries it). */
+export interface EmbeddingFacts {
+  /** Length of its vectors; null until the model is loaded, when nothing said it before. */
+  dimensions: number | null;
+  pooling: Pooling;
+  /** Whether its vectors come out with length 1 (Hearth's engines L2-normalise them). */
+  normalized: boolean;
+  /**
+   * The shorter lengths it was trained to be cut to (Matryoshka), which `dimensions` may ask
+   * for; empty when it was not, and then `dimensions` is refused.
+   */
+  matryoshka: number[];
+}
 
 /** Request features a model can honour; anything else is 400 `unsupported_parameter`. */
 export interface ModelCapabilities {
