@@ -12,7 +12,11 @@ const RUNTIME_GLOBALS = [
   'location',
   'caches',
   'clients',
-].map((name) => ({ name, message: 'src/openai and src/bridge are pure: pass what they need in.' }));
+].map((name) => ({
+  name,
+  message:
+    'src/protocol, src/models, src/servers, src/api and src/bridge are pure: pass what they need in.',
+}));
 
 /** `no-restricted-imports` that allows only the given module specifiers (as regexes). */
 function onlyImports(allowed, message) {
@@ -73,12 +77,65 @@ export default tseslint.config(
     ],
     rules: { 'no-restricted-imports': 'off' },
   },
+  // The API's four folders, pure, in one direction (no cycle between them): protocol ← models ←
+  // api, protocol ← servers ← api. Inside protocol and models, the subfolder imports its parent,
+  // never the other way round.
   {
-    files: ['src/openai/**'],
+    files: ['src/protocol/*.ts'],
     rules: {
       ...onlyImports(
-        ['\\./', 'valibot$'],
-        'src/openai imports nothing of ours outside itself (DESIGN §2).',
+        ['\\./(?!host/)', 'valibot$'],
+        'src/protocol imports nothing of ours outside itself, nor its host/ subfolder (DESIGN §2).',
+      ),
+      'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
+    },
+  },
+  {
+    files: ['src/protocol/host/**'],
+    rules: {
+      ...onlyImports(
+        ['\\./', '\\.\\./[a-z-]+$', 'valibot$'],
+        'src/protocol/host imports only itself and src/protocol (DESIGN §2).',
+      ),
+      'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
+    },
+  },
+  {
+    files: ['src/models/*.ts'],
+    rules: {
+      ...onlyImports(
+        ['\\./(?!added/)', '\\.\\./protocol/', 'valibot$'],
+        'src/models imports only itself and src/protocol, not its added/ subfolder (DESIGN §2).',
+      ),
+      'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
+    },
+  },
+  {
+    files: ['src/models/added/**'],
+    rules: {
+      ...onlyImports(
+        ['\\./', '\\.\\./[a-z-]+$', '\\.\\./\\.\\./protocol/', 'valibot$'],
+        'src/models/added imports only itself, src/models and src/protocol (DESIGN §2).',
+      ),
+      'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
+    },
+  },
+  {
+    files: ['src/servers/**'],
+    rules: {
+      ...onlyImports(
+        ['\\./', '\\.\\./protocol/', 'valibot$'],
+        'src/servers imports only itself and src/protocol (DESIGN §2).',
+      ),
+      'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
+    },
+  },
+  {
+    files: ['src/api/**'],
+    rules: {
+      ...onlyImports(
+        ['\\./', '\\.\\./(protocol|models|servers)/', 'valibot$'],
+        'src/api imports only itself, src/protocol, src/models and src/servers (DESIGN §2).',
       ),
       'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
     },
@@ -86,7 +143,10 @@ export default tseslint.config(
   {
     files: ['src/bridge/**'],
     rules: {
-      ...onlyImports(['\\./', '\\.\\./openai/'], 'src/bridge imports only src/openai (DESIGN §2).'),
+      ...onlyImports(
+        ['\\./', '\\.\\./protocol/'],
+        'src/bridge imports only src/protocol (DESIGN §2).',
+      ),
       'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
     },
   },
@@ -96,13 +156,13 @@ export default tseslint.config(
       // idb: the owner's settings live in the service worker's IndexedDB.
       [
         '\\./',
-        '\\.\\./src/openai/',
+        '\\.\\./src/(protocol|models|servers|api)/',
         '\\.\\./src/bridge/',
         'workbox-',
         'idb$',
         'virtual:hearth-catalog$',
       ],
-      'The service worker imports only src/openai, src/bridge, Workbox and idb (DESIGN §2).',
+      'The service worker imports only src/protocol, src/models, src/servers, src/api, src/bridge, Workbox and idb (DESIGN §2).',
     ),
   },
   {

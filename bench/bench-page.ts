@@ -14,9 +14,9 @@ import {
   type DirectRun,
 } from '../src/engine-host/bench-hook';
 import { EchoEngine } from '../src/engine-host/echo-engine';
-import { SseReplyWriter, toUsage } from '../src/openai/completion';
-import { ECHO_MODEL } from '../src/openai/models';
-import { parseChatRequest } from '../src/openai/validate';
+import { SseReplyWriter, toUsage } from '../src/api/completion';
+import { ECHO_MODEL } from '../src/models/models';
+import { parseChatRequest } from '../src/protocol/validate';
 
 const engine = new EchoEngine();
 const encoder = new TextEncoder();

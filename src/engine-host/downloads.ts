@@ -9,12 +9,12 @@
  * stored. Removing a model keeps the files other models on the device list: several catalogue
  * models share one set.
  */
-import type { CatalogEntry } from '../openai/catalog';
-import type { DownloadProgress } from '../openai/downloads';
-import { OpenAIError } from '../openai/errors';
-import { GGUF_PART_BYTES, removeGgufFile } from '../openai/gguf-parts';
-import { cachedJson, missingFiles, planFiles, type ModelFile } from '../openai/on-device';
-import type { StorageEstimator } from '../openai/storage-room';
+import type { CatalogEntry } from '../models/catalog';
+import type { DownloadProgress } from '../protocol/host/downloads';
+import { OpenAIError } from '../protocol/errors';
+import { GGUF_PART_BYTES, removeGgufFile } from '../models/gguf-parts';
+import { cachedJson, missingFiles, planFiles, type ModelFile } from '../models/on-device';
+import type { StorageEstimator } from '../models/storage-room';
 import { isQuotaError, pause, Permanent, transient, unreachable } from './download-errors';
 import { downloadGguf } from './gguf-download';
 import type { ModelSet } from './engine-db';

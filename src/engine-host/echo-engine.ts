@@ -4,9 +4,9 @@
  * DESIGN §3 defines it. It echoes the last user message (prefixed by the system prompt in
  * brackets), one whitespace-delimited token per chunk.
  */
-import { OpenAIError } from '../openai/errors';
-import { ECHO_MODEL } from '../openai/models';
-import type { ChatMessage, ChatRequest, FinishReason } from '../openai/types';
+import { OpenAIError } from '../protocol/errors';
+import { ECHO_MODEL } from '../models/models';
+import type { ChatMessage, ChatRequest, FinishReason } from '../protocol/types';
 import type { Engine, EngineOutput } from './engine';
 
 /** Splits text into echo tokens: `/\S+\s*\/g`, leading whitespace joined to the first token. */

@@ -6,7 +6,7 @@
  * their length: a token covers at least one UTF-8 byte) are tried alone, and the first that fails
  * is named, `input[i]` as the API's `param`.
  */
-import { OpenAIError } from '../openai/errors';
+import { OpenAIError } from '../protocol/errors';
 
 /** `input[i]` of a request of `total` inputs, or `input` when it has one. */
 export function inputParam(index: number, total: number): string {

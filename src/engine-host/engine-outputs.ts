@@ -3,10 +3,10 @@
  * What both real engines do alike with their outputs: tokens to and from the API's `Token`,
  * stop strings held back through `StopFilter`, and several choices run as one stream each.
  */
-import type { ChoiceResult, Token } from '../openai/backend';
-import { ReplyAccumulator } from '../openai/completion';
-import type { StopFilter } from '../openai/stop';
-import type { ChatRequest } from '../openai/types';
+import type { ChoiceResult, Token } from '../protocol/host/backend';
+import { ReplyAccumulator } from '../api/completion';
+import type { StopFilter } from '../protocol/host/stop';
+import type { ChatRequest } from '../protocol/types';
 import type { EngineOutput } from './engine';
 import { choiceSeed } from './seeds';
 

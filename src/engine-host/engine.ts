@@ -6,14 +6,14 @@
  * engine over WebLLM turns into `interruptGenerate()` plus `iterator.return()`, so the library's
  * per-model lock is always released.
  */
-import type { ChoiceResult, EngineUsage } from '../openai/backend';
+import type { ChoiceResult, EngineUsage } from '../protocol/host/backend';
 import type {
   ChatRequest,
   EmbeddingRequest,
   FinishReason,
   TokenLogprob,
   ToolCall,
-} from '../openai/types';
+} from '../protocol/types';
 
 /** What a generation yields: tokens in order (or tool calls, or whole choices), then one end. */
 export type EngineOutput =

@@ -1,6 +1,6 @@
 /**
  * @module
- * One GGUF file into the cache, in parts (src/openai/gguf-parts.ts), each fetched with a
+ * One GGUF file into the cache, in parts (src/models/gguf-parts.ts), each fetched with a
  * `Range: bytes=first-last` request: a download that stops (a broken connection, a cancel, a
  * closed host) resumes at the first part the cache lacks, in this worker or the next host's.
  *
@@ -11,7 +11,7 @@
  * parts stored already passed over. A file whose size or ETag differs from its record changed on
  * the server: its old parts go and it starts over, once.
  */
-import { OpenAIError } from '../openai/errors';
+import { OpenAIError } from '../protocol/errors';
 import {
   ggufParts,
   ggufSizeKey,
@@ -19,9 +19,9 @@ import {
   removeGgufFile,
   type GgufFileRecord,
   type GgufPart,
-} from '../openai/gguf-parts';
+} from '../models/gguf-parts';
 import { ByteSource } from './byte-source';
-import { assertRoom, defaultEstimator, type StorageEstimator } from '../openai/storage-room';
+import { assertRoom, defaultEstimator, type StorageEstimator } from '../models/storage-room';
 import { pause, Permanent, transient, unreachable } from './download-errors';
 import type { CacheLike, DownloadFetch } from './downloads';
 

@@ -14,8 +14,8 @@ import {
   type SwToPage,
   type WorkerToPage,
 } from '../bridge/messages';
-import { installName, setInstall } from '../openai/install';
-import { statusChannelName, type StatusMessage } from '../openai/status';
+import { installName, setInstall } from '../protocol/install';
+import { statusChannelName, type StatusMessage } from '../protocol/host/status';
 
 /** This tab's part in the election. */
 export type HostRole = 'waiting' | 'host' | 'refused';

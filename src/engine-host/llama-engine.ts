@@ -10,15 +10,15 @@
  * `exit()` and a new instance.
  */
 import wasmUrl from '@wllama/wllama/esm/wasm/wllama.wasm?url';
-import type { SpeedFigures } from '../openai/backend';
-import { llamaContextSize, llamaOnGpu, type GgufEntry, type GpuFacts } from '../openai/catalog';
-import { OpenAIError } from '../openai/errors';
-import { ggufBlobs, ggufFiles, missingFiles, type CacheStorageLike } from '../openai/on-device';
-import type { LlamaRuntime } from '../openai/status';
-import { llamaCompatUrls, llamaNeedsCompat } from '../openai/llama-compat';
-import { StopFilter } from '../openai/stop';
-import { MAX_EMBEDDING_TOKENS } from '../openai/vectors';
-import type { ChatRequest, EmbeddingRequest } from '../openai/types';
+import type { SpeedFigures } from '../protocol/host/backend';
+import { llamaContextSize, llamaOnGpu, type GgufEntry, type GpuFacts } from '../models/catalog';
+import { OpenAIError } from '../protocol/errors';
+import { ggufBlobs, ggufFiles, missingFiles, type CacheStorageLike } from '../models/on-device';
+import type { LlamaRuntime } from '../protocol/host/status';
+import { llamaCompatUrls, llamaNeedsCompat } from '../models/llama-compat';
+import { StopFilter } from '../protocol/host/stop';
+import { MAX_EMBEDDING_TOKENS } from '../protocol/vectors';
+import type { ChatRequest, EmbeddingRequest } from '../protocol/types';
 import { findTooLong, inputParam, inputTooLong } from './embed-inputs';
 import type { EmbedOutput, Engine, EngineOutput, LoadProgress } from './engine';
 import { choicesOneByOne, filtered, outputOf } from './engine-outputs';

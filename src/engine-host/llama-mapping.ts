@@ -2,12 +2,12 @@
  * @module
  * Between the API and llama.cpp's llama-server (in wllama 3.13), both ways, as pure functions: a
  * `ChatRequest` becomes llama-server's chat request (DESIGN §3's field table; what llama.cpp
- * cannot honour was refused in src/openai before this), its stream chunks become engine outputs
+ * cannot honour was refused in src/api before this), its stream chunks become engine outputs
  * (content and reasoning deltas, tool-call deltas assembled by index, logprobs, usage and speed),
  * and its errors become API errors. Facts measured: ../../../shared/notes/wllama-3.13.md.
  */
-import type { SpeedFigures } from '../openai/backend';
-import { OpenAIError } from '../openai/errors';
+import type { SpeedFigures } from '../protocol/host/backend';
+import { OpenAIError } from '../protocol/errors';
 import type {
   ChatMessage,
   ChatRequest,
@@ -15,7 +15,7 @@ import type {
   TokenLogprob,
   TopLogprob,
   ToolCall,
-} from '../openai/types';
+} from '../protocol/types';
 import type { EngineOutput } from './engine';
 import { PROGRESS_EVERY_MS } from './engine-outputs';
 
@@ -285,7 +285,7 @@ export class LlamaChunkReader {
 
   /**
    * `progress` when the last sign of life is a second old, so that the first-token and stall
-   * limits (src/openai/chat-run.ts) go by llama.cpp's work (a long prefill, a long tool call),
+   * limits (src/api/chat-run.ts) go by llama.cpp's work (a long prefill, a long tool call),
    * not by the text it has released.
    */
   #sign(): EngineOutput[] {

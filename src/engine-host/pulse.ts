@@ -1,7 +1,7 @@
 /**
  * @module
  * Signs of life from the engine's own work, not from the text it releases. A request is kept
- * alive (the first-token and stall limits, src/openai/chat-run.ts) by the outputs it yields, and
+ * alive (the first-token and stall limits, src/api/chat-run.ts) by the outputs it yields, and
  * some work yields none for a long time: a long prompt's prefill, a reply to tools (held back
  * whole until its calls parse). The engine beats at each step it computes (a prefill chunk, a
  * decoded token); while it waits on the engine, `during` turns the beats into `progress` outputs,

@@ -20,9 +20,9 @@ import {
   type LoadingBackend,
   type ChatEvent,
   type ChatOptions,
-} from '../openai/backend';
-import { OpenAIError, type ErrorBody } from '../openai/errors';
-import type { ChatRequest, EmbeddingRequest } from '../openai/types';
+} from '../protocol/host/backend';
+import { OpenAIError, type ErrorBody } from '../protocol/errors';
+import type { ChatRequest, EmbeddingRequest } from '../protocol/types';
 import { tokenOf } from './engine-outputs';
 import type { Engine } from './engine';
 

@@ -11,25 +11,25 @@
  * tests/unit/engine-host/webllm-harness.ts runs this file against WebLLM's real engine code.
  */
 import type { AppConfig, CreateEmbeddingResponse, MLCEngine, ModelRecord } from '@mlc-ai/web-llm';
-import type { SpeedFigures } from '../openai/backend';
-import type { WebLLMEntry } from '../openai/catalog';
-import { OpenAIError } from '../openai/errors';
+import type { SpeedFigures } from '../protocol/host/backend';
+import type { WebLLMEntry } from '../models/catalog';
+import { OpenAIError } from '../protocol/errors';
 import {
   missingFiles,
   modelBaseUrl,
   modelLibUrl,
   type CacheStorageLike,
-} from '../openai/on-device';
-import type { HostStatus } from '../openai/status';
-import { normalizeInPlace } from '../openai/vectors';
-import type { ChatRequest, EmbeddingRequest } from '../openai/types';
+} from '../models/on-device';
+import type { HostStatus } from '../protocol/host/status';
+import { normalizeInPlace } from '../protocol/vectors';
+import type { ChatRequest, EmbeddingRequest } from '../protocol/types';
 import { DeviceLosses, LOSSES_TO_FAIL } from './device-losses';
 import { findTooLong, inputTooLong } from './embed-inputs';
 import type { EmbedOutput, Engine, EngineOutput, LoadProgress } from './engine';
 import { PROGRESS_EVERY_MS, choicesOneByOne, filtered, outputOf } from './engine-outputs';
 import { Pulse, beatOnSteps } from './pulse';
 import { pipelineView, writtenIds, type PipelineLike } from './webllm-pipeline';
-import { StopFilter } from '../openai/stop';
+import { StopFilter } from '../protocol/host/stop';
 import {
   ChunkReader,
   errorParts,

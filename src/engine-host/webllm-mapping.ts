@@ -6,15 +6,15 @@
  * raw JSON text first, thinking is mixed into content), and its errors — objects or
  * `"Name: message"` strings — become API errors. Notes: ../../../shared/notes/webllm-0.2.86.md.
  */
-import type { SpeedFigures } from '../openai/backend';
-import { OpenAIError, type ErrorCode } from '../openai/errors';
+import type { SpeedFigures } from '../protocol/host/backend';
+import { OpenAIError, type ErrorCode } from '../protocol/errors';
 import type {
   ChatMessage,
   ChatRequest,
   FinishReason,
   TokenLogprob,
   ToolCall,
-} from '../openai/types';
+} from '../protocol/types';
 import type { EngineOutput } from './engine';
 import { webllmSeed } from './seeds';
 

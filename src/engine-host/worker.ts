@@ -12,11 +12,11 @@ import {
   type WorkerToPage,
 } from '../bridge/messages';
 import { HostServer } from '../bridge/server';
-import { addedModelsChannelName, type AddedModelsMessage } from '../openai/added-models';
-import type { WebLLMEntry } from '../openai/catalog';
-import type { GpuFacts } from '../openai/gpu-facts';
-import { setInstall } from '../openai/install';
-import { statusChannelName, type StatusMessage } from '../openai/status';
+import { addedModelsChannelName, type AddedModelsMessage } from '../models/added/added-models';
+import type { WebLLMEntry } from '../models/catalog';
+import type { GpuFacts } from '../protocol/host/gpu-facts';
+import { setInstall } from '../protocol/install';
+import { statusChannelName, type StatusMessage } from '../protocol/host/status';
 import { DeviceLosses } from './device-losses';
 import { Downloads } from './downloads';
 import { EchoEngine } from './echo-engine';

@@ -4,11 +4,11 @@
  * code does. One client for every view: the key the app sends, JSON calls with the API's errors
  * as exceptions, and the two SSE streams (chat replies and download progress).
  */
-import type { DownloadProgress } from '../openai/downloads';
-import { decodeSse } from '../openai/sse';
-import type { HearthStatus } from '../openai/status';
-import type { ServerView } from '../openai/servers';
-import type { ChatCompletionChunk, ListBody, ModelObject, Usage } from '../openai/types';
+import type { DownloadProgress } from '../protocol/host/downloads';
+import { decodeSse } from '../protocol/sse';
+import type { HearthStatus } from '../protocol/host/status';
+import type { ServerView } from '../servers/servers';
+import type { ChatCompletionChunk, ListBody, ModelObject, Usage } from '../protocol/types';
 
 /** The key the app sends while any non-empty key is accepted. */
 export const DEFAULT_APP_KEY = 'hearth-app';

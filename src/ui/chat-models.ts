@@ -2,7 +2,7 @@
  * @module
  * Which models a conversation can use, and which one a new conversation starts with.
  */
-import { ECHO_MODEL_ID } from '../openai/models';
+import { ECHO_MODEL_ID } from '../models/models';
 import type { CatalogModel } from './api-client';
 import { preferences } from './preferences';
 

@@ -8,7 +8,7 @@
  */
 import { css, html, LitElement, nothing } from 'lit';
 import { live } from 'lit/directives/live.js';
-import { ECHO_MODEL_ID } from '../openai/models';
+import { ECHO_MODEL_ID } from '../models/models';
 import type { Sampling } from './chat-settings';
 import type { ConversationSettings } from './conversation';
 import { savedPrompts, watchSavedPrompts, type SavedPrompt } from './saved-prompts';

@@ -4,7 +4,7 @@
  * when it says something (an empty top P or seed is the model's own or a random one), and its
  * messages cut to its context limit. Pure: no DOM, no storage.
  */
-import { ECHO_MODEL_ID } from '../openai/models';
+import { ECHO_MODEL_ID } from '../models/models';
 import type { ChatSettings, OutgoingMessage } from './api-client';
 import { withDefaults } from './chat-settings';
 import { estimateTokens, type ConversationSettings } from './conversation';

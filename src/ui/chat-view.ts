@@ -10,8 +10,8 @@
  * model on the device shows the first-run card instead of a dead end.
  */
 import { css, html, LitElement, nothing, type PropertyValues } from 'lit';
-import { ECHO_MODEL_ID } from '../openai/models';
-import type { HostStatus } from '../openai/status';
+import { ECHO_MODEL_ID } from '../models/models';
+import type { HostStatus } from '../protocol/host/status';
 import {
   ApiError,
   leavesFor,

@@ -3,7 +3,7 @@
  * The conversations in IndexedDB (`hearth-chat`), so that a reload finds every one intact.
  */
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
-import { installName } from '../openai/install';
+import { installName } from '../protocol/install';
 import { withDefaults } from './chat-settings';
 import { worthStoring, type Conversation } from './conversation';
 

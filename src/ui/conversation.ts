@@ -3,7 +3,7 @@
  * Conversations as the chat keeps them: messages, their versions, settings. How they travel
  * (export, import) is in `conversation-export.ts`. Pure: no DOM, no storage.
  */
-import type { Usage } from '../openai/types';
+import type { Usage } from '../protocol/types';
 import { DEFAULT_SAMPLING } from './chat-settings';
 import { UNTITLED, titleFrom } from './conversation-title';
 

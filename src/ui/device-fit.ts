@@ -5,7 +5,7 @@
  * the app judges such a device as having no GPU — what it recommends is what the CPU runs well, a
  * GGUF model through llama.cpp, and each WebLLM model's card warns that it would crawl here.
  */
-import type { HostStatus } from '../openai/status';
+import type { HostStatus } from '../protocol/host/status';
 import type { CatalogModel } from './api-client';
 
 /** Why a WebLLM model is not offered on a software adapter, in the user's words. */

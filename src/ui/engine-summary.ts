@@ -3,7 +3,7 @@
  * The engine's state in a word or three, for the one-line indicator under the conversations:
  * what it says and its tone (the colour of its dot; the words always say the same). Pure: no DOM.
  */
-import type { HostStatus } from '../openai/status';
+import type { HostStatus } from '../protocol/host/status';
 
 /** How things stand: `ok` ready, `busy` on its way, `bad` needs the user. */
 export type Tone = 'ok' | 'busy' | 'bad';

@@ -9,8 +9,8 @@
  * (offline, a firewall) it says so, and what works here.
  */
 import { css, html, LitElement, nothing } from 'lit';
-import type { DownloadProgress } from '../openai/downloads';
-import type { HostStatus } from '../openai/status';
+import type { DownloadProgress } from '../protocol/host/downloads';
+import type { HostStatus } from '../protocol/host/status';
 import { ApiError, call, download, modelPath, type CatalogModel } from './api-client';
 import { softwareAdapter } from './device-fit';
 import { describeDownloadFailure } from './download-failure';

@@ -6,8 +6,8 @@
  * over HTTP, like any other client of the API.
  */
 import { css, html, LitElement, nothing, type PropertyValues } from 'lit';
-import { ECHO_MODEL_ID } from '../openai/models';
-import type { HostStatus } from '../openai/status';
+import { ECHO_MODEL_ID } from '../models/models';
+import type { HostStatus } from '../protocol/host/status';
 import { catalog as fetchCatalog, type CatalogModel } from './api-client';
 import { AddedModelsWatch } from './added-models-watch';
 import { DrawerHistory } from './drawer-history';

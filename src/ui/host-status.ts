@@ -4,7 +4,7 @@
  * BroadcastChannel, for any element that shows it.
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
-import { statusChannelName, type HostStatus, type StatusMessage } from '../openai/status';
+import { statusChannelName, type HostStatus, type StatusMessage } from '../protocol/host/status';
 
 /** Keeps `value` at the host's last published status and updates the element on each. */
 export class HostStatusController implements ReactiveController {

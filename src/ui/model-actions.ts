@@ -6,7 +6,7 @@
  * speed. The element only renders it.
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
-import type { DownloadProgress } from '../openai/downloads';
+import type { DownloadProgress } from '../protocol/host/downloads';
 import { ApiError, call, download, modelPath, type CatalogModel } from './api-client';
 import { describeDownloadFailure } from './download-failure';
 import { SpeedMeter } from './model-facts';

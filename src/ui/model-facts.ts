@@ -4,10 +4,10 @@
  * facts line, which engine runs it and on what, a download's speed, and what the user typed in
  * "Add a model" as the API's `source`.
  */
-import { llamaOnGpu } from '../openai/catalog';
-import type { DownloadProgress } from '../openai/downloads';
-import { ECHO_MODEL_ID } from '../openai/models';
-import type { HostStatus } from '../openai/status';
+import { llamaOnGpu } from '../models/catalog';
+import type { DownloadProgress } from '../protocol/host/downloads';
+import { ECHO_MODEL_ID } from '../models/models';
+import type { HostStatus } from '../protocol/host/status';
 import type { CatalogModel } from './api-client';
 import { formatBytes } from './styles';
 

@@ -11,7 +11,7 @@
  */
 import { css, html, LitElement, nothing, type PropertyValues } from 'lit';
 import { repeat } from 'lit/directives/repeat.js';
-import type { HostStatus } from '../openai/status';
+import type { HostStatus } from '../protocol/host/status';
 import type { CatalogModel } from './api-client';
 import { ModelActionsController } from './model-actions';
 import './model-add';

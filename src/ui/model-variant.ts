@@ -6,8 +6,8 @@
  * `<model-manager>`, whose shadow root holds their styles and whose controller does the work.
  */
 import { html, nothing } from 'lit';
-import type { DownloadProgress } from '../openai/downloads';
-import type { HostStatus } from '../openai/status';
+import type { DownloadProgress } from '../protocol/host/downloads';
+import type { HostStatus } from '../protocol/host/status';
 import { leavesFor, type CatalogModel } from './api-client';
 import { phaseWords } from './download-words';
 import type { ModelActionsController } from './model-actions';

@@ -1,10 +1,10 @@
 /**
  * @module
  * The user's say before the app reaches into their network: the API refuses a model's source or
- * a server's address more private than the app (`src/openai/private-network.ts`) unless the
+ * a server's address more private than the app (`src/protocol/private-network.ts`) unless the
  * request carries `allow_private_network`, and the UI sends it only after asking.
  */
-import { addressSpaceOf } from '../openai/private-network';
+import { addressSpaceOf } from '../protocol/private-network';
 
 /**
  * `{allow_private_network: true}` when `target` is more private than this page and the user

@@ -3,8 +3,8 @@
  * The line under a reply: its tokens, its speed and what it cost, without the noise of numbers
  * that say nothing.
  */
-import { ECHO_MODEL_ID } from '../openai/models';
-import type { Usage } from '../openai/types';
+import { ECHO_MODEL_ID } from '../models/models';
+import type { Usage } from '../protocol/types';
 import type { ReplyStats } from './conversation';
 import { replySpeed } from './speed';
 

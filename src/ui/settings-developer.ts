@@ -6,8 +6,8 @@
  */
 import { css, html, LitElement, nothing, type PropertyValues } from 'lit';
 import { live } from 'lit/directives/live.js';
-import { ECHO_MODEL_ID } from '../openai/models';
-import type { HostStatus } from '../openai/status';
+import { ECHO_MODEL_ID } from '../models/models';
+import type { HostStatus } from '../protocol/host/status';
 import {
   appKey,
   appKeyId,

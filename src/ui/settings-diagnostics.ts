@@ -4,7 +4,7 @@
  * words, its adapter and limits), the engine host and its queue, and storage with its persistence.
  */
 import { css, html, LitElement, nothing } from 'lit';
-import type { HostStatus } from '../openai/status';
+import type { HostStatus } from '../protocol/host/status';
 import type { FullStatus } from './api-client';
 import type { Persistence } from './persistence';
 import { formatBytes, shared } from './styles';

@@ -6,7 +6,7 @@
  * and this device's diagnostics).
  */
 import { css, html, LitElement } from 'lit';
-import type { HostStatus } from '../openai/status';
+import type { HostStatus } from '../protocol/host/status';
 import type { CatalogModel } from './api-client';
 import type { Persistence } from './persistence';
 import './servers-view';

@@ -3,7 +3,7 @@
  * The model the API panel's snippets name: one a call can reach, never the echo test engine
  * unless the user picked it, and said plainly when the model has to be downloaded first.
  */
-import { ECHO_MODEL_ID } from '../openai/models';
+import { ECHO_MODEL_ID } from '../models/models';
 import type { CatalogModel } from './api-client';
 import { chatModels } from './chat-models';
 import { recommendedModel } from './model-facts';

@@ -3,7 +3,7 @@
  * Styles every element of the app shares: controls, focus rings, visually hidden text.
  */
 import { css } from 'lit';
-import { readableAmount } from '../openai/readable-amount';
+import { readableAmount } from '../models/readable-amount';
 
 /** A list of cards (models, servers): each `li` a raised box, its `.head` a row of badges. */
 export const cards = css`

@@ -12,9 +12,9 @@ import {
 } from '../../../src/bridge/messages';
 import { EchoEngine } from '../../../src/engine-host/echo-engine';
 import type { EngineOutput } from '../../../src/engine-host/engine';
-import { decodeSse } from '../../../src/openai/sse';
-import type { ChatRequest } from '../../../src/openai/types';
-import { parseChatRequest } from '../../../src/openai/validate';
+import { decodeSse } from '../../../src/protocol/sse';
+import type { ChatRequest } from '../../../src/protocol/types';
+import { parseChatRequest } from '../../../src/protocol/validate';
 import { chatRequest, echoBody, echoStack, eventually, sleep } from '../helpers';
 
 /** The echo engine, counting the tokens it has produced. */

@@ -4,9 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Downloads } from '../../../src/engine-host/downloads';
-import { ggufEntry } from '../../../src/openai/catalog';
-import { finished, type DownloadProgress } from '../../../src/openai/downloads';
-import { ggufParts, ggufSizeKey } from '../../../src/openai/gguf-parts';
+import { ggufEntry } from '../../../src/models/catalog';
+import { finished, type DownloadProgress } from '../../../src/protocol/host/downloads';
+import { ggufParts, ggufSizeKey } from '../../../src/models/gguf-parts';
 import { MemoryCaches, memorySet } from '../fake-storage';
 
 const URL_ = 'https://models.example/huge.gguf';

@@ -7,10 +7,10 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { fixtureGguf, splitGguf } from '../../../scripts/fixture-gguf.mjs';
 import { Downloads } from '../../../src/engine-host/downloads';
-import { ggufEntry, type GgufEntry } from '../../../src/openai/catalog';
-import { finished, type DownloadProgress } from '../../../src/openai/downloads';
-import { ggufPartKey, ggufSizeKey } from '../../../src/openai/gguf-parts';
-import { ggufBlobs, missingFiles } from '../../../src/openai/on-device';
+import { ggufEntry, type GgufEntry } from '../../../src/models/catalog';
+import { finished, type DownloadProgress } from '../../../src/protocol/host/downloads';
+import { ggufPartKey, ggufSizeKey } from '../../../src/models/gguf-parts';
+import { ggufBlobs, missingFiles } from '../../../src/models/on-device';
 import { MemoryCaches, memorySet, RangeServer } from '../fake-storage';
 
 const APP = 'https://app.example/';

@@ -14,9 +14,9 @@ import {
   type WllamaLike,
 } from '../../../src/engine-host/llama-engine';
 import type { LlamaChunk } from '../../../src/engine-host/llama-mapping';
-import { ggufEntry, LLAMA_MAX_CONTEXT, type GpuFacts } from '../../../src/openai/catalog';
-import { OpenAIError } from '../../../src/openai/errors';
-import { parseChatRequest } from '../../../src/openai/validate';
+import { ggufEntry, LLAMA_MAX_CONTEXT, type GpuFacts } from '../../../src/models/catalog';
+import { OpenAIError } from '../../../src/protocol/errors';
+import { parseChatRequest } from '../../../src/protocol/validate';
 import { MemoryCaches } from '../fake-storage';
 import { eventually } from '../helpers';
 

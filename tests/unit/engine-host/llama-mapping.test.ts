@@ -14,8 +14,8 @@ import {
   unknownBiasTokens,
   type LlamaChunk,
 } from '../../../src/engine-host/llama-mapping';
-import { OpenAIError } from '../../../src/openai/errors';
-import { parseChatRequest } from '../../../src/openai/validate';
+import { OpenAIError } from '../../../src/protocol/errors';
+import { parseChatRequest } from '../../../src/protocol/validate';
 
 const MODEL = 'e2e/fixture-GGUF:F32';
 const request = (extra: Record<string, unknown> = {}) =>

@@ -9,9 +9,9 @@ import { Downloads } from '../../../src/engine-host/downloads';
 import { EchoEngine } from '../../../src/engine-host/echo-engine';
 import { LocalModels } from '../../../src/engine-host/model-service';
 import { EngineQueue } from '../../../src/engine-host/queue';
-import { catalogEntry, prebuiltCatalog, type CatalogEntry } from '../../../src/openai/catalog';
-import { finished } from '../../../src/openai/downloads';
-import { missingFiles } from '../../../src/openai/on-device';
+import { catalogEntry, prebuiltCatalog, type CatalogEntry } from '../../../src/models/catalog';
+import { finished } from '../../../src/protocol/host/downloads';
+import { missingFiles } from '../../../src/models/on-device';
 import { tinyModel } from '../../tiny-model';
 import { FakeNetwork, MemoryCaches, memorySet } from '../fake-storage';
 

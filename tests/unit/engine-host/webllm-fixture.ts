@@ -15,9 +15,9 @@ import {
   prebuiltCatalog,
   type CatalogEntry,
   type WebLLMEntry,
-} from '../../../src/openai/catalog';
-import { modelBaseUrl } from '../../../src/openai/on-device';
-import { parseChatRequest } from '../../../src/openai/validate';
+} from '../../../src/models/catalog';
+import { modelBaseUrl } from '../../../src/models/on-device';
+import { parseChatRequest } from '../../../src/protocol/validate';
 import { FakeGPUAdapter, WebLLMHarness, type ScriptedModel } from './webllm-harness';
 
 export const APP = 'https://app.example/hearth/';

@@ -14,7 +14,7 @@ import {
   toWebLLMRequest,
   type WebLLMChunk,
 } from '../../../src/engine-host/webllm-mapping';
-import { parseChatRequest } from '../../../src/openai/validate';
+import { parseChatRequest } from '../../../src/protocol/validate';
 
 /** A whole reply split into its thinking and its answer. */
 function splitThinking(text: string, startsThinking: boolean) {

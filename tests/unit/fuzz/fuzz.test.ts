@@ -14,10 +14,10 @@ import {
   type FuzzCase,
 } from '../../fuzz/generate';
 import { failureMessage, faultOf, Tally, writeReport, type Answer } from '../../fuzz/oracle';
-import { OpenAIError } from '../../../src/openai/errors';
-import { ECHO_MODEL, type ModelDirectory } from '../../../src/openai/models';
-import { memoryServerStore, Servers } from '../../../src/openai/servers';
-import { memorySettingsStore, Settings } from '../../../src/openai/settings';
+import { OpenAIError } from '../../../src/protocol/errors';
+import { ECHO_MODEL, type ModelDirectory } from '../../../src/models/models';
+import { memoryServerStore, Servers } from '../../../src/servers/servers';
+import { memorySettingsStore, Settings } from '../../../src/api/settings';
 import { chatRequest, echoStack, scriptedBackend, URL_BASE } from '../helpers';
 
 /** The browser run sends 10,000; here a few seconds' worth (`FUZZ_COUNT` for more). */

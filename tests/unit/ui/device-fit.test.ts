@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { HostStatus } from '../../../src/openai/status';
+import type { HostStatus } from '../../../src/protocol/host/status';
 import { catalogModel } from './catalog-model';
 import { fitForDevice, SOFTWARE_ADAPTER_REASON, softwareAdapter } from '../../../src/ui/device-fit';
 import { recommendedModel } from '../../../src/ui/model-facts';

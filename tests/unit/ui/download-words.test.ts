@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DownloadProgress } from '../../../src/openai/downloads';
+import type { DownloadProgress } from '../../../src/protocol/host/downloads';
 import { phaseWords } from '../../../src/ui/download-words';
 
 const progress = (over: Partial<DownloadProgress>): DownloadProgress => ({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { HostStatus } from '../../../src/openai/status';
+import type { HostStatus } from '../../../src/protocol/host/status';
 import { summarize } from '../../../src/ui/engine-summary';
 
 const host = (over: Partial<HostStatus> = {}): HostStatus =>

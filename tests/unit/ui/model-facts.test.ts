@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { HostStatus } from '../../../src/openai/status';
+import type { HostStatus } from '../../../src/protocol/host/status';
 import { catalogModel } from './catalog-model';
 import {
   engineLabel,

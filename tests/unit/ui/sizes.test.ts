@@ -3,7 +3,7 @@
  * "338.0 MB"), one decimal where it helps ("1.2 GB").
  */
 import { describe, expect, it } from 'vitest';
-import { formatBytes as storageBytes } from '../../../src/openai/storage-room';
+import { formatBytes as storageBytes } from '../../../src/models/storage-room';
 import { formatBytes } from '../../../src/ui/styles';
 
 const MB = 1024 ** 2;
