@@ -59,7 +59,7 @@ export default tseslint.config(
           paths: [
             {
               name: '@mlc-ai/web-llm',
-              message: 'Only src/engine-host/webllm-engine.ts imports WebLLM.',
+              message: 'Only src/engines/webllm/webllm-engine.ts imports WebLLM.',
             },
           ],
         },
@@ -70,7 +70,7 @@ export default tseslint.config(
     // WebLLM runs in one file of the engine worker; the catalogue is read from it at build time,
     // and tests and benchmarks use it as a fixture and a baseline.
     files: [
-      'src/engine-host/webllm-engine.ts',
+      'src/engines/webllm/webllm-engine.ts',
       'scripts/catalog-plugin.ts',
       'tests/**',
       'bench/**',
@@ -140,6 +140,42 @@ export default tseslint.config(
       'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
     },
   },
+  // The engines: one folder each behind src/engines/engine.ts. They import the API's folders, not
+  // the engine host that runs them; the one exception is the WebLLM engine's device losses, kept
+  // in the engine worker's IndexedDB (src/engine-host/device-losses.ts).
+  {
+    files: ['src/engines/*.ts'],
+    rules: onlyImports(
+      ['\\./(?!(echo|webllm|llama)/)', '\\.\\./(protocol|models|api)/'],
+      'src/engines imports only itself (not one engine), src/protocol, src/models and src/api (DESIGN §2).',
+    ),
+  },
+  {
+    files: ['src/engines/*/**'],
+    rules: onlyImports(
+      [
+        '\\./',
+        '\\.\\./[a-z-]+$',
+        '\\.\\./\\.\\./(protocol|models|api)/',
+        '\\.\\./\\.\\./engine-host/device-losses$',
+        '@wllama/',
+      ],
+      'An engine imports only its folder, src/engines, src/protocol, src/models and src/api (DESIGN §2).',
+    ),
+  },
+  {
+    files: ['src/engines/webllm/webllm-engine.ts'],
+    rules: onlyImports(
+      [
+        '\\./',
+        '\\.\\./[a-z-]+$',
+        '\\.\\./\\.\\./(protocol|models|api)/',
+        '\\.\\./\\.\\./engine-host/device-losses$',
+        '@mlc-ai/web-llm$',
+      ],
+      'The WebLLM engine imports only WebLLM, its folder, src/engines, src/protocol, src/models and src/api.',
+    ),
+  },
   {
     files: ['src/bridge/**'],
     rules: {
@@ -193,7 +229,7 @@ export default tseslint.config(
           ],
           patterns: [
             {
-              group: ['**/engine-host/**', '**/bridge/**'],
+              group: ['**/engine-host/**', '**/engines/**', '**/bridge/**'],
               message: 'The UI talks to the engine only over HTTP (DESIGN §2).',
             },
           ],

@@ -13,7 +13,7 @@ import {
   type DirectEmbed,
   type DirectRun,
 } from '../src/engine-host/bench-hook';
-import { EchoEngine } from '../src/engine-host/echo-engine';
+import { EchoEngine } from '../src/engines/echo/echo-engine';
 import { SseReplyWriter, toUsage } from '../src/api/completion';
 import { ECHO_MODEL } from '../src/models/models';
 import { parseChatRequest } from '../src/protocol/validate';

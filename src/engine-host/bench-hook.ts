@@ -8,7 +8,7 @@
  */
 import { parseChatRequest } from '../protocol/validate';
 import { llamaNeedsCompat } from '../models/llama-compat';
-import type { LlamaEngine, LlamaPlatform } from './llama-engine';
+import type { LlamaEngine, LlamaPlatform } from '../engines/llama/llama-engine';
 
 /** The channel the bench page and the engine worker talk on. */
 export const BENCH_CHANNEL = 'hearth:bench';

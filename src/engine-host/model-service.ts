@@ -12,7 +12,7 @@ import { finished, type DownloadProgress } from '../protocol/host/downloads';
 import { OpenAIError } from '../protocol/errors';
 import { missingFiles, type CacheStorageLike } from '../models/on-device';
 import { sweepOrphanFiles, type SweepCaches } from '../models/added/orphan-files';
-import type { Downloads } from './downloads';
+import type { Downloads } from './downloads/downloads';
 import type { ModelSet } from './engine-db';
 import type { EngineQueue } from './queue';
 

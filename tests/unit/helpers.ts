@@ -3,7 +3,7 @@ import type { ChatBackend, ChatEvent } from '../../src/protocol/host/backend';
 import { PortBackend, type FlowOptions } from '../../src/bridge/client';
 import { HostServer } from '../../src/bridge/server';
 import { Channel } from '../../src/bridge/channel';
-import { EchoEngine } from '../../src/engine-host/echo-engine';
+import { EchoEngine } from '../../src/engines/echo/echo-engine';
 import { EngineQueue } from '../../src/engine-host/queue';
 import { decodeSse } from '../../src/protocol/sse';
 import { ECHO_MODEL, staticModelDirectory } from '../../src/models/models';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Engine, EngineOutput } from '../../../src/engine-host/engine';
+import type { Engine, EngineOutput } from '../../../src/engines/engine';
 import { EngineQueue } from '../../../src/engine-host/queue';
 import { Channel } from '../../../src/bridge/channel';
 import { HostLostError, type ModelService } from '../../../src/protocol/host/backend';

@@ -10,8 +10,8 @@ import {
   type ReplyMessage,
   type RequestMessage,
 } from '../../../src/bridge/messages';
-import { EchoEngine } from '../../../src/engine-host/echo-engine';
-import type { EngineOutput } from '../../../src/engine-host/engine';
+import { EchoEngine } from '../../../src/engines/echo/echo-engine';
+import type { EngineOutput } from '../../../src/engines/engine';
 import { decodeSse } from '../../../src/protocol/sse';
 import type { ChatRequest } from '../../../src/protocol/types';
 import { parseChatRequest } from '../../../src/protocol/validate';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Channel } from '../../../src/bridge/channel';
-import { Downloads } from '../../../src/engine-host/downloads';
-import { EchoEngine } from '../../../src/engine-host/echo-engine';
+import { Downloads } from '../../../src/engine-host/downloads/downloads';
+import { EchoEngine } from '../../../src/engines/echo/echo-engine';
 import { LiveCatalog } from '../../../src/engine-host/live-catalog';
 import { LocalModels } from '../../../src/engine-host/model-service';
 import { EngineQueue } from '../../../src/engine-host/queue';

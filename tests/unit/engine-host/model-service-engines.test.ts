@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { fixtureGguf } from '../../../scripts/fixture-gguf.mjs';
-import { Downloads } from '../../../src/engine-host/downloads';
-import { EchoEngine } from '../../../src/engine-host/echo-engine';
+import { Downloads } from '../../../src/engine-host/downloads/downloads';
+import { EchoEngine } from '../../../src/engines/echo/echo-engine';
 import { LocalModels, type ManagedEngine } from '../../../src/engine-host/model-service';
 import { EngineQueue } from '../../../src/engine-host/queue';
 import { ggufEntry } from '../../../src/models/catalog';

@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { PortBackend } from '../../../src/bridge/client';
 import { HostServer } from '../../../src/bridge/server';
-import { Downloads } from '../../../src/engine-host/downloads';
-import type { Engine, EngineOutput } from '../../../src/engine-host/engine';
+import { Downloads } from '../../../src/engine-host/downloads/downloads';
+import type { Engine, EngineOutput } from '../../../src/engines/engine';
 import { LocalModels } from '../../../src/engine-host/model-service';
 import { EngineQueue } from '../../../src/engine-host/queue';
 import { catalogEntry, type GpuFacts } from '../../../src/models/catalog';

@@ -3,7 +3,7 @@
  * embedding model loaded beside the chat model (no unload, no model switch).
  */
 import { describe, expect, it } from 'vitest';
-import type { EmbedOutput, Engine, EngineOutput } from '../../../src/engine-host/engine';
+import type { EmbedOutput, Engine, EngineOutput } from '../../../src/engines/engine';
 import { EngineQueue } from '../../../src/engine-host/queue';
 import type { ChatEvent } from '../../../src/protocol/host/backend';
 import { OpenAIError } from '../../../src/protocol/errors';

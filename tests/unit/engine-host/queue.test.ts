@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Engine, EngineOutput } from '../../../src/engine-host/engine';
-import { EchoEngine } from '../../../src/engine-host/echo-engine';
+import type { Engine, EngineOutput } from '../../../src/engines/engine';
+import { EchoEngine } from '../../../src/engines/echo/echo-engine';
 import { EngineQueue, MAX_AHEAD } from '../../../src/engine-host/queue';
 import type { ChatEvent } from '../../../src/protocol/host/backend';
 import { ECHO_MODEL } from '../../../src/models/models';

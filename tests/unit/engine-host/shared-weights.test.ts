@@ -5,8 +5,8 @@
  */
 import * as webllm from '@mlc-ai/web-llm';
 import { describe, expect, it } from 'vitest';
-import { Downloads } from '../../../src/engine-host/downloads';
-import { EchoEngine } from '../../../src/engine-host/echo-engine';
+import { Downloads } from '../../../src/engine-host/downloads/downloads';
+import { EchoEngine } from '../../../src/engines/echo/echo-engine';
 import { LocalModels } from '../../../src/engine-host/model-service';
 import { EngineQueue } from '../../../src/engine-host/queue';
 import { catalogEntry, prebuiltCatalog, type CatalogEntry } from '../../../src/models/catalog';

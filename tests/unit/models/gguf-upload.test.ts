@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EchoEngine } from '../../../src/engine-host/echo-engine';
+import { EchoEngine } from '../../../src/engines/echo/echo-engine';
 import { EngineQueue } from '../../../src/engine-host/queue';
 import { AddedModels, memoryAddedStore } from '../../../src/models/added/added-models';
 import { ggufEntry } from '../../../src/models/catalog';

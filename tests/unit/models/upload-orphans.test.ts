@@ -4,7 +4,7 @@ import { ggufPartKey, ggufSizeKey } from '../../../src/models/gguf-parts';
 import { ORPHAN_GRACE_MS, sweepOrphanFiles } from '../../../src/models/added/orphan-files';
 import { MemoryCaches, memorySet } from '../fake-storage';
 import { LocalModels } from '../../../src/engine-host/model-service';
-import type { Downloads } from '../../../src/engine-host/downloads';
+import type { Downloads } from '../../../src/engine-host/downloads/downloads';
 import { EngineQueue } from '../../../src/engine-host/queue';
 
 const APP = 'https://app.example/hearth/';

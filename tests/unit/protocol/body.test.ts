@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readJsonBody } from '../../../src/protocol/body';
 import { Channel } from '../../../src/bridge/channel';
-import { EchoEngine } from '../../../src/engine-host/echo-engine';
+import { EchoEngine } from '../../../src/engines/echo/echo-engine';
 import { EngineQueue } from '../../../src/engine-host/queue';
 import type { ModelService } from '../../../src/protocol/host/backend';
 import type { DownloadProgress } from '../../../src/protocol/host/downloads';

@@ -5,7 +5,7 @@ import type { FetchLike } from '../../../src/models/added/gguf-source';
 import { addressSpaceOf, assertNetworkAllowed } from '../../../src/protocol/private-network';
 import { createApi } from '../../../src/api/router';
 import { memoryServerStore, Servers } from '../../../src/servers/servers';
-import { EchoEngine } from '../../../src/engine-host/echo-engine';
+import { EchoEngine } from '../../../src/engines/echo/echo-engine';
 import { EngineQueue } from '../../../src/engine-host/queue';
 import { DeviceModels } from '../../../sw/models';
 import { MemoryCaches } from '../fake-storage';

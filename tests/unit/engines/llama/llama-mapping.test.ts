@@ -3,7 +3,7 @@
  * as that build produced them for the fixture GGUF in Chromium (notes/wllama-3.13.md).
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { EngineOutput } from '../../../src/engine-host/engine';
+import type { EngineOutput } from '../../../../src/engines/engine';
 import {
   fromLlamaError,
   isFatal,
@@ -13,9 +13,9 @@ import {
   toLlamaRequest,
   unknownBiasTokens,
   type LlamaChunk,
-} from '../../../src/engine-host/llama-mapping';
-import { OpenAIError } from '../../../src/protocol/errors';
-import { parseChatRequest } from '../../../src/protocol/validate';
+} from '../../../../src/engines/llama/llama-mapping';
+import { OpenAIError } from '../../../../src/protocol/errors';
+import { parseChatRequest } from '../../../../src/protocol/validate';
 
 const MODEL = 'e2e/fixture-GGUF:F32';
 const request = (extra: Record<string, unknown> = {}) =>

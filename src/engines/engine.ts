@@ -1,5 +1,12 @@
 /**
  * @module
+ * src/engines/ is the engines, one folder each (echo/, webllm/, llama/) behind this one Engine
+ * interface, with what they share: outputs to the API's tokens, seeds, embedding inputs. The top
+ * folder imports src/protocol, src/models and src/api (chat-run, completion), never one engine;
+ * an engine imports its folder, src/engines and those, and no engine host but the WebLLM engine's
+ * device losses (src/engine-host/device-losses.ts). Only src/engines/webllm/webllm-engine.ts
+ * imports WebLLM.
+ *
  * The interface every engine implements. It is shaped by WebLLM's constraints (notes §2, §7,
  * §8): one generation at a time per engine (the queue guarantees it), a model load that runs on
  * its own and reports progress, and a generation that stops when its signal aborts — which an

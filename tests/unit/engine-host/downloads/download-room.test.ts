@@ -3,11 +3,11 @@
  * a time: a server's claimed size must not fill the storage, nor the engine worker's memory.
  */
 import { describe, expect, it } from 'vitest';
-import { Downloads } from '../../../src/engine-host/downloads';
-import { ggufEntry } from '../../../src/models/catalog';
-import { finished, type DownloadProgress } from '../../../src/protocol/host/downloads';
-import { ggufParts, ggufSizeKey } from '../../../src/models/gguf-parts';
-import { MemoryCaches, memorySet } from '../fake-storage';
+import { Downloads } from '../../../../src/engine-host/downloads/downloads';
+import { ggufEntry } from '../../../../src/models/catalog';
+import { finished, type DownloadProgress } from '../../../../src/protocol/host/downloads';
+import { ggufParts, ggufSizeKey } from '../../../../src/models/gguf-parts';
+import { MemoryCaches, memorySet } from '../../fake-storage';
 
 const URL_ = 'https://models.example/huge.gguf';
 const ID = 'acme/huge-GGUF:F32';

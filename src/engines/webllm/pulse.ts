@@ -7,7 +7,7 @@
  * decoded token); while it waits on the engine, `during` turns the beats into `progress` outputs,
  * at most one a `everyMs`, and none while outputs flow anyway.
  */
-import type { EngineOutput } from './engine';
+import type { EngineOutput } from '../engine';
 
 /** Beats of an engine's work, as `progress` outputs. */
 export class Pulse {

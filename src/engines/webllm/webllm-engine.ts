@@ -1,5 +1,9 @@
 /**
  * @module
+ * src/engines/webllm/ is the WebLLM engine: the engine, the request and chunk mapping, what it
+ * reads of WebLLM's pipeline and its signs of life. It imports src/engines, the API's folders,
+ * the engine host's device losses, and (this file only) WebLLM.
+ *
  * The WebLLM engine: `@mlc-ai/web-llm` 0.2.86 behind the `Engine` interface, in the engine
  * worker. The only file that imports the library, and lazily, so that a host that serves only
  * the echo engine never loads its 6.8 MB. Its traps (notes/webllm-0.2.86.md) are handled here:
@@ -8,28 +12,28 @@
  * out-of-memory shows only as a destroyed device); records are found by WebLLM's bare
  * `model_id`, first match; deltas keep the start of a matched stop string and hold back text
  * that ends mid-character, so the reply is settled against the pipeline's own text at the end.
- * tests/unit/engine-host/webllm-harness.ts runs this file against WebLLM's real engine code.
+ * tests/unit/engines/webllm/webllm-harness.ts runs this file against WebLLM's real engine code.
  */
 import type { AppConfig, CreateEmbeddingResponse, MLCEngine, ModelRecord } from '@mlc-ai/web-llm';
-import type { SpeedFigures } from '../protocol/host/backend';
-import type { WebLLMEntry } from '../models/catalog';
-import { OpenAIError } from '../protocol/errors';
+import type { SpeedFigures } from '../../protocol/host/backend';
+import type { WebLLMEntry } from '../../models/catalog';
+import { OpenAIError } from '../../protocol/errors';
 import {
   missingFiles,
   modelBaseUrl,
   modelLibUrl,
   type CacheStorageLike,
-} from '../models/on-device';
-import type { HostStatus } from '../protocol/host/status';
-import { normalizeInPlace } from '../protocol/vectors';
-import type { ChatRequest, EmbeddingRequest } from '../protocol/types';
-import { DeviceLosses, LOSSES_TO_FAIL } from './device-losses';
-import { findTooLong, inputTooLong } from './embed-inputs';
-import type { EmbedOutput, Engine, EngineOutput, LoadProgress } from './engine';
-import { PROGRESS_EVERY_MS, choicesOneByOne, filtered, outputOf } from './engine-outputs';
+} from '../../models/on-device';
+import type { HostStatus } from '../../protocol/host/status';
+import { normalizeInPlace } from '../../protocol/vectors';
+import type { ChatRequest, EmbeddingRequest } from '../../protocol/types';
+import { DeviceLosses, LOSSES_TO_FAIL } from '../../engine-host/device-losses';
+import { findTooLong, inputTooLong } from '../embed-inputs';
+import type { EmbedOutput, Engine, EngineOutput, LoadProgress } from '../engine';
+import { PROGRESS_EVERY_MS, choicesOneByOne, filtered, outputOf } from '../engine-outputs';
 import { Pulse, beatOnSteps } from './pulse';
 import { pipelineView, writtenIds, type PipelineLike } from './webllm-pipeline';
-import { StopFilter } from '../protocol/host/stop';
+import { StopFilter } from '../../protocol/host/stop';
 import {
   ChunkReader,
   errorParts,

@@ -4,7 +4,7 @@
  * tools, penalties and thinking, and the logprob entries that come back.
  */
 import { describe, expect, it } from 'vitest';
-import type { EngineOutput } from '../../../src/engine-host/engine';
+import type { EngineOutput } from '../../../../src/engines/engine';
 import {
   CALL,
   WEATHER,

@@ -6,8 +6,8 @@
  * (content and reasoning deltas, tool-call deltas assembled by index, logprobs, usage and speed),
  * and its errors become API errors. Facts measured: ../../../shared/notes/wllama-3.13.md.
  */
-import type { SpeedFigures } from '../protocol/host/backend';
-import { OpenAIError } from '../protocol/errors';
+import type { SpeedFigures } from '../../protocol/host/backend';
+import { OpenAIError } from '../../protocol/errors';
 import type {
   ChatMessage,
   ChatRequest,
@@ -15,9 +15,9 @@ import type {
   TokenLogprob,
   TopLogprob,
   ToolCall,
-} from '../protocol/types';
-import type { EngineOutput } from './engine';
-import { PROGRESS_EVERY_MS } from './engine-outputs';
+} from '../../protocol/types';
+import type { EngineOutput } from '../engine';
+import { PROGRESS_EVERY_MS } from '../engine-outputs';
 
 /** A message as llama-server takes it: OpenAI's shape, tool calls and results included. */
 export interface LlamaMessage {

@@ -6,17 +6,17 @@
  * raw JSON text first, thinking is mixed into content), and its errors — objects or
  * `"Name: message"` strings — become API errors. Notes: ../../../shared/notes/webllm-0.2.86.md.
  */
-import type { SpeedFigures } from '../protocol/host/backend';
-import { OpenAIError, type ErrorCode } from '../protocol/errors';
+import type { SpeedFigures } from '../../protocol/host/backend';
+import { OpenAIError, type ErrorCode } from '../../protocol/errors';
 import type {
   ChatMessage,
   ChatRequest,
   FinishReason,
   TokenLogprob,
   ToolCall,
-} from '../protocol/types';
-import type { EngineOutput } from './engine';
-import { webllmSeed } from './seeds';
+} from '../../protocol/types';
+import type { EngineOutput } from '../engine';
+import { webllmSeed } from '../seeds';
 
 /** A message as WebLLM takes it: no `name` (WebLLM would write it in place of the role). */
 export interface WebLLMMessage {

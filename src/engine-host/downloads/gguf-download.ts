@@ -11,7 +11,7 @@
  * parts stored already passed over. A file whose size or ETag differs from its record changed on
  * the server: its old parts go and it starts over, once.
  */
-import { OpenAIError } from '../protocol/errors';
+import { OpenAIError } from '../../protocol/errors';
 import {
   ggufParts,
   ggufSizeKey,
@@ -19,11 +19,11 @@ import {
   removeGgufFile,
   type GgufFileRecord,
   type GgufPart,
-} from '../models/gguf-parts';
+} from '../../models/gguf-parts';
 import { ByteSource } from './byte-source';
-import { assertRoom, defaultEstimator, type StorageEstimator } from '../models/storage-room';
+import { assertRoom, defaultEstimator, type StorageEstimator } from '../../models/storage-room';
 import { pause, Permanent, transient, unreachable } from './download-errors';
-import type { CacheLike, DownloadFetch } from './downloads';
+import type { CacheLike, DownloadFetch } from './download-io';
 
 /** What downloading one GGUF file needs. */
 export interface GgufFileOptions {

@@ -6,7 +6,7 @@
  * moves on.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { EngineOutput } from '../../../src/engine-host/engine';
+import type { EngineOutput } from '../../../../src/engines/engine';
 import {
   CALL,
   WEATHER,

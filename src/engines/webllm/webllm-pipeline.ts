@@ -3,7 +3,7 @@
  * What Hearth reads of WebLLM 0.2.86's `LLMChatPipeline` (the library exposes no other way to
  * these facts): the reply's text and its logprob entries, one per sampled token.
  */
-import type { TokenLogprob } from '../protocol/types';
+import type { TokenLogprob } from '../../protocol/types';
 import type { PipelineView, WebLLMRequest } from './webllm-mapping';
 
 /** What the engine reads of WebLLM's pipeline (0.2.86 exposes no other way to these facts). */

@@ -1,11 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
-import { Downloads } from '../../../src/engine-host/downloads';
-import { catalogEntry, type CatalogEntry } from '../../../src/models/catalog';
-import { finished, type DownloadProgress } from '../../../src/protocol/host/downloads';
-import { missingFiles } from '../../../src/models/on-device';
-import { tinyModel, type TinyModel } from '../../tiny-model';
-import { FakeNetwork, MemoryCaches, memorySet } from '../fake-storage';
-import { eventually } from '../helpers';
+import { Downloads } from '../../../../src/engine-host/downloads/downloads';
+import { catalogEntry, type CatalogEntry } from '../../../../src/models/catalog';
+import { finished, type DownloadProgress } from '../../../../src/protocol/host/downloads';
+import { missingFiles } from '../../../../src/models/on-device';
+import { tinyModel, type TinyModel } from '../../../tiny-model';
+import { FakeNetwork, MemoryCaches, memorySet } from '../../fake-storage';
+import { eventually } from '../../helpers';
 
 const APP = 'https://app.example/';
 const BASE = 'https://models.example/tiny/';

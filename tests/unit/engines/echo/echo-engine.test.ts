@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { EchoEngine, echoReply, echoTokens } from '../../../src/engine-host/echo-engine';
-import type { EngineOutput } from '../../../src/engine-host/engine';
-import { OpenAIError } from '../../../src/protocol/errors';
-import { ECHO_MODEL } from '../../../src/models/models';
-import { parseChatRequest } from '../../../src/protocol/validate';
+import { EchoEngine, echoReply, echoTokens } from '../../../../src/engines/echo/echo-engine';
+import type { EngineOutput } from '../../../../src/engines/engine';
+import { OpenAIError } from '../../../../src/protocol/errors';
+import { ECHO_MODEL } from '../../../../src/models/models';
+import { parseChatRequest } from '../../../../src/protocol/validate';
 
 async function run(body: Record<string, unknown>, signal = new AbortController().signal) {
   const engine = new EchoEngine();

@@ -1,5 +1,9 @@
 /**
  * @module
+ * src/engine-host/downloads/ is model downloads in the engine worker: MLC files whole, GGUF files
+ * in parts by Range, retries and what a failure means. It imports src/protocol, src/models and
+ * the engine worker's IndexedDB (../engine-db.ts), and itself.
+ *
  * Model downloads as jobs of the host's engine worker, not of any request: they run while pages
  * come and go, every tab sees them, and a new host resumes the ones its predecessor left. MLC
  * files go into the caches WebLLM reads, under the keys it looks up, one whole file at a time, so
@@ -9,38 +13,19 @@
  * stored. Removing a model keeps the files other models on the device list: several catalogue
  * models share one set.
  */
-import type { CatalogEntry } from '../models/catalog';
-import type { DownloadProgress } from '../protocol/host/downloads';
-import { OpenAIError } from '../protocol/errors';
-import { GGUF_PART_BYTES, removeGgufFile } from '../models/gguf-parts';
-import { cachedJson, missingFiles, planFiles, type ModelFile } from '../models/on-device';
-import type { StorageEstimator } from '../models/storage-room';
+import type { CatalogEntry } from '../../models/catalog';
+import type { DownloadProgress } from '../../protocol/host/downloads';
+import { OpenAIError } from '../../protocol/errors';
+import { GGUF_PART_BYTES, removeGgufFile } from '../../models/gguf-parts';
+import { cachedJson, missingFiles, planFiles, type ModelFile } from '../../models/on-device';
+import type { StorageEstimator } from '../../models/storage-room';
 import { isQuotaError, pause, Permanent, transient, unreachable } from './download-errors';
+import type { CacheLike, DownloadCaches, DownloadFetch } from './download-io';
 import { downloadGguf } from './gguf-download';
-import type { ModelSet } from './engine-db';
 
-/** The part of `Cache` the downloads use. */
-export interface CacheLike {
-  match(request: string): Promise<Response | undefined>;
-  put(request: string, response: Response): Promise<void>;
-  delete(request: string): Promise<boolean>;
-}
-
-/** The part of `CacheStorage` the downloads use. */
-export interface DownloadCaches {
-  open(cacheName: string): Promise<CacheLike>;
-}
-
-/** The part of `fetch` the downloads use: GETs (a GGUF's with a `range` header) and HEADs. */
-export type DownloadFetch = (
-  url: string,
-  init: {
-    signal: AbortSignal;
-    headers?: Record<string, string>;
-    method?: 'GET' | 'HEAD';
-    cache?: RequestCache;
-  },
-) => Promise<Response>;
+// Kept in download-io.ts, which gguf-download.ts imports too, so that it need not import this file.
+export type { CacheLike, DownloadCaches, DownloadFetch } from './download-io';
+import type { ModelSet } from '../engine-db';
 
 /** What the downloads need from the worker. */
 export interface DownloadOptions {

@@ -4,20 +4,20 @@
  */
 import type { CreateEmbeddingResponse, EmbeddingCreateParams } from '@mlc-ai/web-llm';
 import { afterAll, beforeAll } from 'vitest';
-import type { EngineOutput } from '../../../src/engine-host/engine';
+import type { EngineOutput } from '../../../../src/engines/engine';
 import {
   WebLLMEngine,
   type LossStore,
   type MLCEngineLike,
-} from '../../../src/engine-host/webllm-engine';
+} from '../../../../src/engines/webllm/webllm-engine';
 import {
   catalogEntry,
   prebuiltCatalog,
   type CatalogEntry,
   type WebLLMEntry,
-} from '../../../src/models/catalog';
-import { modelBaseUrl } from '../../../src/models/on-device';
-import { parseChatRequest } from '../../../src/protocol/validate';
+} from '../../../../src/models/catalog';
+import { modelBaseUrl } from '../../../../src/models/on-device';
+import { parseChatRequest } from '../../../../src/protocol/validate';
 import { FakeGPUAdapter, WebLLMHarness, type ScriptedModel } from './webllm-harness';
 
 export const APP = 'https://app.example/hearth/';

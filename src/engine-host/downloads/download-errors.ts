@@ -3,7 +3,7 @@
  * What a download does with a failure: retry it (a broken connection, a server error), or give up
  * at once (a missing file, a file that is not what it should be, a full disk, a cancel).
  */
-import { OpenAIError } from '../protocol/errors';
+import { OpenAIError } from '../../protocol/errors';
 
 /** A failure that retrying cannot mend. */
 export class Permanent extends Error {}

@@ -5,13 +5,13 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { fixtureGguf, splitGguf } from '../../../scripts/fixture-gguf.mjs';
-import { Downloads } from '../../../src/engine-host/downloads';
-import { ggufEntry, type GgufEntry } from '../../../src/models/catalog';
-import { finished, type DownloadProgress } from '../../../src/protocol/host/downloads';
-import { ggufPartKey, ggufSizeKey } from '../../../src/models/gguf-parts';
-import { ggufBlobs, missingFiles } from '../../../src/models/on-device';
-import { MemoryCaches, memorySet, RangeServer } from '../fake-storage';
+import { fixtureGguf, splitGguf } from '../../../../scripts/fixture-gguf.mjs';
+import { Downloads } from '../../../../src/engine-host/downloads/downloads';
+import { ggufEntry, type GgufEntry } from '../../../../src/models/catalog';
+import { finished, type DownloadProgress } from '../../../../src/protocol/host/downloads';
+import { ggufPartKey, ggufSizeKey } from '../../../../src/models/gguf-parts';
+import { ggufBlobs, missingFiles } from '../../../../src/models/on-device';
+import { MemoryCaches, memorySet, RangeServer } from '../../fake-storage';
 
 const APP = 'https://app.example/';
 const URL_ = 'https://models.example/fixture.gguf';

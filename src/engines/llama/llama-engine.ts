@@ -1,5 +1,8 @@
 /**
  * @module
+ * src/engines/llama/ is the llama.cpp engine (wllama) and its request and chunk mapping. It
+ * imports src/engines, the API's folders and wllama.
+ *
  * The llama.cpp engine: `@wllama/wllama` 3.13 (llama.cpp and llama-server compiled to
  * WebAssembly) behind the `Engine` interface, in the engine worker, for GGUF models. The only
  * file that imports the library, and lazily, so that a host that never runs a GGUF never loads
@@ -10,18 +13,18 @@
  * `exit()` and a new instance.
  */
 import wasmUrl from '@wllama/wllama/esm/wasm/wllama.wasm?url';
-import type { SpeedFigures } from '../protocol/host/backend';
-import { llamaContextSize, llamaOnGpu, type GgufEntry, type GpuFacts } from '../models/catalog';
-import { OpenAIError } from '../protocol/errors';
-import { ggufBlobs, ggufFiles, missingFiles, type CacheStorageLike } from '../models/on-device';
-import type { LlamaRuntime } from '../protocol/host/status';
-import { llamaCompatUrls, llamaNeedsCompat } from '../models/llama-compat';
-import { StopFilter } from '../protocol/host/stop';
-import { MAX_EMBEDDING_TOKENS } from '../protocol/vectors';
-import type { ChatRequest, EmbeddingRequest } from '../protocol/types';
-import { findTooLong, inputParam, inputTooLong } from './embed-inputs';
-import type { EmbedOutput, Engine, EngineOutput, LoadProgress } from './engine';
-import { choicesOneByOne, filtered, outputOf } from './engine-outputs';
+import type { SpeedFigures } from '../../protocol/host/backend';
+import { llamaContextSize, llamaOnGpu, type GgufEntry, type GpuFacts } from '../../models/catalog';
+import { OpenAIError } from '../../protocol/errors';
+import { ggufBlobs, ggufFiles, missingFiles, type CacheStorageLike } from '../../models/on-device';
+import type { LlamaRuntime } from '../../protocol/host/status';
+import { llamaCompatUrls, llamaNeedsCompat } from '../../models/llama-compat';
+import { StopFilter } from '../../protocol/host/stop';
+import { MAX_EMBEDDING_TOKENS } from '../../protocol/vectors';
+import type { ChatRequest, EmbeddingRequest } from '../../protocol/types';
+import { findTooLong, inputParam, inputTooLong } from '../embed-inputs';
+import type { EmbedOutput, Engine, EngineOutput, LoadProgress } from '../engine';
+import { choicesOneByOne, filtered, outputOf } from '../engine-outputs';
 import {
   fromLlamaError,
   isFatal,

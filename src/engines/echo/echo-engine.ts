@@ -1,13 +1,16 @@
 /**
  * @module
+ * src/engines/echo/ is the echo engine, which needs no GPU: it imports only src/engines and the
+ * API's folders.
+ *
  * The echo engine (`hearth/echo`): a deterministic test engine that needs no GPU, exactly as
  * DESIGN §3 defines it. It echoes the last user message (prefixed by the system prompt in
  * brackets), one whitespace-delimited token per chunk.
  */
-import { OpenAIError } from '../protocol/errors';
-import { ECHO_MODEL } from '../models/models';
-import type { ChatMessage, ChatRequest, FinishReason } from '../protocol/types';
-import type { Engine, EngineOutput } from './engine';
+import { OpenAIError } from '../../protocol/errors';
+import { ECHO_MODEL } from '../../models/models';
+import type { ChatMessage, ChatRequest, FinishReason } from '../../protocol/types';
+import type { Engine, EngineOutput } from '../engine';
 
 /** Splits text into echo tokens: `/\S+\s*\/g`, leading whitespace joined to the first token. */
 export function echoTokens(text: string): string[] {

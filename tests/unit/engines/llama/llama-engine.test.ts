@@ -4,21 +4,21 @@
  * several choices. The real wllama runs in tests/e2e/llama.spec.ts.
  */
 import { describe, expect, it } from 'vitest';
-import type { EmbedOutput, EngineOutput } from '../../../src/engine-host/engine';
-import { choiceSeed } from '../../../src/engine-host/seeds';
+import type { EmbedOutput, EngineOutput } from '../../../../src/engines/engine';
+import { choiceSeed } from '../../../../src/engines/seeds';
 import {
   LlamaEngine,
   llamaThreads,
   type LlamaEngineOptions,
   type LlamaLoadParams,
   type WllamaLike,
-} from '../../../src/engine-host/llama-engine';
-import type { LlamaChunk } from '../../../src/engine-host/llama-mapping';
-import { ggufEntry, LLAMA_MAX_CONTEXT, type GpuFacts } from '../../../src/models/catalog';
-import { OpenAIError } from '../../../src/protocol/errors';
-import { parseChatRequest } from '../../../src/protocol/validate';
-import { MemoryCaches } from '../fake-storage';
-import { eventually } from '../helpers';
+} from '../../../../src/engines/llama/llama-engine';
+import type { LlamaChunk } from '../../../../src/engines/llama/llama-mapping';
+import { ggufEntry, LLAMA_MAX_CONTEXT, type GpuFacts } from '../../../../src/models/catalog';
+import { OpenAIError } from '../../../../src/protocol/errors';
+import { parseChatRequest } from '../../../../src/protocol/validate';
+import { MemoryCaches } from '../../fake-storage';
+import { eventually } from '../../helpers';
 
 const APP = 'https://app.example/';
 const A = ggufEntry(

@@ -3,8 +3,8 @@
  * shaped as that version produces them (notes/webllm-0.2.86.md §3–§4).
  */
 import { describe, expect, it } from 'vitest';
-import type { EngineOutput } from '../../../src/engine-host/engine';
-import { webllmSeed } from '../../../src/engine-host/seeds';
+import type { EngineOutput } from '../../../../src/engines/engine';
+import { webllmSeed } from '../../../../src/engines/seeds';
 import {
   ChunkReader,
   errorParts,
@@ -13,8 +13,8 @@ import {
   ThinkSplitter,
   toWebLLMRequest,
   type WebLLMChunk,
-} from '../../../src/engine-host/webllm-mapping';
-import { parseChatRequest } from '../../../src/protocol/validate';
+} from '../../../../src/engines/webllm/webllm-mapping';
+import { parseChatRequest } from '../../../../src/protocol/validate';
 
 /** A whole reply split into its thinking and its answer. */
 function splitThinking(text: string, startsThinking: boolean) {
