@@ -6,8 +6,26 @@
  * default). Only values that pass are ever kept, so a request is never sent with a wrong one.
  * Pure: no DOM, no storage.
  */
-import type { ConversationSettings } from './conversation';
 import { typedNumber } from './typed-number';
+
+/** The settings of one conversation (conversation.ts re-exports them). */
+export interface ConversationSettings {
+  system: string;
+  temperature: number;
+  /** `max_completion_tokens`; null for the model's own limit. */
+  max_tokens: number | null;
+  /** `top_p`; null for the model's own. */
+  top_p: number | null;
+  /** `seed`; null for a random one each reply. */
+  seed: number | null;
+  /** `stop`: up to four strings; the reply ends before the first one it writes. */
+  stop: string[];
+  /**
+   * How much of the conversation is sent, in (estimated) tokens: the latest messages that fit,
+   * the system prompt always. A model's own window is fixed when it loads; null sends it all.
+   */
+  context_tokens: number | null;
+}
 
 /** The parameters of a conversation other than its system prompt (Settings holds defaults). */
 export type Sampling = Omit<ConversationSettings, 'system'>;

@@ -4,7 +4,10 @@
  * (export, import) is in `conversation-export.ts`. Pure: no DOM, no storage.
  */
 import type { Usage } from '../protocol/types';
-import { DEFAULT_SAMPLING } from './chat-settings';
+import { DEFAULT_SAMPLING, type ConversationSettings } from './chat-settings';
+
+// Kept in chat-settings.ts, which reads and checks them, so that it need not import this file.
+export type { ConversationSettings } from './chat-settings';
 import { UNTITLED, titleFrom } from './conversation-title';
 
 /** What a reply cost and how fast it came, shown under it. */
@@ -54,25 +57,6 @@ export interface Versions {
   tails: (Message[] | null)[];
 }
 
-/** The settings of one conversation. */
-export interface ConversationSettings {
-  system: string;
-  temperature: number;
-  /** `max_completion_tokens`; null for the model's own limit. */
-  max_tokens: number | null;
-  /** `top_p`; null for the model's own. */
-  top_p: number | null;
-  /** `seed`; null for a random one each reply. */
-  seed: number | null;
-  /** `stop`: up to four strings; the reply ends before the first one it writes. */
-  stop: string[];
-  /**
-   * How much of the conversation is sent, in (estimated) tokens: the latest messages that fit,
-   * the system prompt always. A model's own window is fixed when it loads; null sends it all.
-   */
-  context_tokens: number | null;
-}
-
 export interface Conversation {
   id: string;
   title: string;
@@ -108,12 +92,6 @@ export function newConversation(model: string, settings = DEFAULT_SETTINGS): Con
 }
 
 export { titleFrom } from './conversation-title';
-export {
-  EXPORT_FORMAT,
-  EXPORT_VERSION,
-  exportConversations,
-  importConversations,
-} from './conversation-export';
 
 /**
  * What the model is sent: the system prompt, then the conversation up to `upTo` (exclusive),

@@ -17,14 +17,17 @@ import './chat-view';
 import { chatModels, defaultModel, NO_MODEL } from './chat-models';
 import { fitForDevice } from './device-fit';
 import {
-  exportConversations,
-  importConversations,
   newConversation,
   worthStoring,
   type Conversation,
   type ConversationSettings,
 } from './conversation';
-import { mergeImported, mergeSummary } from './conversation-export';
+import {
+  exportConversations,
+  importConversations,
+  mergeImported,
+  mergeSummary,
+} from './conversation-export';
 import './conversation-list';
 import { conversationMarkdown, markdownFileName } from './conversation-markdown';
 import { download } from './download';

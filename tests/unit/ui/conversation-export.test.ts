@@ -1,14 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import {
   editMessage,
-  exportConversations,
-  importConversations,
   newConversation,
   replyAgain,
   showVersion,
   type Conversation,
 } from '../../../src/ui/conversation';
-import { mergeImported, mergeSummary } from '../../../src/ui/conversation-export';
+import {
+  exportConversations,
+  importConversations,
+  mergeImported,
+  mergeSummary,
+} from '../../../src/ui/conversation-export';
 
 /** A conversation whose first message was edited, and whose later reply was written again. */
 function edited(): Conversation {

@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
   contextTokens,
-  exportConversations,
-  importConversations,
   newConversation,
   outgoingMessages,
   titleFrom,
   type Conversation,
 } from '../../../src/ui/conversation';
+import { exportConversations, importConversations } from '../../../src/ui/conversation-export';
 
 function sample(): Conversation {
   const c = newConversation('acme/model');

@@ -2,8 +2,6 @@ import { describe, expect, it } from 'vitest';
 import {
   contextTokens,
   editMessage,
-  exportConversations,
-  importConversations,
   newConversation,
   outgoingMessages,
   replyAgain,
@@ -12,6 +10,7 @@ import {
   type Conversation,
   type Message,
 } from '../../../src/ui/conversation';
+import { exportConversations, importConversations } from '../../../src/ui/conversation-export';
 
 /** A conversation of two questions and their replies, the first reply with its stats. */
 function chat(): Conversation {
