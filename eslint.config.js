@@ -219,7 +219,7 @@ export default tseslint.config(
     ),
   },
   {
-    files: ['src/ui/**'],
+    files: ['src/app/**'],
     rules: {
       'no-restricted-imports': [
         'error',

@@ -173,7 +173,8 @@ describe('POST /v1/hearth/servers from a public app', () => {
 
 describe('confirmPrivateNetwork', () => {
   it('asks before a server more private than the page, and sends the flag only when confirmed', async () => {
-    const { confirmPrivateNetwork } = await import('../../../src/ui/private-network-confirm');
+    const { confirmPrivateNetwork } =
+      await import('../../../src/app/shared/private-network-confirm');
     const asked: string[] = [];
     const yes = (m: string) => (asked.push(m), true);
     expect(confirmPrivateNetwork('http://localhost:8000/v1', yes, 'https://app.example/')).toEqual({
