@@ -182,7 +182,7 @@ export function toLlamaRequest(request: ChatRequest): LlamaRequest {
   }
   // "none" is honoured by not offering the tools: llama-server would still write them into the
   // prompt, and the model could answer with a call as text. "required" and a named function were
-  // refused in src/openai (llama-server reads a named one as "auto").
+  // refused in src/api (llama-server reads a named one as "auto").
   if (request.tools?.length && request.tool_choice !== 'none') {
     out.tools = request.tools.map((t) => ({ type: 'function', function: { ...t.function } }));
     if (request.tool_choice === 'auto') out.tool_choice = 'auto';

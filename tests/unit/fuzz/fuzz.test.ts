@@ -1,5 +1,5 @@
 /**
- * The fuzz suite against src/openai in Node: the API the service worker runs, over the port
+ * The fuzz suite against the API (src/api and what it imports) in Node: the API the service worker runs, over the port
  * bridge, the queue and the echo engine (helpers.ts `echoStack`), with models that are known but
  * not downloaded or that this device cannot run. Every case is checked against the oracle
  * (tests/fuzz/oracle.ts); a failure names the seed and the case, and `FUZZ_SEED` reproduces it.
@@ -146,7 +146,7 @@ it(`answers ${COUNT} generated requests as the contract says: status, code, para
   expect(after.status).toBe(200);
   expect(await after.json()).toMatchObject({ choices: [{ message: { content: 'still fine' } }] });
   const table = tally.table(
-    'fuzz, Node (src/openai over the bridge and the echo engine)',
+    'fuzz, Node (src/api over the bridge and the echo engine)',
     seed,
     (performance.now() - started) / 1000,
   );

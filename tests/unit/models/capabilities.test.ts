@@ -1,5 +1,5 @@
 /**
- * What each engine can honour, decided in src/openai before any engine sees the request: a field
+ * What each engine can honour, decided in the API (src/models/models.ts) before any engine sees the request: a field
  * an engine cannot honour is 400 unsupported_parameter, never dropped.
  */
 import { describe, expect, it } from 'vitest';
