@@ -12,7 +12,11 @@ const RUNTIME_GLOBALS = [
   'location',
   'caches',
   'clients',
-].map((name) => ({ name, message: 'src/openai and src/bridge are pure: pass what they need in.' }));
+].map((name) => ({
+  name,
+  message:
+    'src/protocol, src/models, src/servers, src/api and src/bridge are pure: pass what they need in.',
+}));
 
 /** `no-restricted-imports` that allows only the given module specifiers (as regexes). */
 function onlyImports(allowed, message) {
@@ -55,7 +59,7 @@ export default tseslint.config(
           paths: [
             {
               name: '@mlc-ai/web-llm',
-              message: 'Only src/engine-host/webllm-engine.ts imports WebLLM.',
+              message: 'Only src/engines/webllm/webllm-engine.ts imports WebLLM.',
             },
           ],
         },
@@ -66,27 +70,119 @@ export default tseslint.config(
     // WebLLM runs in one file of the engine worker; the catalogue is read from it at build time,
     // and tests and benchmarks use it as a fixture and a baseline.
     files: [
-      'src/engine-host/webllm-engine.ts',
+      'src/engines/webllm/webllm-engine.ts',
       'scripts/catalog-plugin.ts',
       'tests/**',
       'bench/**',
     ],
     rules: { 'no-restricted-imports': 'off' },
   },
+  // The API's four folders, pure, in one direction (no cycle between them): protocol ← models ←
+  // api, protocol ← servers ← api. Inside protocol and models, the subfolder imports its parent,
+  // never the other way round.
   {
-    files: ['src/openai/**'],
+    files: ['src/protocol/*.ts'],
     rules: {
       ...onlyImports(
-        ['\\./', 'valibot$'],
-        'src/openai imports nothing of ours outside itself (DESIGN §2).',
+        ['\\./(?!host/)', 'valibot$'],
+        'src/protocol imports nothing of ours outside itself, nor its host/ subfolder (DESIGN §2).',
       ),
       'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
     },
   },
   {
+    files: ['src/protocol/host/**'],
+    rules: {
+      ...onlyImports(
+        ['\\./', '\\.\\./[a-z-]+$', 'valibot$'],
+        'src/protocol/host imports only itself and src/protocol (DESIGN §2).',
+      ),
+      'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
+    },
+  },
+  {
+    files: ['src/models/*.ts'],
+    rules: {
+      ...onlyImports(
+        ['\\./(?!added/)', '\\.\\./protocol/', 'valibot$'],
+        'src/models imports only itself and src/protocol, not its added/ subfolder (DESIGN §2).',
+      ),
+      'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
+    },
+  },
+  {
+    files: ['src/models/added/**'],
+    rules: {
+      ...onlyImports(
+        ['\\./', '\\.\\./[a-z-]+$', '\\.\\./\\.\\./protocol/', 'valibot$'],
+        'src/models/added imports only itself, src/models and src/protocol (DESIGN §2).',
+      ),
+      'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
+    },
+  },
+  {
+    files: ['src/servers/**'],
+    rules: {
+      ...onlyImports(
+        ['\\./', '\\.\\./protocol/', 'valibot$'],
+        'src/servers imports only itself and src/protocol (DESIGN §2).',
+      ),
+      'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
+    },
+  },
+  {
+    files: ['src/api/**'],
+    rules: {
+      ...onlyImports(
+        ['\\./', '\\.\\./(protocol|models|servers)/', 'valibot$'],
+        'src/api imports only itself, src/protocol, src/models and src/servers (DESIGN §2).',
+      ),
+      'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
+    },
+  },
+  // The engines: one folder each behind src/engines/engine.ts. They import the API's folders, not
+  // the engine host that runs them; the one exception is the WebLLM engine's device losses, kept
+  // in the engine worker's IndexedDB (src/engine-host/device-losses.ts).
+  {
+    files: ['src/engines/*.ts'],
+    rules: onlyImports(
+      ['\\./(?!(echo|webllm|llama)/)', '\\.\\./(protocol|models|api)/'],
+      'src/engines imports only itself (not one engine), src/protocol, src/models and src/api (DESIGN §2).',
+    ),
+  },
+  {
+    files: ['src/engines/*/**'],
+    rules: onlyImports(
+      [
+        '\\./',
+        '\\.\\./[a-z-]+$',
+        '\\.\\./\\.\\./(protocol|models|api)/',
+        '\\.\\./\\.\\./engine-host/device-losses$',
+        '@wllama/',
+      ],
+      'An engine imports only its folder, src/engines, src/protocol, src/models and src/api (DESIGN §2).',
+    ),
+  },
+  {
+    files: ['src/engines/webllm/webllm-engine.ts'],
+    rules: onlyImports(
+      [
+        '\\./',
+        '\\.\\./[a-z-]+$',
+        '\\.\\./\\.\\./(protocol|models|api)/',
+        '\\.\\./\\.\\./engine-host/device-losses$',
+        '@mlc-ai/web-llm$',
+      ],
+      'The WebLLM engine imports only WebLLM, its folder, src/engines, src/protocol, src/models and src/api.',
+    ),
+  },
+  {
     files: ['src/bridge/**'],
     rules: {
-      ...onlyImports(['\\./', '\\.\\./openai/'], 'src/bridge imports only src/openai (DESIGN §2).'),
+      ...onlyImports(
+        ['\\./', '\\.\\./protocol/'],
+        'src/bridge imports only src/protocol (DESIGN §2).',
+      ),
       'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
     },
   },
@@ -96,13 +192,13 @@ export default tseslint.config(
       // idb: the owner's settings live in the service worker's IndexedDB.
       [
         '\\./',
-        '\\.\\./src/openai/',
+        '\\.\\./src/(protocol|models|servers|api)/',
         '\\.\\./src/bridge/',
         'workbox-',
         'idb$',
         'virtual:hearth-catalog$',
       ],
-      'The service worker imports only src/openai, src/bridge, Workbox and idb (DESIGN §2).',
+      'The service worker imports only src/protocol, src/models, src/servers, src/api, src/bridge, Workbox and idb (DESIGN §2).',
     ),
   },
   {
@@ -123,7 +219,7 @@ export default tseslint.config(
     ),
   },
   {
-    files: ['src/ui/**'],
+    files: ['src/app/**'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -133,7 +229,7 @@ export default tseslint.config(
           ],
           patterns: [
             {
-              group: ['**/engine-host/**', '**/bridge/**'],
+              group: ['**/engine-host/**', '**/engines/**', '**/bridge/**'],
               message: 'The UI talks to the engine only over HTTP (DESIGN §2).',
             },
           ],

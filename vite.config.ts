@@ -18,7 +18,7 @@ const SELF_HOSTED =
 
 /**
  * The app's own image files (under public/, as paths under the base): the only images a reply
- * may load (src/ui/outbound.ts). Self-hosted models and llama.cpp's build are not images.
+ * may load (src/app/chat/markdown/outbound.ts). Self-hosted models and llama.cpp's build are not images.
  */
 function appImages(): string[] {
   const root = fileURLToPath(new URL('./public/', import.meta.url));

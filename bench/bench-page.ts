@@ -13,10 +13,10 @@ import {
   type DirectEmbed,
   type DirectRun,
 } from '../src/engine-host/bench-hook';
-import { EchoEngine } from '../src/engine-host/echo-engine';
-import { SseReplyWriter, toUsage } from '../src/openai/completion';
-import { ECHO_MODEL } from '../src/openai/models';
-import { parseChatRequest } from '../src/openai/validate';
+import { EchoEngine } from '../src/engines/echo/echo-engine';
+import { SseReplyWriter, toUsage } from '../src/api/completion';
+import { ECHO_MODEL } from '../src/models/models';
+import { parseChatRequest } from '../src/protocol/validate';
 
 const engine = new EchoEngine();
 const encoder = new TextEncoder();

@@ -155,7 +155,7 @@ function viaApi(page, body, { firstOnly = false, maxMs = Infinity } = {}) {
         const events = (tail + decoder.decode(value, { stream: true })).split('\n\n');
         tail = events.pop() ?? '';
         for (const event of events) {
-          // llama.cpp's own speed figures travel as an SSE comment (src/openai/completion.ts).
+          // llama.cpp's own speed figures travel as an SSE comment (src/api/completion.ts).
           const speed = /^: hearth-speed (.*)$/m.exec(event);
           if (speed) engineTps = JSON.parse(speed[1] ?? '{}').decode_tokens_per_s ?? null;
           if (!event.startsWith('data: {')) continue;

@@ -1,6 +1,6 @@
 // The server rows of `npm run bench`: a model on a server the user added (README "Servers you
 // add"), read through Hearth (`/v1/openai/chat/completions` for `<server>/<model>`, which the
-// service worker forwards, src/openai/upstream.ts) against the same server called directly from
+// service worker forwards, src/servers/upstream.ts) against the same server called directly from
 // the same page with `fetch`, in the same run, alternating. The server is a small one started
 // here in Node. Its model `fast` answers as fast as the socket takes the bytes, so that what is
 // measured is what Hearth adds, not what a model costs: a flood of ~10^5 tokens/s that no model

@@ -50,7 +50,7 @@ export function takesBody(method, pathname) {
 }
 
 /**
- * The bearer key in an `Authorization` header, as the API reads it (src/openai/router.ts), or
+ * The bearer key in an `Authorization` header, as the API reads it (src/api/router.ts), or
  * null when there is none (missing, not `Bearer`, or empty).
  * @param {string | undefined} header
  */

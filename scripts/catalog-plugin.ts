@@ -14,8 +14,8 @@ import {
   parseGgufId,
   prebuiltCatalog,
   type CatalogEntry,
-} from '../src/openai/catalog.ts';
-import { CURATED_GGUF, CURATED_GGUF_EMBEDDINGS } from '../src/openai/curated-gguf.ts';
+} from '../src/models/catalog.ts';
+import { CURATED_GGUF, CURATED_GGUF_EMBEDDINGS } from '../src/models/curated-gguf.ts';
 
 const VIRTUAL_ID = 'virtual:hearth-catalog';
 const RESOLVED_ID = `\0${VIRTUAL_ID}`;

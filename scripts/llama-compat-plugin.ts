@@ -2,14 +2,14 @@
  * @module
  * Puts llama.cpp's compatibility build (`@wllama/wllama-compat`: for browsers without JSPI or
  * 64-bit WebAssembly memory) into the app at `LLAMA_COMPAT_DIR`, so that it is served by the app
- * itself, never a CDN (src/openai/llama-compat.ts). The files are copied as they are: the
+ * itself, never a CDN (src/models/llama-compat.ts). The files are copied as they are: the
  * worker fetches them by URL.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Plugin } from 'vite';
-import { LLAMA_COMPAT_DIR, LLAMA_COMPAT_FILES } from '../src/openai/llama-compat.ts';
+import { LLAMA_COMPAT_DIR, LLAMA_COMPAT_FILES } from '../src/models/llama-compat.ts';
 
 const TYPES: Record<string, string> = { wasm: 'application/wasm', js: 'text/javascript' };
 

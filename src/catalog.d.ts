@@ -1,5 +1,5 @@
 /** The model catalogue, made at build time by scripts/catalog-plugin.ts. */
 declare module 'virtual:hearth-catalog' {
-  const catalog: import('./openai/catalog').CatalogEntry[];
+  const catalog: import('./models/catalog').CatalogEntry[];
   export default catalog;
 }

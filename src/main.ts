@@ -12,9 +12,9 @@ import { Workbox } from 'workbox-window';
 import type { PageToSw } from './bridge/messages';
 import { controlled } from './site/boot';
 import { startHearth } from './site/index';
-import './ui/hearth-app';
-import { watchPreferences } from './ui/preferences';
-import './ui/theme.css';
+import './app/hearth-app';
+import { watchPreferences } from './app/shared/preferences';
+import './app/shared/theme.css';
 
 // The chosen theme before the first paint, and every tab follows a change made in another.
 watchPreferences();

@@ -6,8 +6,8 @@
  * GPUs the default adapter is not the one WebLLM asks for.
  */
 /// <reference lib="webworker" />
-import type { GpuFacts } from '../src/openai/gpu-facts';
-import type { HostStatus, StorageStatus } from '../src/openai/status';
+import type { GpuFacts } from '../src/protocol/host/gpu-facts';
+import type { HostStatus, StorageStatus } from '../src/protocol/host/status';
 
 /** The `storage` part of `/v1/hearth/status`. */
 export async function storageStatus(): Promise<StorageStatus> {

@@ -22,14 +22,14 @@ import {
   addedModelsChannelName,
   AddedModels,
   type AddedModelsMessage,
-} from '../src/openai/added-models';
-import { installName, setInstall } from '../src/openai/install';
-import { MODEL_CACHES, modelLibUrl, webllmCachesLib } from '../src/openai/on-device';
-import { createApi } from '../src/openai/router';
-import { Servers } from '../src/openai/servers';
-import { Settings } from '../src/openai/settings';
-import { hearthStatus } from '../src/openai/status';
-import { UpstreamBackend } from '../src/openai/upstream';
+} from '../src/models/added/added-models';
+import { installName, setInstall } from '../src/protocol/install';
+import { MODEL_CACHES, modelLibUrl, webllmCachesLib } from '../src/models/on-device';
+import { createApi } from '../src/api/router';
+import { Servers } from '../src/servers/servers';
+import { Settings } from '../src/api/settings';
+import { hearthStatus } from '../src/protocol/host/status';
+import { UpstreamBackend } from '../src/servers/upstream';
 import catalog from 'virtual:hearth-catalog';
 import { idbAddedStore } from './added-store';
 import { hostDevice, storageStatus } from './device';

@@ -15,7 +15,7 @@ import {
   type PageToSw,
   type SwToPage,
 } from '../src/bridge/messages';
-import { OpenAIError } from '../src/openai/errors';
+import { OpenAIError } from '../src/protocol/errors';
 
 /** How long a request waits for a host tab to hand over a port (DESIGN §3: 3 s). */
 export const HOST_WAIT_MS = 3000;

@@ -3,11 +3,11 @@
  * llama.cpp's compatibility build, offline: the service worker caches it when it installs on a
  * browser that needs it (no JSPI or no 64-bit WebAssembly memory: the same test the engine worker
  * makes), and answers its URLs from that cache first. Kept out of the precache, since most
- * browsers never need its 18.7 MB (src/openai/llama-compat.ts).
+ * browsers never need its 18.7 MB (src/models/llama-compat.ts).
  */
 /// <reference lib="webworker" />
-import { LLAMA_COMPAT_DIR, LLAMA_COMPAT_FILES, llamaNeedsCompat } from '../src/openai/llama-compat';
-import { installName } from '../src/openai/install';
+import { LLAMA_COMPAT_DIR, LLAMA_COMPAT_FILES, llamaNeedsCompat } from '../src/models/llama-compat';
+import { installName } from '../src/protocol/install';
 
 /** The cache the build is kept in (the version is in its URLs; one per install). */
 export const llamaCompatCache = (): string => installName('hearth-llama-compat');

@@ -5,7 +5,7 @@
  * and against the caches. It is the service worker's `ModelDirectory`, the source of
  * `/v1/hearth/catalog`, and the catalogue that `POST /v1/hearth/models` adds to.
  */
-import type { AddableCatalog, AddedModels, AddedRecord } from '../src/openai/added-models';
+import type { AddableCatalog, AddedModels, AddedRecord } from '../src/models/added/added-models';
 import {
   catalogModelInfo,
   unavailableReason,
@@ -13,18 +13,18 @@ import {
   type EmbeddingFacts,
   type EngineName,
   type GpuFacts,
-} from '../src/openai/catalog';
-import { OpenAIError } from '../src/openai/errors';
+} from '../src/models/catalog';
+import { OpenAIError } from '../src/protocol/errors';
 import {
   ECHO_MODEL,
   type ModelDirectory,
   remoteModelInfo,
   type ModelInfo,
   type ModelPrice,
-} from '../src/openai/models';
-import { missingFiles, planFiles, type CacheStorageLike } from '../src/openai/on-device';
-import type { ServerModel, Servers } from '../src/openai/servers';
-import type { HostStatus } from '../src/openai/status';
+} from '../src/models/models';
+import { missingFiles, planFiles, type CacheStorageLike } from '../src/models/on-device';
+import type { ServerModel, Servers } from '../src/servers/servers';
+import type { HostStatus } from '../src/protocol/host/status';
 
 /** A catalogue model as `/v1/hearth/catalog` shows it. */
 export interface CatalogModel {

@@ -4,8 +4,8 @@
  * returned by the API (a hint only) and never seen by the engine worker.
  */
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
-import { installName } from '../src/openai/install';
-import type { ServerRecord, ServerStore } from '../src/openai/servers';
+import { installName } from '../src/protocol/install';
+import type { ServerRecord, ServerStore } from '../src/servers/servers';
 
 interface Schema extends DBSchema {
   servers: { key: string; value: ServerRecord };

@@ -3,8 +3,8 @@
  * The owner's settings (auth mode, issued keys, prices) in the service worker's IndexedDB.
  */
 import { openDB } from 'idb';
-import { installName } from '../src/openai/install';
-import type { SettingsData, SettingsStore } from '../src/openai/settings';
+import { installName } from '../src/protocol/install';
+import type { SettingsData, SettingsStore } from '../src/api/settings';
 
 const db = () =>
   openDB(installName('hearth-settings'), 1, {

@@ -6,7 +6,7 @@
  */
 /// <reference lib="webworker" />
 import { MAX_TOKEN_BATCH } from '../../src/bridge/messages';
-import { newCompletionId } from '../../src/openai/respond';
+import { newCompletionId } from '../../src/protocol/respond';
 
 declare const self: ServiceWorkerGlobalScope;
 

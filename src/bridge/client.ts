@@ -19,11 +19,11 @@ import {
   type ChatOptions,
   type ModelBackend,
   type ModelInspection,
-} from '../openai/backend';
-import { finished, type DownloadProgress } from '../openai/downloads';
-import { OpenAIError } from '../openai/errors';
-import type { HostStatus } from '../openai/status';
-import type { ChatRequest, EmbeddingRequest } from '../openai/types';
+} from '../protocol/host/backend';
+import { finished, type DownloadProgress } from '../protocol/host/downloads';
+import { OpenAIError } from '../protocol/errors';
+import type { HostStatus } from '../protocol/host/status';
+import type { ChatRequest, EmbeddingRequest } from '../protocol/types';
 import { Channel } from './channel';
 import {
   eventBytes,

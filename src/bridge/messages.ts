@@ -15,11 +15,11 @@ import type {
   EngineUsage,
   ModelInspection,
   Token,
-} from '../openai/backend';
-import type { DownloadProgress } from '../openai/downloads';
-import type { SerializedError } from '../openai/errors';
-import type { HostStatus } from '../openai/status';
-import type { ChatRequest, EmbeddingRequest, FinishReason, ToolCall } from '../openai/types';
+} from '../protocol/host/backend';
+import type { DownloadProgress } from '../protocol/host/downloads';
+import type { SerializedError } from '../protocol/errors';
+import type { HostStatus } from '../protocol/host/status';
+import type { ChatRequest, EmbeddingRequest, FinishReason, ToolCall } from '../protocol/types';
 
 /** Bumped whenever any message below changes shape. */
 export const PROTOCOL_VERSION = 3;

@@ -14,10 +14,10 @@ import type {
   LoadingBackend,
   ModelService,
   Token,
-} from '../openai/backend';
-import { OpenAIError } from '../openai/errors';
-import type { HostStatus } from '../openai/status';
-import type { ChatRequest, EmbeddingRequest } from '../openai/types';
+} from '../protocol/host/backend';
+import { OpenAIError } from '../protocol/errors';
+import type { HostStatus } from '../protocol/host/status';
+import type { ChatRequest, EmbeddingRequest } from '../protocol/types';
 import {
   eventBytes,
   MAX_TOKEN_BATCH,

@@ -6,9 +6,9 @@
  * how many threads llama.cpp gets at its next load. The worker installs it only in a bench build
  * (`HEARTH_BENCH=1`, which sets `VITE_HEARTH_BENCH`); other builds leave this module out.
  */
-import { parseChatRequest } from '../openai/validate';
-import { llamaNeedsCompat } from '../openai/llama-compat';
-import type { LlamaEngine, LlamaPlatform } from './llama-engine';
+import { parseChatRequest } from '../protocol/validate';
+import { llamaNeedsCompat } from '../models/llama-compat';
+import type { LlamaEngine, LlamaPlatform } from '../engines/llama/llama-engine';
 
 /** The channel the bench page and the engine worker talk on. */
 export const BENCH_CHANNEL = 'hearth:bench';

@@ -5,7 +5,7 @@
  * downloaded (so that one lost to eviction is noticed, not assumed).
  */
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
-import { installName } from '../openai/install';
+import { installName } from '../protocol/install';
 
 interface Schema extends DBSchema {
   'device-losses': {

@@ -1,5 +1,11 @@
 /**
  * @module
+ * src/engine-host/ is the engine host: the election of one host tab per install (leader.ts, the
+ * module the page imports), the engine worker, its queue in front of the engines, the model
+ * service, downloads (downloads/), the live catalogue, device losses, GPU measures and the
+ * workers the page starts for it. It imports src/engines, src/bridge, src/protocol, src/models
+ * and src/api; nothing in those imports it (but the WebLLM engine's device losses).
+ *
  * The engine-host election: one tab per install holds the `hearth:engine-host` Web Lock, starts
  * the engine worker and hands the service worker a port into it — again whenever the service
  * worker asks (`host/wanted`, after a restart) or another one takes control. When the tab
@@ -14,8 +20,8 @@ import {
   type SwToPage,
   type WorkerToPage,
 } from '../bridge/messages';
-import { installName, setInstall } from '../openai/install';
-import { statusChannelName, type StatusMessage } from '../openai/status';
+import { installName, setInstall } from '../protocol/install';
+import { statusChannelName, type StatusMessage } from '../protocol/host/status';
 
 /** This tab's part in the election. */
 export type HostRole = 'waiting' | 'host' | 'refused';

@@ -2,16 +2,21 @@
  * @module
  * The engine worker's catalogue while it runs: the built-in models and the GGUF models the user
  * added, which the service worker keeps in IndexedDB and announces on a `BroadcastChannel`
- * (src/openai/added-models.ts). `entries` is one array, changed in place, so that the downloads
+ * (src/models/added/added-models.ts). `entries` is one array, changed in place, so that the downloads
  * and the model service, handed it once, always see the models there are now. The announcement
  * and a request sent right after the 201 travel different ways and may arrive in either order, so
  * a request for a GGUF id the worker does not know reads the store again before it is served.
  */
-import { AddedModels, type AddedModelStore } from '../openai/added-models';
-import type { ChatEvent, ChatOptions, LoadingBackend, ModelService } from '../openai/backend';
-import { parseGgufId, type CatalogEntry, type GgufEntry } from '../openai/catalog';
-import { OpenAIError } from '../openai/errors';
-import type { ChatRequest, EmbeddingRequest } from '../openai/types';
+import { AddedModels, type AddedModelStore } from '../models/added/added-models';
+import type {
+  ChatEvent,
+  ChatOptions,
+  LoadingBackend,
+  ModelService,
+} from '../protocol/host/backend';
+import { parseGgufId, type CatalogEntry, type GgufEntry } from '../models/catalog';
+import { OpenAIError } from '../protocol/errors';
+import type { ChatRequest, EmbeddingRequest } from '../protocol/types';
 
 /** The built-in models and those the user added, as one live list. */
 export class LiveCatalog {

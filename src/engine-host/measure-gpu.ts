@@ -3,7 +3,7 @@
  * Measures the device's WebGPU in the engine worker, where the engines run, with the adapter
  * options WebLLM uses: the service worker decides model fit from these facts (DESIGN §1).
  */
-import type { GpuFacts, GpuLimits } from '../openai/gpu-facts';
+import type { GpuFacts, GpuLimits } from '../protocol/host/gpu-facts';
 
 /** The slice of a WebGPU adapter read here (TypeScript's DOM types do not include WebGPU yet). */
 export interface GpuAdapterLike {

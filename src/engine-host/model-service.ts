@@ -6,13 +6,13 @@
  * since the last host, and a model marked failing tried again when the user loads it.
  */
 import { Channel } from '../bridge/channel';
-import type { ChatOptions, ModelInspection, ModelService } from '../openai/backend';
-import type { CatalogEntry } from '../openai/catalog';
-import { finished, type DownloadProgress } from '../openai/downloads';
-import { OpenAIError } from '../openai/errors';
-import { missingFiles, type CacheStorageLike } from '../openai/on-device';
-import { sweepOrphanFiles, type SweepCaches } from '../openai/orphan-files';
-import type { Downloads } from './downloads';
+import type { ChatOptions, ModelInspection, ModelService } from '../protocol/host/backend';
+import type { CatalogEntry } from '../models/catalog';
+import { finished, type DownloadProgress } from '../protocol/host/downloads';
+import { OpenAIError } from '../protocol/errors';
+import { missingFiles, type CacheStorageLike } from '../models/on-device';
+import { sweepOrphanFiles, type SweepCaches } from '../models/added/orphan-files';
+import type { Downloads } from './downloads/downloads';
 import type { ModelSet } from './engine-db';
 import type { EngineQueue } from './queue';
 

@@ -20,11 +20,11 @@ import {
   type LoadingBackend,
   type ChatEvent,
   type ChatOptions,
-} from '../openai/backend';
-import { OpenAIError, type ErrorBody } from '../openai/errors';
-import type { ChatRequest, EmbeddingRequest } from '../openai/types';
-import { tokenOf } from './engine-outputs';
-import type { Engine } from './engine';
+} from '../protocol/host/backend';
+import { OpenAIError, type ErrorBody } from '../protocol/errors';
+import type { ChatRequest, EmbeddingRequest } from '../protocol/types';
+import { tokenOf } from '../engines/engine-outputs';
+import type { Engine } from '../engines/engine';
 
 /** Requests allowed to wait behind the running one (DESIGN §3). */
 export const MAX_WAITING = 32;

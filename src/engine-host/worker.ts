@@ -12,24 +12,24 @@ import {
   type WorkerToPage,
 } from '../bridge/messages';
 import { HostServer } from '../bridge/server';
-import { addedModelsChannelName, type AddedModelsMessage } from '../openai/added-models';
-import type { WebLLMEntry } from '../openai/catalog';
-import type { GpuFacts } from '../openai/gpu-facts';
-import { setInstall } from '../openai/install';
-import { statusChannelName, type StatusMessage } from '../openai/status';
+import { addedModelsChannelName, type AddedModelsMessage } from '../models/added/added-models';
+import type { WebLLMEntry } from '../models/catalog';
+import type { GpuFacts } from '../protocol/host/gpu-facts';
+import { setInstall } from '../protocol/install';
+import { statusChannelName, type StatusMessage } from '../protocol/host/status';
 import { DeviceLosses } from './device-losses';
-import { Downloads } from './downloads';
-import { EchoEngine } from './echo-engine';
+import { Downloads } from './downloads/downloads';
+import { EchoEngine } from '../engines/echo/echo-engine';
 import { modelSet } from './engine-db';
 import { LiveCatalog } from './live-catalog';
 import { measureGpu, type GpuLike } from './measure-gpu';
 import { LocalModels } from './model-service';
-import { LlamaEngine } from './llama-engine';
+import { LlamaEngine } from '../engines/llama/llama-engine';
 import { usePageWorkers } from './page-workers';
 import { benchHook } from './bench-hook';
 import { EngineQueue } from './queue';
 import { Throttle } from './throttle';
-import { WebLLMEngine } from './webllm-engine';
+import { WebLLMEngine } from '../engines/webllm/webllm-engine';
 // The service worker's store of the models the user added, which this worker reads too.
 import { idbAddedStore } from '../../sw/added-store';
 

@@ -1,6 +1,6 @@
 /**
  * @module
- * What a tab says about its relay pairing, in one place: the app (src/ui/relay-status.ts) and the
+ * What a tab says about its relay pairing, in one place: the app (src/app/relay/relay-status.ts) and the
  * loader on a site's page (src/site/relay-pairing.ts) both render these, so the question a user
  * answers is worded the same wherever it is asked. Text that wraps a value (the relay's address)
  * is a pair: the words before it and the words after it.

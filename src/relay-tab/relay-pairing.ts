@@ -6,7 +6,7 @@
  * closes. A reload of the tab reconnects by itself with the session the relay gave it; a tab
  * brought back any other way (reopened, restored with the browser's session, a page opened anew
  * in it) asks again, even with its sessionStorage restored: closing the tab ended the pairing.
- * The app (src/ui/relay-status.ts) and the loader on a site's page (src/site/relay-pairing.ts)
+ * The app (src/app/relay/relay-status.ts) and the loader on a site's page (src/site/relay-pairing.ts)
  * each show it; each says where its API is and with which key it calls it.
  */
 import { isLoopbackRelayUrl } from '../../relay/protocol.js';

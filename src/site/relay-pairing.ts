@@ -4,7 +4,7 @@
  * with plain DOM, as such a page has no UI of Hearth's: a pairing link opens a modal dialog that
  * asks first, in the app's words (src/relay-tab/pairing-words.ts); while the page serves the relay
  * a small notice says so and ends it on request; a refused or lost pairing says why. Hearth's app
- * shows its own (src/ui/relay-status.ts) and claims the pairing before it starts Hearth
+ * shows its own (src/app/relay/relay-status.ts) and claims the pairing before it starts Hearth
  * (`claimPairing`): a page shows one or the other, never both. Everything lives in one shadow
  * root, so that the site's styles and Hearth's leave each other alone.
  */

@@ -5,7 +5,7 @@
  * deleted, loaded (and failing to), and stopped by a full disk.
  */
 import { expect, test, type Page } from '@playwright/test';
-import type { DownloadProgress } from '../../src/openai/downloads';
+import type { DownloadProgress } from '../../src/protocol/host/downloads';
 import { ask, downloadInPage, hostStatus, KEY, openApp } from './helpers';
 import { ModelServer, TINY_ID, TINY_URL } from './model-server';
 

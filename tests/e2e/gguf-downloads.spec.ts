@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { expect, test, type Page } from '@playwright/test';
-import type { DownloadProgress } from '../../src/openai/downloads';
+import type { DownloadProgress } from '../../src/protocol/host/downloads';
 import { chromiumOnly, downloadInPage, hostStatus, KEY, openApp } from './helpers';
 import {
   BENCH_GGUF_ID,

@@ -6,7 +6,7 @@
  * exactly as it does on the default build.
  */
 import { expect, test } from '@playwright/test';
-import { LLAMA_COMPAT_DIR } from '../../src/openai/llama-compat';
+import { LLAMA_COMPAT_DIR } from '../../src/models/llama-compat';
 import { llamaCompatCache } from '../../sw/llama-compat';
 import { askFixture, downloadFixture, FIXTURE_ID, FIXTURE_SENTENCE } from './fixture-model';
 import { hostStatus, openApp } from './helpers';

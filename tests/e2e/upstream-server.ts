@@ -36,7 +36,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { echoTokens } from '../../src/engine-host/echo-engine';
+import { echoTokens } from '../../src/engines/echo/echo-engine';
 
 /** The port of the upstream server (E2E_UPSTREAM_PORT, else three past the model server's). */
 export const UPSTREAM_PORT = Number(

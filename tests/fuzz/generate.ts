@@ -107,7 +107,7 @@ export function bodyBytes(body: BodySpec): Uint8Array {
 /** The limits of the contract. */
 export const BODY_LIMIT = 4 * 1024 * 1024;
 export const ECHO_CONTEXT = 1_048_576;
-/** Deepest JSON value passed on to an engine (src/openai/normalize.ts `MAX_JSON_DEPTH`). */
+/** Deepest JSON value passed on to an engine (src/protocol/normalize.ts `MAX_JSON_DEPTH`). */
 export const JSON_DEPTH_CAP = 64;
 
 export const ECHO = 'hearth/echo';

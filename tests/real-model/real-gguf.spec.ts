@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
-import { CURATED_GGUF } from '../../src/openai/curated-gguf';
+import { CURATED_GGUF } from '../../src/models/curated-gguf';
 import { OPENAI_BUNDLE } from '../e2e/helpers';
 
 const MODEL = CURATED_GGUF[0]!;

@@ -5,7 +5,7 @@
  * DOMException); the network serves a `TinyModel` and can be told to fail; `RangeServer` serves
  * whole files and byte ranges of them, as a static host or Hugging Face does.
  */
-import type { CacheLike, DownloadCaches } from '../../src/engine-host/downloads';
+import type { CacheLike, DownloadCaches } from '../../src/engine-host/downloads/downloads';
 import type { ModelSet } from '../../src/engine-host/engine-db';
 import type { TinyModel } from '../tiny-model';
 

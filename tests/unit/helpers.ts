@@ -1,13 +1,13 @@
 /** Shared wiring for unit tests: the real stack over a real Node MessageChannel. */
-import type { ChatBackend, ChatEvent } from '../../src/openai/backend';
+import type { ChatBackend, ChatEvent } from '../../src/protocol/host/backend';
 import { PortBackend, type FlowOptions } from '../../src/bridge/client';
 import { HostServer } from '../../src/bridge/server';
 import { Channel } from '../../src/bridge/channel';
-import { EchoEngine } from '../../src/engine-host/echo-engine';
+import { EchoEngine } from '../../src/engines/echo/echo-engine';
 import { EngineQueue } from '../../src/engine-host/queue';
-import { decodeSse } from '../../src/openai/sse';
-import { ECHO_MODEL, staticModelDirectory } from '../../src/openai/models';
-import { createApi, type ApiOptions } from '../../src/openai/router';
+import { decodeSse } from '../../src/protocol/sse';
+import { ECHO_MODEL, staticModelDirectory } from '../../src/models/models';
+import { createApi, type ApiOptions } from '../../src/api/router';
 
 /**
  * The API over the port bridge, the queue and the echo engine, as the browser wires them;

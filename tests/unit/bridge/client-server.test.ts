@@ -2,11 +2,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Channel } from '../../../src/bridge/channel';
 import { PortBackend } from '../../../src/bridge/client';
 import { HostServer } from '../../../src/bridge/server';
-import type { ChatBackend, ChatEvent } from '../../../src/openai/backend';
-import { HostLostError } from '../../../src/openai/backend';
-import { OpenAIError } from '../../../src/openai/errors';
-import type { EmbeddingRequest } from '../../../src/openai/types';
-import { parseChatRequest } from '../../../src/openai/validate';
+import type { ChatBackend, ChatEvent } from '../../../src/protocol/host/backend';
+import { HostLostError } from '../../../src/protocol/host/backend';
+import { OpenAIError } from '../../../src/protocol/errors';
+import type { EmbeddingRequest } from '../../../src/protocol/types';
+import { parseChatRequest } from '../../../src/protocol/validate';
 import {
   chatRequest,
   echoBody,

@@ -10,11 +10,11 @@ import {
   type ReplyMessage,
   type RequestMessage,
 } from '../../../src/bridge/messages';
-import { EchoEngine } from '../../../src/engine-host/echo-engine';
-import type { EngineOutput } from '../../../src/engine-host/engine';
-import { decodeSse } from '../../../src/openai/sse';
-import type { ChatRequest } from '../../../src/openai/types';
-import { parseChatRequest } from '../../../src/openai/validate';
+import { EchoEngine } from '../../../src/engines/echo/echo-engine';
+import type { EngineOutput } from '../../../src/engines/engine';
+import { decodeSse } from '../../../src/protocol/sse';
+import type { ChatRequest } from '../../../src/protocol/types';
+import { parseChatRequest } from '../../../src/protocol/validate';
 import { chatRequest, echoBody, echoStack, eventually, sleep } from '../helpers';
 
 /** The echo engine, counting the tokens it has produced. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Channel } from '../../../src/bridge/channel';
-import { Downloads } from '../../../src/engine-host/downloads';
-import { EchoEngine } from '../../../src/engine-host/echo-engine';
+import { Downloads } from '../../../src/engine-host/downloads/downloads';
+import { EchoEngine } from '../../../src/engines/echo/echo-engine';
 import { LiveCatalog } from '../../../src/engine-host/live-catalog';
 import { LocalModels } from '../../../src/engine-host/model-service';
 import { EngineQueue } from '../../../src/engine-host/queue';
@@ -9,11 +9,11 @@ import {
   memoryAddedStore,
   type AddedModelStore,
   type AddedRecord,
-} from '../../../src/openai/added-models';
-import type { ChatEvent, LoadingBackend, ModelService } from '../../../src/openai/backend';
-import { ggufEntry } from '../../../src/openai/catalog';
-import type { DownloadProgress } from '../../../src/openai/downloads';
-import type { ChatRequest } from '../../../src/openai/types';
+} from '../../../src/models/added/added-models';
+import type { ChatEvent, LoadingBackend, ModelService } from '../../../src/protocol/host/backend';
+import { ggufEntry } from '../../../src/models/catalog';
+import type { DownloadProgress } from '../../../src/protocol/host/downloads';
+import type { ChatRequest } from '../../../src/protocol/types';
 import { MemoryCaches, memorySet } from '../fake-storage';
 
 const APP = 'https://app.example/';

@@ -4,7 +4,7 @@ import {
   type GpuAdapterLike,
   type GpuLike,
 } from '../../../src/engine-host/measure-gpu';
-import type { GpuLimits } from '../../../src/openai/gpu-facts';
+import type { GpuLimits } from '../../../src/protocol/host/gpu-facts';
 
 /** SwiftShader's limits in Chromium 156, as a GPUSupportedLimits gives them: getters. */
 class Limits implements GpuLimits {

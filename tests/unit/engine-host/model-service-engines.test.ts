@@ -5,13 +5,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { fixtureGguf } from '../../../scripts/fixture-gguf.mjs';
-import { Downloads } from '../../../src/engine-host/downloads';
-import { EchoEngine } from '../../../src/engine-host/echo-engine';
+import { Downloads } from '../../../src/engine-host/downloads/downloads';
+import { EchoEngine } from '../../../src/engines/echo/echo-engine';
 import { LocalModels, type ManagedEngine } from '../../../src/engine-host/model-service';
 import { EngineQueue } from '../../../src/engine-host/queue';
-import { ggufEntry } from '../../../src/openai/catalog';
-import { finished } from '../../../src/openai/downloads';
-import { missingFiles } from '../../../src/openai/on-device';
+import { ggufEntry } from '../../../src/models/catalog';
+import { finished } from '../../../src/protocol/host/downloads';
+import { missingFiles } from '../../../src/models/on-device';
 import { MemoryCaches, memorySet, RangeServer } from '../fake-storage';
 
 const APP = 'https://app.example/';

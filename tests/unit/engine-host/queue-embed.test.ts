@@ -3,11 +3,11 @@
  * embedding model loaded beside the chat model (no unload, no model switch).
  */
 import { describe, expect, it } from 'vitest';
-import type { EmbedOutput, Engine, EngineOutput } from '../../../src/engine-host/engine';
+import type { EmbedOutput, Engine, EngineOutput } from '../../../src/engines/engine';
 import { EngineQueue } from '../../../src/engine-host/queue';
-import type { ChatEvent } from '../../../src/openai/backend';
-import { OpenAIError } from '../../../src/openai/errors';
-import type { ChatRequest, EmbeddingRequest } from '../../../src/openai/types';
+import type { ChatEvent } from '../../../src/protocol/host/backend';
+import { OpenAIError } from '../../../src/protocol/errors';
+import type { ChatRequest, EmbeddingRequest } from '../../../src/protocol/types';
 import { eventually, sleep } from '../helpers';
 
 /** Work held until the test releases it (or its signal aborts). */

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { Engine, EngineOutput } from '../../../src/engine-host/engine';
-import { EchoEngine } from '../../../src/engine-host/echo-engine';
+import type { Engine, EngineOutput } from '../../../src/engines/engine';
+import { EchoEngine } from '../../../src/engines/echo/echo-engine';
 import { EngineQueue, MAX_AHEAD } from '../../../src/engine-host/queue';
-import type { ChatEvent } from '../../../src/openai/backend';
-import { ECHO_MODEL } from '../../../src/openai/models';
-import { OpenAIError } from '../../../src/openai/errors';
-import type { ChatRequest } from '../../../src/openai/types';
+import type { ChatEvent } from '../../../src/protocol/host/backend';
+import { ECHO_MODEL } from '../../../src/models/models';
+import { OpenAIError } from '../../../src/protocol/errors';
+import type { ChatRequest } from '../../../src/protocol/types';
 import { eventually, sleep } from '../helpers';
 
 /** An engine that records concurrency and holds each generation until released. */

@@ -5,13 +5,13 @@
  */
 import * as webllm from '@mlc-ai/web-llm';
 import { describe, expect, it } from 'vitest';
-import { Downloads } from '../../../src/engine-host/downloads';
-import { EchoEngine } from '../../../src/engine-host/echo-engine';
+import { Downloads } from '../../../src/engine-host/downloads/downloads';
+import { EchoEngine } from '../../../src/engines/echo/echo-engine';
 import { LocalModels } from '../../../src/engine-host/model-service';
 import { EngineQueue } from '../../../src/engine-host/queue';
-import { catalogEntry, prebuiltCatalog, type CatalogEntry } from '../../../src/openai/catalog';
-import { finished } from '../../../src/openai/downloads';
-import { missingFiles } from '../../../src/openai/on-device';
+import { catalogEntry, prebuiltCatalog, type CatalogEntry } from '../../../src/models/catalog';
+import { finished } from '../../../src/protocol/host/downloads';
+import { missingFiles } from '../../../src/models/on-device';
 import { tinyModel } from '../../tiny-model';
 import { FakeNetwork, MemoryCaches, memorySet } from '../fake-storage';
 

@@ -1,5 +1,5 @@
 /**
- * The fuzz suite against src/openai in Node: the API the service worker runs, over the port
+ * The fuzz suite against the API (src/api and what it imports) in Node: the API the service worker runs, over the port
  * bridge, the queue and the echo engine (helpers.ts `echoStack`), with models that are known but
  * not downloaded or that this device cannot run. Every case is checked against the oracle
  * (tests/fuzz/oracle.ts); a failure names the seed and the case, and `FUZZ_SEED` reproduces it.
@@ -14,10 +14,10 @@ import {
   type FuzzCase,
 } from '../../fuzz/generate';
 import { failureMessage, faultOf, Tally, writeReport, type Answer } from '../../fuzz/oracle';
-import { OpenAIError } from '../../../src/openai/errors';
-import { ECHO_MODEL, type ModelDirectory } from '../../../src/openai/models';
-import { memoryServerStore, Servers } from '../../../src/openai/servers';
-import { memorySettingsStore, Settings } from '../../../src/openai/settings';
+import { OpenAIError } from '../../../src/protocol/errors';
+import { ECHO_MODEL, type ModelDirectory } from '../../../src/models/models';
+import { memoryServerStore, Servers } from '../../../src/servers/servers';
+import { memorySettingsStore, Settings } from '../../../src/api/settings';
 import { chatRequest, echoStack, scriptedBackend, URL_BASE } from '../helpers';
 
 /** The browser run sends 10,000; here a few seconds' worth (`FUZZ_COUNT` for more). */
@@ -146,7 +146,7 @@ it(`answers ${COUNT} generated requests as the contract says: status, code, para
   expect(after.status).toBe(200);
   expect(await after.json()).toMatchObject({ choices: [{ message: { content: 'still fine' } }] });
   const table = tally.table(
-    'fuzz, Node (src/openai over the bridge and the echo engine)',
+    'fuzz, Node (src/api over the bridge and the echo engine)',
     seed,
     (performance.now() - started) / 1000,
   );

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { newKey } from '../../../relay/config.js';
-import { memorySettingsStore, Settings } from '../../../src/openai/settings';
+import { memorySettingsStore, Settings } from '../../../src/api/settings';
 import { relayKeyCalls } from '../../../src/relay-tab/relay-key-calls';
 import { echoStack, URL_BASE } from '../helpers';
 

@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { functionCallingModelIds } from '@mlc-ai/web-llm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildCatalog } from '../../../scripts/catalog-plugin';
-import { catalogModelInfo } from '../../../src/openai/catalog';
-import { assertCapabilities } from '../../../src/openai/models';
-import { parseChatRequest } from '../../../src/openai/validate';
+import { catalogModelInfo } from '../../../src/models/catalog';
+import { assertCapabilities } from '../../../src/models/models';
+import { parseChatRequest } from '../../../src/protocol/validate';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-catalog-tools-'));
 let files = 0;

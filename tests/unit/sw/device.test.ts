@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { OpenAIError } from '../../../src/openai/errors';
-import type { GpuFacts } from '../../../src/openai/gpu-facts';
+import { OpenAIError } from '../../../src/protocol/errors';
+import type { GpuFacts } from '../../../src/protocol/host/gpu-facts';
 import { hostDevice } from '../../../sw/device';
 
 const gpu: GpuFacts = { webgpu: true, adapter: null };

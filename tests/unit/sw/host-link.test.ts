@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { hostLockName, PROTOCOL_VERSION, type SwToPage } from '../../../src/bridge/messages';
-import { OpenAIError } from '../../../src/openai/errors';
+import { OpenAIError } from '../../../src/protocol/errors';
 import { HostLink, type HostLinkOptions } from '../../../sw/host-link';
 
 /** Window clients that record what the service worker posts to them. */

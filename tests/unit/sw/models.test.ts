@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { catalogEntry, type GpuFacts } from '../../../src/openai/catalog';
-import { OpenAIError } from '../../../src/openai/errors';
-import { ECHO_MODEL, remoteModelInfo } from '../../../src/openai/models';
-import type { CacheStorageLike } from '../../../src/openai/on-device';
-import { memoryServerStore, Servers, type ServerRecord } from '../../../src/openai/servers';
+import { catalogEntry, type GpuFacts } from '../../../src/models/catalog';
+import { OpenAIError } from '../../../src/protocol/errors';
+import { ECHO_MODEL, remoteModelInfo } from '../../../src/models/models';
+import type { CacheStorageLike } from '../../../src/models/on-device';
+import { memoryServerStore, Servers, type ServerRecord } from '../../../src/servers/servers';
 import { DeviceModels, type DeviceModelsOptions } from '../../../sw/models';
 
 const f32 = catalogEntry(

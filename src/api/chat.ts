@@ -1,0 +1,202 @@
+/**
+ * @module
+ * `POST /v1/openai/chat/completions`: the checks in DESIGN §3's order, then the reply. The
+ * status line waits for the first token, so that every failure before it (queue, model load,
+ * prefill) gets its proper status; after it, a stream ends with one in-band error event, and a
+ * non-streamed body — written only when complete — runs again on the next host if its host
+ * dies, or else is cut off.
+ */
+import type { ChatBackend } from '../protocol/host/backend';
+import { assertJsonContentType, readJsonBody } from '../protocol/body';
+import { ChatRun, type Output } from './chat-run';
+import {
+  completionBody,
+  ReplyAccumulator,
+  SseReplyWriter,
+  toUsage,
+  type ReplyMeta,
+} from './completion';
+import { OpenAIError } from '../protocol/errors';
+import { assertCapabilities, type ModelDirectory, type ModelInfo } from '../models/models';
+import { jsonHeaders, newCompletionId, sseHeaders } from '../protocol/respond';
+import { sseEvent } from '../protocol/sse';
+import type { ChatRequest } from '../protocol/types';
+import { parseChatRequest } from '../protocol/validate';
+
+/** What the endpoint needs. */
+export interface ChatDeps {
+  backend: ChatBackend;
+  /** Forwards requests for the models of servers the user added (`ModelInfo.remote`). */
+  remote?: ChatBackend;
+  models: ModelDirectory;
+  /** Longest wait for the first token before a 503 (DESIGN §3: 4 minutes). */
+  firstTokenTimeoutMs: number;
+  /** Longest silence of the engine once tokens flow (DESIGN §3: 60 s). */
+  stallTimeoutMs: number;
+  /** Largest body in bytes. */
+  bodyLimit: number;
+}
+
+/** What the endpoint knows of the request beyond its body. */
+export interface ChatContext {
+  requestId: string;
+  /** Whether the page that sent the request is still there. */
+  alive?: (() => Promise<boolean>) | undefined;
+}
+
+const encoder = new TextEncoder();
+
+function sseBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo) {
+  const writer = new SseReplyWriter(meta);
+  /** Writes one output; the end closes the stream. */
+  const write = (controller: ReadableStreamDefaultController<Uint8Array>, output: Output) => {
+    switch (output.type) {
+      case 'tokens':
+        controller.enqueue(writer.tokenBytes(output.tokens));
+        return;
+      case 'tool_calls':
+        controller.enqueue(encoder.encode(writer.toolCalls(output.calls)));
+        return;
+      case 'started':
+        // The engine works on a reply it has not begun to release (a long prompt's prefill, tool
+        // calls that go out whole): the response starts, its first chunk comes with the reply.
+        return;
+      case 'choices':
+      case 'embeddings':
+        // Several choices are never streamed (the capability check refuses `n` > 1 with `stream`).
+        throw new OpenAIError('engine_error', 'The engine sent several choices to a stream.');
+      case 'end': {
+        const usage = toUsage(output.usage, model.price);
+        controller.enqueue(
+          encoder.encode(writer.end(output.finish_reason, usage, output.usage?.speed)),
+        );
+        controller.close();
+      }
+    }
+  };
+  return new ReadableStream<Uint8Array>({
+    // The first token is in the body before the response leaves: no extra hop to read it.
+    start(controller) {
+      try {
+        write(controller, first);
+      } catch (err) {
+        controller.enqueue(encoder.encode(sseEvent(OpenAIError.from(err).toBody())));
+        controller.close();
+      }
+    },
+    async pull(controller) {
+      try {
+        write(controller, await run.next());
+      } catch (err) {
+        if (run.cancelled) return; // the client cancelled: nobody is reading any more
+        controller.enqueue(encoder.encode(sseEvent(OpenAIError.from(err).toBody())));
+        controller.close();
+      }
+    },
+    cancel() {
+      run.cancel();
+    },
+  });
+}
+
+function jsonBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo) {
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let output = first;
+      let reply = new ReplyAccumulator();
+      try {
+        for (;;) {
+          try {
+            while (output.type !== 'end') {
+              if (output.type === 'tokens') reply.tokens(output.tokens);
+              else if (output.type === 'tool_calls') reply.toolCalls(output.calls);
+              else if (output.type === 'choices') reply.choices(output.choices);
+              else if (output.type === 'embeddings')
+                throw new OpenAIError(
+                  'engine_error',
+                  'The engine answered a chat with embeddings.',
+                );
+              output = await run.next();
+            }
+            break;
+          } catch (err) {
+            // Its host died after the status line: it runs again from the start, once, or
+            // `restart` throws (DESIGN §3).
+            output = await run.restart(err);
+            reply = new ReplyAccumulator();
+          }
+        }
+      } catch (err) {
+        if (run.cancelled) return; // the client cancelled: nobody is reading any more
+        // The status line is out: all that is left is to cut the body off.
+        controller.error(OpenAIError.from(err));
+        return;
+      }
+      const usage = toUsage(output.usage, model.price);
+      const body = completionBody(meta, reply.result(output.finish_reason), usage);
+      controller.enqueue(encoder.encode(JSON.stringify(body)));
+      controller.close();
+    },
+    cancel() {
+      run.cancel();
+    },
+  });
+}
+
+/** Validates a request up to the point where the engine is asked (every 4xx but 429). */
+async function acceptChatRequest(
+  request: Request,
+  deps: ChatDeps,
+): Promise<{ chat: ChatRequest; model: ModelInfo; body: Record<string, unknown> }> {
+  assertJsonContentType(request);
+  const body = (await readJsonBody(request, deps.bodyLimit)) as Record<string, unknown>;
+  const chat = parseChatRequest(body);
+  const model = await deps.models.find(chat.model);
+  if (!model) {
+    throw new OpenAIError('model_not_found', `The model '${chat.model}' does not exist.`, {
+      param: 'model',
+    });
+  }
+  assertCapabilities(chat, model);
+  await deps.models.ensureReady(model);
+  return { chat, model, body };
+}
+
+/** The backend that serves `model`: the device's engines, or the server it belongs to. */
+export function backendFor(model: ModelInfo, deps: Pick<ChatDeps, 'backend' | 'remote'>) {
+  if (!model.remote) return deps.backend;
+  if (!deps.remote) throw new OpenAIError('engine_error', 'No server forwarding is set up.');
+  return deps.remote;
+}
+
+/** The endpoint: the response starts at the first token. */
+export async function handleChatCompletions(
+  request: Request,
+  deps: ChatDeps,
+  context: ChatContext,
+): Promise<Response> {
+  const { chat, model, body } = await acceptChatRequest(request, deps);
+  const backend = backendFor(model, deps);
+  const run = new ChatRun((options) => backend.chat(chat, { ...options, body }), {
+    requestId: context.requestId,
+    alive: context.alive,
+    firstTokenTimeoutMs: deps.firstTokenTimeoutMs,
+    stallTimeoutMs: deps.stallTimeoutMs,
+  });
+  const first = await run.first();
+  const meta: ReplyMeta = {
+    id: newCompletionId(),
+    created: Math.floor(Date.now() / 1000),
+    model: model.id,
+    include_usage: chat.include_usage,
+    logprobs: chat.logprobs === true,
+  };
+  if (!chat.stream) {
+    return new Response(jsonBody(run, first, meta, model), {
+      headers: jsonHeaders(context.requestId),
+    });
+  }
+  return new Response(sseBody(run, first, meta, model), {
+    headers: sseHeaders(context.requestId),
+  });
+}

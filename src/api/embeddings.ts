@@ -1,0 +1,219 @@
+/**
+ * @module
+ * `POST /v1/openai/embeddings`: the checks in DESIGN §3's order (content type, body, model, device,
+ * queue), then one vector per input in the input's order. The engine returns each vector whole, as
+ * llama.cpp or WebLLM computed it (L2-normalised); this module only cuts a Matryoshka model's
+ * vectors to `dimensions` (and normalises them again) and writes them as JSON numbers or, for
+ * `encoding_format: "base64"` (what the `openai` SDK asks for unless told otherwise), as the
+ * base64 of their little-endian float32 bytes.
+ */
+import * as v from 'valibot';
+import type { ChatBackend, ChatEvent } from '../protocol/host/backend';
+import { assertJsonContentType, readJsonBody } from '../protocol/body';
+import { ChatRun, type Output } from './chat-run';
+import { backendFor, type ChatDeps, type ChatContext } from './chat';
+import { OpenAIError } from '../protocol/errors';
+import { estimateCost, type ModelInfo } from '../models/models';
+import { jsonHeaders } from '../protocol/respond';
+import { noArray } from '../protocol/schema';
+import type { EmbeddingRequest } from '../protocol/types';
+import { issueToError } from '../protocol/validate';
+import { base64Vector, MAX_EMBEDDING_INPUTS, shorten } from '../protocol/vectors';
+
+const int = v.pipe(v.number(), v.integer());
+const tokenId = v.pipe(int, v.minValue(0, 'expected a token id (a whole number, 0 or more)'));
+const nonEmpty = 'must not be empty: there is nothing to embed';
+
+/** One input: text, or token ids. */
+const oneText = v.pipe(v.string(), v.minLength(1, nonEmpty));
+const oneTokens = v.pipe(v.array(tokenId), v.minLength(1, nonEmpty));
+
+/** `input`: a string, token ids, or a list of either (not mixed). */
+const input = v.lazy((value) => {
+  if (!Array.isArray(value)) return oneText;
+  const first: unknown = value[0];
+  if (typeof first === 'number') return oneTokens;
+  const list = Array.isArray(first) ? oneTokens : oneText;
+  return v.pipe(
+    v.array(list),
+    v.minLength(1, nonEmpty),
+    v.maxLength(MAX_EMBEDDING_INPUTS, `must hold at most ${MAX_EMBEDDING_INPUTS} inputs`),
+  );
+});
+
+/** The body, DESIGN §3's way: unknown fields pass, `null` is absent. */
+const embeddingSchema = noArray(
+  v.looseObject({
+    model: v.pipe(v.string(), v.minLength(1, 'must name a model')),
+    input,
+    encoding_format: v.nullish(v.picklist(['float', 'base64'])),
+    dimensions: v.nullish(v.pipe(int, v.minValue(1, 'expected at least 1'))),
+    user: v.nullish(v.string()),
+  }),
+);
+
+/** A validated request: what the engine gets, and what the reply is shaped by. */
+export interface EmbeddingCall {
+  request: EmbeddingRequest;
+  encoding: 'float' | 'base64';
+  dimensions: number | undefined;
+}
+
+/** Validates an embeddings body; throws a 400 `OpenAIError` naming the field. */
+export function parseEmbeddingRequest(body: unknown): EmbeddingCall {
+  const parsed = v.safeParse(embeddingSchema, body, { abortEarly: true });
+  if (!parsed.success) throw issueToError(parsed.issues[0]);
+  const { model, encoding_format, dimensions } = parsed.output;
+  const raw = parsed.output.input;
+  const inputs: string[] | number[][] =
+    typeof raw === 'string'
+      ? [raw]
+      : typeof raw[0] === 'number'
+        ? [raw as number[]]
+        : (raw as string[] | number[][]);
+  return {
+    request: { model, input: inputs },
+    encoding: encoding_format ?? 'float',
+    dimensions: dimensions ?? undefined,
+  };
+}
+
+/** Throws 400 unless `model` makes embeddings and can give vectors of `dimensions`. */
+export function assertEmbeddingModel(model: ModelInfo, dimensions: number | undefined): void {
+  // A server's model: the server says what it embeds, and how long its vectors may be.
+  if (model.remote) return;
+  const facts = model.embedding;
+  if (!facts) {
+    throw new OpenAIError(
+      'invalid_value',
+      `Invalid value for 'model': ${model.id} is a chat model and makes no embeddings; use an embedding model (GET /v1/hearth/catalog lists them with "embedding").`,
+      { param: 'model' },
+    );
+  }
+  if (dimensions === undefined || dimensions === facts.dimensions) return;
+  if (facts.matryoshka.length === 0) {
+    throw new OpenAIError(
+      'unsupported_parameter',
+      `Unsupported parameter: 'dimensions': ${model.id} was not trained to give shorter vectors (Matryoshka)${facts.dimensions === null ? '' : `; its vectors have ${facts.dimensions} dimensions`}.`,
+      { param: 'dimensions' },
+    );
+  }
+  if (!facts.matryoshka.includes(dimensions)) {
+    throw new OpenAIError(
+      'invalid_value',
+      `Invalid value for 'dimensions': ${model.id} was trained for ${[facts.dimensions, ...facts.matryoshka].filter((d) => d !== null).join(', ')} dimensions, not ${dimensions}.`,
+      { param: 'dimensions' },
+    );
+  }
+}
+
+/** The response body for `vectors`, shaped by the call. */
+export function embeddingBody(
+  call: EmbeddingCall,
+  model: ModelInfo,
+  result: Extract<ChatEvent, { type: 'embeddings' }>,
+): unknown {
+  const { dimensions, encoding } = call;
+  return {
+    object: 'list',
+    data: result.vectors.map((vector, index) => {
+      const cut =
+        dimensions !== undefined && dimensions < vector.length
+          ? shorten(vector, dimensions)
+          : vector;
+      return {
+        object: 'embedding',
+        index,
+        embedding: encoding === 'base64' ? base64Vector(cut) : Array.from(cut),
+      };
+    }),
+    model: model.id,
+    // Null where the backend could not count (a server that sends no usage).
+    usage:
+      result.prompt_tokens === null
+        ? null
+        : {
+            prompt_tokens: result.prompt_tokens,
+            total_tokens: result.prompt_tokens,
+            estimated_cost: estimateCost(model.price, result.prompt_tokens, 0),
+          },
+  };
+}
+
+/** Validates a request up to the point where the engine is asked (every 4xx but 429). */
+async function acceptEmbeddingRequest(
+  request: Request,
+  deps: ChatDeps,
+): Promise<{ call: EmbeddingCall; model: ModelInfo; body: Record<string, unknown> }> {
+  assertJsonContentType(request);
+  const body = (await readJsonBody(request, deps.bodyLimit)) as Record<string, unknown>;
+  const call = parseEmbeddingRequest(body);
+  const model = await deps.models.find(call.request.model);
+  if (!model) {
+    throw new OpenAIError('model_not_found', `The model '${call.request.model}' does not exist.`, {
+      param: 'model',
+    });
+  }
+  assertEmbeddingModel(model, call.dimensions);
+  await deps.models.ensureReady(model);
+  return { call, model, body };
+}
+
+function embedder(backend: ChatBackend): NonNullable<ChatBackend['embed']> {
+  const embed = backend.embed?.bind(backend);
+  if (!embed) throw new OpenAIError('engine_error', 'Nothing here makes embeddings.');
+  return embed;
+}
+
+/**
+ * The endpoint. The status line waits for the vectors, or for the engine to say a long batch is
+ * under way (then the body follows when it is done, and a host lost meanwhile runs it again once,
+ * as a non-streamed chat reply does).
+ */
+export async function handleEmbeddings(
+  request: Request,
+  deps: ChatDeps,
+  context: ChatContext,
+): Promise<Response> {
+  const { call, model, body } = await acceptEmbeddingRequest(request, deps);
+  const embed = embedder(backendFor(model, deps));
+  const run = new ChatRun((options) => embed(call.request, { ...options, body }), {
+    requestId: context.requestId,
+    alive: context.alive,
+    firstTokenTimeoutMs: deps.firstTokenTimeoutMs,
+    stallTimeoutMs: deps.stallTimeoutMs,
+  });
+  const first = await run.first();
+  if (first.type === 'embeddings') {
+    // The common case: the vectors came before anything else, the body is whole at once.
+    return new Response(JSON.stringify(embeddingBody(call, model, first)), {
+      headers: jsonHeaders(context.requestId),
+    });
+  }
+  const encoder = new TextEncoder();
+  const reply = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let output: Output = first;
+      try {
+        for (;;) {
+          try {
+            while (output.type !== 'embeddings') output = await run.next();
+            break;
+          } catch (err) {
+            output = await run.restart(err);
+          }
+        }
+      } catch (err) {
+        if (run.cancelled) return;
+        controller.error(OpenAIError.from(err));
+        return;
+      }
+      controller.enqueue(encoder.encode(JSON.stringify(embeddingBody(call, model, output))));
+      controller.close();
+    },
+    cancel() {
+      run.cancel();
+    },
+  });
+  return new Response(reply, { headers: jsonHeaders(context.requestId) });
+}

@@ -1,0 +1,333 @@
+/**
+ * @module
+ * src/api/ is the whole /v1 API as Request → Response functions: the router and its endpoints
+ * (chat completions, embeddings, Hearth's model and settings endpoints) and a chat request's life
+ * with the backend. It imports src/protocol, src/models, src/servers and itself; the service
+ * worker is its caller, and the engines reuse chat-run and completion.
+ *
+ * The whole `/v1` API as one `Request → Response` function: route (404, 405), then auth (401),
+ * then the endpoint. Every response, success or error, carries an `x-request-id`.
+ */
+import { addModel, type AddingDeps } from '../models/added/added-models';
+import type { ChatBackend } from '../protocol/host/backend';
+import { BODY_LIMIT } from '../protocol/body';
+import { handleChatCompletions } from './chat';
+import { handleEmbeddings } from './embeddings';
+import { modelEndpoints, unloadModel, type ManagingBackend } from './manage';
+import { OpenAIError } from '../protocol/errors';
+import { modelObject, type ModelDirectory } from '../models/models';
+import { deleteFile, storeFile, type FileDeps } from '../models/added/gguf-upload';
+import { errorResponse, jsonResponse, newRequestId } from '../protocol/respond';
+import {
+  addServer,
+  deleteServer,
+  listServers,
+  patchServer,
+  type Servers,
+} from '../servers/servers';
+import type { Settings } from './settings';
+
+/** Everything the API depends on. */
+export interface ApiOptions {
+  /** A backend that can load models also gets the model endpoints it can serve. */
+  backend: ChatBackend | ManagingBackend;
+  models: ModelDirectory;
+  /** Whether a bearer key may use the API (DESIGN §3: any non-empty key by default). */
+  authorize?: (key: string) => boolean | Promise<boolean>;
+  /** The owner's settings: auth mode, issued keys and prices (`/v1/hearth/settings`, `…/keys`). */
+  settings?: Settings;
+  /** Body of `GET /v1/hearth/status`. */
+  status?: () => Promise<unknown>;
+  /** The models of `GET /v1/hearth/catalog`. */
+  catalog?: () => Promise<unknown[]>;
+  /**
+   * Adding GGUF models (`POST /v1/hearth/models`), and storing files from the user's computer
+   * for them (`PUT` and `DELETE /v1/hearth/files/…`).
+   */
+  adding?: AddingDeps & FileDeps;
+  /** The app's base path, e.g. `/` or `/repo/`; the API lives at `{base}v1/`. */
+  base?: string;
+  /** Longest wait for a first token (default 4 minutes). */
+  firstTokenTimeoutMs?: number;
+  /** Longest silence of the engine after the first token (default 60 s). */
+  stallTimeoutMs?: number;
+  /** Largest request body (default 4 MiB). */
+  bodyLimit?: number;
+  /** The servers the user added (`/v1/hearth/servers`), and the backend that forwards to them. */
+  servers?: { registry: Servers; backend: ChatBackend };
+}
+
+/** What the caller of `Api.fetch` knows about the request beyond the request itself. */
+export interface RequestContext {
+  /** Whether the page that sent the request is still there (see `ChatOptions.alive`). */
+  alive?: () => Promise<boolean>;
+}
+
+/** The API: `fetch` answers any request under `{base}v1/`. */
+export interface Api {
+  /** Whether `url` belongs to the API (the service worker answers only these). */
+  owns(url: URL): boolean;
+  fetch(request: Request, context?: RequestContext): Promise<Response>;
+}
+
+interface Call {
+  request: Request;
+  requestId: string;
+  /** The path after a route's `*`. */
+  rest: string;
+  context: RequestContext;
+}
+
+type Handler = (call: Call) => Promise<Response>;
+interface Route {
+  method: 'GET' | 'POST' | 'DELETE' | 'PATCH' | 'PUT';
+  /** Path after `{base}v1/`; a trailing `*` takes the rest, which the handler receives. */
+  path: string;
+  handler: Handler;
+}
+
+const FIRST_TOKEN_TIMEOUT_MS = 4 * 60 * 1000;
+const STALL_TIMEOUT_MS = 60 * 1000;
+
+function bearerKey(request: Request): string | undefined {
+  const match = /^Bearer[ \t]+(.*)$/i.exec(request.headers.get('authorization') ?? '');
+  const key = match?.[1]?.trim();
+  return key === '' ? undefined : key;
+}
+
+/** Builds the API. */
+export function createApi(options: ApiOptions): Api {
+  const base = `${(options.base ?? '/').replace(/\/?$/, '/')}v1/`;
+  const { settings } = options;
+  const authorize =
+    options.authorize ?? (settings ? (key: string) => settings.authorize(key) : () => true);
+  const chatDeps = {
+    backend: options.backend,
+    models: options.models,
+    firstTokenTimeoutMs: options.firstTokenTimeoutMs ?? FIRST_TOKEN_TIMEOUT_MS,
+    stallTimeoutMs: options.stallTimeoutMs ?? STALL_TIMEOUT_MS,
+    bodyLimit: options.bodyLimit ?? BODY_LIMIT,
+    ...(options.servers && { remote: options.servers.backend }),
+  };
+  const chat: Handler = ({ request, requestId, context }) =>
+    handleChatCompletions(request, chatDeps, { requestId, ...context });
+  const embeddings: Handler = ({ request, requestId, context }) =>
+    handleEmbeddings(request, chatDeps, { requestId, ...context });
+  const listModels: Handler = async ({ requestId }) => {
+    const models = await options.models.list();
+    return jsonResponse({ object: 'list', data: models.map(modelObject) }, requestId);
+  };
+  const getModel: Handler = async ({ requestId, rest }) => {
+    // The openai SDK sends the id's slash encoded (`hearth%2Fecho`).
+    let id: string;
+    try {
+      id = decodeURIComponent(rest);
+    } catch {
+      id = rest;
+    }
+    const model = await options.models.find(id);
+    if (!model) {
+      throw new OpenAIError('model_not_found', `The model '${id}' does not exist.`, {
+        param: 'model',
+      });
+    }
+    return jsonResponse(modelObject(model), requestId);
+  };
+  const routes: Route[] = [
+    { method: 'POST', path: 'openai/chat/completions', handler: chat },
+    { method: 'POST', path: 'chat/completions', handler: chat },
+    { method: 'POST', path: 'openai/embeddings', handler: embeddings },
+    { method: 'POST', path: 'embeddings', handler: embeddings },
+    { method: 'GET', path: 'openai/models', handler: listModels },
+    { method: 'GET', path: 'models', handler: listModels },
+    { method: 'GET', path: 'openai/models/*', handler: getModel },
+    { method: 'GET', path: 'models/*', handler: getModel },
+  ];
+  const { status, catalog } = options;
+  if (status) {
+    routes.push({
+      method: 'GET',
+      path: 'hearth/status',
+      handler: async ({ requestId }) => jsonResponse(await status(), requestId),
+    });
+  }
+  const { backend } = options;
+  if ('load' in backend) {
+    const answer = modelEndpoints({
+      backend,
+      models: options.models,
+      firstTokenTimeoutMs: chatDeps.firstTokenTimeoutMs,
+    });
+    const handler: Handler = ({ request, rest, requestId }) => answer(request, rest, requestId);
+    for (const method of ['GET', 'POST', 'DELETE'] as const) {
+      routes.push({ method, path: 'hearth/models/*', handler });
+    }
+    const { unload } = backend;
+    if (unload) {
+      routes.push({
+        method: 'POST',
+        path: 'hearth/unload',
+        handler: ({ requestId }) => unloadModel({ unload: () => unload.call(backend) }, requestId),
+      });
+    }
+  }
+  if (settings) {
+    routes.push(
+      {
+        method: 'GET',
+        path: 'hearth/settings',
+        handler: ({ requestId }) => settings.get(requestId),
+      },
+      {
+        method: 'PATCH',
+        path: 'hearth/settings',
+        handler: ({ request, requestId }) => settings.patch(request, requestId),
+      },
+      {
+        method: 'GET',
+        path: 'hearth/keys',
+        handler: ({ requestId }) => settings.listKeys(requestId),
+      },
+      {
+        method: 'POST',
+        path: 'hearth/keys',
+        handler: ({ request, requestId }) => settings.issueKey(request, requestId),
+      },
+      {
+        method: 'DELETE',
+        path: 'hearth/keys/*',
+        handler: ({ rest, requestId }) => settings.revokeKey(rest, requestId),
+      },
+    );
+  }
+  const { adding } = options;
+  if (adding) {
+    routes.push(
+      {
+        method: 'POST',
+        path: 'hearth/models',
+        handler: ({ request, requestId }) => addModel(request, adding, requestId),
+      },
+      {
+        method: 'PUT',
+        path: 'hearth/files/*',
+        handler: ({ request, rest, requestId }) => storeFile(request, rest, adding, requestId),
+      },
+      {
+        method: 'DELETE',
+        path: 'hearth/files/*',
+        handler: ({ rest, requestId }) => deleteFile(rest, adding, requestId),
+      },
+    );
+  }
+  if (options.servers) {
+    const { registry } = options.servers;
+    const name = (rest: string) => {
+      try {
+        return decodeURIComponent(rest);
+      } catch {
+        return rest;
+      }
+    };
+    routes.push(
+      {
+        method: 'GET',
+        path: 'hearth/servers',
+        handler: ({ requestId }) => listServers(registry, requestId),
+      },
+      {
+        method: 'POST',
+        path: 'hearth/servers',
+        handler: ({ request, requestId }) => addServer(request, registry, requestId),
+      },
+      {
+        method: 'PATCH',
+        path: 'hearth/servers/*',
+        handler: ({ request, rest, requestId }) =>
+          patchServer(request, name(rest), registry, requestId),
+      },
+      {
+        method: 'DELETE',
+        path: 'hearth/servers/*',
+        handler: ({ rest, requestId }) => deleteServer(name(rest), registry, requestId),
+      },
+    );
+  }
+  if (catalog) {
+    routes.push({
+      method: 'GET',
+      path: 'hearth/catalog',
+      handler: async ({ requestId }) =>
+        jsonResponse({ object: 'list', data: await catalog() }, requestId),
+    });
+  }
+
+  function match(path: string): { routes: Route[]; rest: string } {
+    const found: Route[] = [];
+    let rest = '';
+    for (const route of routes) {
+      if (route.path.endsWith('/*')) {
+        const prefix = route.path.slice(0, -1);
+        if (path.startsWith(prefix) && path.length > prefix.length) {
+          found.push(route);
+          rest = path.slice(prefix.length);
+        }
+      } else if (route.path === path) {
+        found.push(route);
+      }
+    }
+    return { routes: found, rest };
+  }
+
+  async function dispatch(
+    request: Request,
+    requestId: string,
+    context: RequestContext,
+  ): Promise<Response> {
+    const path = new URL(request.url).pathname.slice(base.length).replace(/\/$/, '');
+    const found = match(path);
+    if (found.routes.length === 0) {
+      throw new OpenAIError('unknown_url', `Unknown request URL: ${request.method} /v1/${path}.`);
+    }
+    // HEAD is GET without the body (RFC 9110 §9.3.2): the GET route answers; `fetch` drops the body.
+    const head = request.method === 'HEAD';
+    const route = found.routes.find((r) => r.method === (head ? 'GET' : request.method));
+    if (!route) {
+      const methods = found.routes.map((r) => r.method);
+      // Where GET is allowed, so is HEAD (answered above by the GET route).
+      const allow = (methods.includes('GET') ? [...methods, 'HEAD'] : methods).join(', ');
+      throw new OpenAIError(
+        'method_not_allowed',
+        `Method ${request.method} is not allowed for /v1/${path}; use ${allow}.`,
+        { headers: { allow } },
+      );
+    }
+    const key = bearerKey(request);
+    if (key === undefined || !(await authorize(key))) {
+      throw new OpenAIError(
+        'invalid_api_key',
+        key === undefined
+          ? 'You did not provide an API key: send it as `Authorization: Bearer <key>`.'
+          : 'The API key you provided is not valid here.',
+      );
+    }
+    const asked = head ? new Request(request, { method: 'GET' }) : request;
+    return route.handler({ request: asked, requestId, rest: found.rest, context });
+  }
+
+  return {
+    owns: (url) => url.pathname.startsWith(base),
+    async fetch(request, context = {}) {
+      const requestId = newRequestId();
+      let response: Response;
+      try {
+        response = await dispatch(request, requestId, context);
+      } catch (err) {
+        response = errorResponse(err, requestId);
+      }
+      if (request.method !== 'HEAD' || response.body === null) return response;
+      await response.body.cancel();
+      return new Response(null, { status: response.status, headers: response.headers });
+    },
+  };
+}

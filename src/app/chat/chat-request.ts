@@ -1,0 +1,54 @@
+/**
+ * @module
+ * The body of a chat request as the chat sends it: the conversation's parameters, each sent only
+ * when it says something (an empty top P or seed is the model's own or a random one), and its
+ * messages cut to its context limit. Pure: no DOM, no storage.
+ */
+import { ECHO_MODEL_ID } from '../../models/models';
+import type { ChatSettings, OutgoingMessage } from '../shared/api-client';
+import { withDefaults } from '../shared/chat-settings';
+import { estimateTokens, type ConversationSettings } from '../conversations/conversation';
+
+/**
+ * The messages that fit in `limit` tokens (estimated as the context meter does): the system
+ * prompt always, then the latest messages, the last one always, starting with the user's (chat
+ * templates expect the user first). Null: all of them.
+ */
+export function fitContext(messages: OutgoingMessage[], limit: number | null): OutgoingMessage[] {
+  if (limit === null) return messages;
+  const system = messages.filter((m) => m.role === 'system');
+  const rest = messages.filter((m) => m.role !== 'system');
+  let room = limit - system.reduce((n, m) => n + estimateTokens(m.content), 0);
+  let from = rest.length;
+  while (from > 0) {
+    const tokens = estimateTokens(rest[from - 1]!.content);
+    if (from < rest.length && tokens > room) break;
+    room -= tokens;
+    from -= 1;
+  }
+  while (from < rest.length - 1 && rest[from]!.role === 'assistant') from += 1;
+  return [...system, ...rest.slice(from)];
+}
+
+/**
+ * The request for `model` with `messages` under `settings` (read field by field, so that a value
+ * stored wrong is never sent); `echoDelay`: the echo engine's pause per token.
+ */
+export function chatRequest(
+  model: string,
+  settings: ConversationSettings,
+  messages: OutgoingMessage[],
+  echoDelay = 0,
+): ChatSettings {
+  const s = withDefaults(settings);
+  return {
+    model,
+    messages: fitContext(messages, s.context_tokens),
+    temperature: s.temperature,
+    ...(s.top_p !== null && { top_p: s.top_p }),
+    ...(s.seed !== null && { seed: s.seed }),
+    ...(s.stop.length > 0 && { stop: s.stop }),
+    ...(s.max_tokens !== null && { max_completion_tokens: s.max_tokens }),
+    ...(model === ECHO_MODEL_ID && echoDelay > 0 && { echo_delay_ms: echoDelay }),
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * @module
+ * `<link-confirm>`: asks before a reply's link opens. A link's text may say anything and its
+ * address may carry the conversation (`https://elsewhere.example/?d=…`), so the dialog shows the
+ * exact address that will open, host first, and nothing of the text. Open opens it in a new tab
+ * with neither referrer nor opener; Cancel (focused first), Esc or closing the dialog opens
+ * nothing, and the focus goes back to the link.
+ */
+import { css, html, LitElement, nothing } from 'lit';
+import { shared } from '../../shared/styles';
+
+export class LinkConfirm extends LitElement {
+  static override properties = { url: { state: true } };
+
+  static override styles = [
+    shared,
+    css`
+      dialog {
+        max-width: min(40em, 92vw);
+        border: 1px solid var(--border);
+        border-radius: 8px;
+        background: var(--bg);
+        color: var(--fg);
+      }
+      dialog::backdrop {
+        background: rgb(0 0 0 / 40%);
+      }
+      h2 {
+        margin-top: 0;
+        font-size: 1.15em;
+      }
+      .address {
+        max-height: 12em;
+        overflow: auto;
+        overflow-wrap: anywhere;
+        user-select: all;
+      }
+      .actions {
+        display: flex;
+        justify-content: flex-end;
+        gap: 0.5em;
+        margin-top: 1em;
+      }
+    `,
+  ];
+
+  /** The address asked about, or null while nothing is. */
+  declare private url: URL | null;
+  /** The link asked about, focused again when the dialog closes. */
+  #from: HTMLElement | null = null;
+
+  constructor() {
+    super();
+    this.url = null;
+  }
+
+  /** Shows the dialog for `href` (an absolute http(s) address), asked from the link `from`. */
+  async ask(href: string, from: HTMLElement | null = null): Promise<void> {
+    this.url = new URL(href);
+    this.#from = from;
+    await this.updateComplete;
+    const dialog = this.renderRoot.querySelector('dialog');
+    if (dialog && !dialog.open) dialog.showModal();
+    this.renderRoot.querySelector<HTMLButtonElement>('button.cancel')?.focus();
+  }
+
+  #close(open: boolean): void {
+    const url = this.url;
+    this.renderRoot.querySelector('dialog')?.close();
+    // A new tab that cannot reach this one, and is not told where it was opened from.
+    if (open && url) window.open(url.href, '_blank', 'noopener,noreferrer');
+  }
+
+  #closed(): void {
+    this.url = null;
+    this.#from?.focus();
+    this.#from = null;
+  }
+
+  protected override render() {
+    const url = this.url;
+    if (url === null) return nothing;
+    return html`<dialog aria-labelledby="link-title" @close=${() => this.#closed()}>
+      <h2 id="link-title">Open this link?</h2>
+      <p>
+        It opens <strong>${url.host}</strong> in a new tab, at this address (everything in it is
+        sent there):
+      </p>
+      <p class="address"><code>${url.href}</code></p>
+      <div class="actions">
+        <button class="cancel" @click=${() => this.#close(false)}>Cancel</button>
+        <button class="primary" @click=${() => this.#close(true)}>Open</button>
+      </div>
+    </dialog>`;
+  }
+}
+
+customElements.define('link-confirm', LinkConfirm);
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'link-confirm': LinkConfirm;
+  }
+}

@@ -1,0 +1,250 @@
+/**
+ * @module
+ * Conversations as they travel: the export file is versioned JSON whose messages are in the
+ * OpenAI chat format (the system prompt first, as a system message), with each conversation's id,
+ * title, model and settings beside them, and Hearth's extras under their own names — among them
+ * the earlier versions of edited and regenerated messages, so that they come back on import.
+ * An import merges by id. Pure: no DOM, no storage.
+ */
+import * as v from 'valibot';
+import { parseSampling } from '../shared/chat-settings';
+import type { Conversation, Message } from './conversation';
+
+/** The export file's format name and version. */
+export const EXPORT_FORMAT = 'hearth.conversations';
+export const EXPORT_VERSION = 1;
+
+const usageSchema = v.object({
+  prompt_tokens: v.number(),
+  completion_tokens: v.number(),
+  total_tokens: v.number(),
+  estimated_cost: v.number(),
+});
+
+/** The versions of a message as the file holds them: as `Versions.tails`, in exported messages. */
+type ExportedTails = (ExportedMessage[] | null)[];
+
+type ExportedMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string; versions?: ExportedTails | undefined }
+  | {
+      role: 'assistant';
+      content: string;
+      reasoning_content?: string | undefined;
+      model?: string | undefined;
+      usage?: v.InferOutput<typeof usageSchema> | undefined;
+      tokens_per_s?: number | null | undefined;
+      finish_reason?: string | undefined;
+      stopped?: boolean | undefined;
+      error?: { message: string; code: string | null } | undefined;
+      versions?: ExportedTails | undefined;
+    };
+
+/** Versions hold messages that may have versions: the schema refers to itself. */
+const tailsSchema = v.optional(
+  v.pipe(
+    v.array(v.nullable(v.array(v.lazy((): v.GenericSchema<ExportedMessage> => exportedMessage)))),
+    v.check((tails) => tails.filter((t) => t === null).length === 1, 'one version must be on show'),
+  ),
+);
+
+/** A message of the export file: OpenAI's shape, with Hearth's extras under their own names. */
+const exportedMessage: v.GenericSchema<ExportedMessage> = v.variant('role', [
+  v.object({ role: v.literal('system'), content: v.string() }),
+  v.object({ role: v.literal('user'), content: v.string(), versions: tailsSchema }),
+  v.object({
+    role: v.literal('assistant'),
+    content: v.string(),
+    reasoning_content: v.optional(v.string()),
+    model: v.optional(v.string()),
+    usage: v.optional(usageSchema),
+    tokens_per_s: v.optional(v.nullable(v.number())),
+    finish_reason: v.optional(v.string()),
+    stopped: v.optional(v.boolean()),
+    error: v.optional(v.object({ message: v.string(), code: v.nullable(v.string()) })),
+    versions: tailsSchema,
+  }),
+]);
+
+const exportedConversation = v.object({
+  /** Absent from files of before ids travelled: such a conversation gets a new one. */
+  id: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(200))),
+  title: v.pipe(v.string(), v.maxLength(500)),
+  created: v.number(),
+  updated: v.number(),
+  model: v.string(),
+  // Checked field by field on import (`parseSampling`): files of before top_p, seed, stop and
+  // the context limit travelled have none of them.
+  settings: v.looseObject({
+    temperature: v.pipe(v.number(), v.minValue(0), v.maxValue(2)),
+    max_tokens: v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  }),
+  messages: v.array(exportedMessage),
+});
+
+const exportFile = v.object({
+  format: v.literal(EXPORT_FORMAT),
+  version: v.literal(EXPORT_VERSION),
+  exported: v.string(),
+  conversations: v.array(exportedConversation),
+});
+
+function exportMessage(m: Message): ExportedMessage {
+  const versions = m.versions && {
+    versions: m.versions.tails.map((tail) => tail && tail.map(exportMessage)),
+  };
+  if (m.role === 'user') return { role: 'user', content: m.content, ...versions };
+  return {
+    role: 'assistant',
+    content: m.content,
+    ...(m.reasoning && { reasoning_content: m.reasoning }),
+    ...(m.model && { model: m.model }),
+    ...(m.stats && { usage: m.stats.usage, tokens_per_s: m.stats.tokens_per_s }),
+    ...(m.finish_reason && { finish_reason: m.finish_reason }),
+    ...(m.stopped && { stopped: true }),
+    ...(m.error && { error: m.error }),
+    ...versions,
+  };
+}
+
+/** A message of the file as the chat keeps it; system messages are the caller's. */
+function importMessage(m: Exclude<ExportedMessage, { role: 'system' }>): Message {
+  const versions = m.versions && {
+    versions: {
+      tails: m.versions.map(
+        (tail) => tail && tail.flatMap((t) => (t.role === 'system' ? [] : [importMessage(t)])),
+      ),
+    },
+  };
+  if (m.role === 'user') return { role: 'user', content: m.content, ...versions };
+  return {
+    role: 'assistant',
+    content: m.content,
+    ...(m.reasoning_content && { reasoning: m.reasoning_content }),
+    ...(m.model && { model: m.model }),
+    ...(m.usage && { stats: { usage: m.usage, tokens_per_s: m.tokens_per_s ?? null } }),
+    ...(m.finish_reason && { finish_reason: m.finish_reason }),
+    ...(m.stopped && { stopped: true }),
+    ...(m.error && { error: m.error }),
+    ...versions,
+  };
+}
+
+/**
+ * The conversations as an export file's object: each with its id, and its messages as shown,
+ * the other versions of edited and regenerated messages under `versions` (the OpenAI format has
+ * no place for them; a reader that knows nothing of them reads the conversation as it was shown).
+ */
+export function exportConversations(conversations: readonly Conversation[]) {
+  return {
+    format: EXPORT_FORMAT,
+    version: EXPORT_VERSION,
+    exported: new Date().toISOString(),
+    conversations: conversations.map((c) => {
+      const messages: ExportedMessage[] = [];
+      if (c.settings.system) messages.push({ role: 'system', content: c.settings.system });
+      messages.push(...c.messages.map(exportMessage));
+      return {
+        id: c.id,
+        title: c.title,
+        created: c.created,
+        updated: c.updated,
+        model: c.model,
+        settings: parseSampling(c.settings),
+        messages,
+      };
+    }),
+  };
+}
+
+/**
+ * The conversations of an export file, with their ids (a new one where the file has none), or an
+ * error that says what is wrong with the file. Their versions are as exported.
+ */
+export function importConversations(text: string): Conversation[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new Error('This file is not JSON.');
+  }
+  const parsed = v.safeParse(exportFile, json);
+  if (!parsed.success) {
+    const issue = parsed.issues[0];
+    const where = issue.path?.map((p) => String(p.key)).join('.') ?? '';
+    if (where === 'format' || where === 'version') {
+      throw new Error(`This is not a Hearth export of version ${EXPORT_VERSION}.`);
+    }
+    throw new Error(`This export is damaged at ${where || 'its top'}: ${issue.message}`);
+  }
+  return parsed.output.conversations.map((c) => {
+    const system = c.messages
+      .filter((m) => m.role === 'system')
+      .map((m) => m.content)
+      .join('\n\n');
+    return {
+      id: c.id ?? crypto.randomUUID(),
+      title: c.title,
+      created: c.created,
+      updated: c.updated,
+      model: c.model,
+      settings: { system, ...parseSampling(c.settings) },
+      messages: c.messages.flatMap((m) => (m.role === 'system' ? [] : [importMessage(m)])),
+      draft: '',
+    };
+  });
+}
+
+/** What an import does: the conversations to store, and how many of each kind. */
+export interface Merge {
+  save: Conversation[];
+  /** New here. */
+  added: number;
+  /** Here already, and the file's was changed later: the file's replaces it. */
+  updated: number;
+  /** Here already, changed as late or later here: kept as it is. */
+  skipped: number;
+}
+
+/**
+ * Merges imported conversations into those here, by id: a new id is added; a known one replaces
+ * the one here only where the file's was changed later (keeping what is this device's own: the
+ * draft, pinned, archived), so importing the same file twice changes nothing the second time.
+ */
+export function mergeImported(
+  here: readonly Conversation[],
+  imported: readonly Conversation[],
+): Merge {
+  const byId = new Map(here.map((c) => [c.id, c]));
+  const merge: Merge = { save: [], added: 0, updated: 0, skipped: 0 };
+  for (const c of imported) {
+    const mine = byId.get(c.id);
+    if (!mine) {
+      merge.added += 1;
+      merge.save.push(c);
+    } else if (c.updated > mine.updated) {
+      merge.updated += 1;
+      merge.save.push({
+        ...c,
+        draft: mine.draft,
+        ...(mine.pinned && { pinned: true }),
+        ...(mine.archived && { archived: true }),
+      });
+    } else {
+      merge.skipped += 1;
+    }
+    byId.set(c.id, c);
+  }
+  return merge;
+}
+
+const count = (n: number) => `${n} conversation${n === 1 ? '' : 's'}`;
+const were = (n: number) => `${n} already here ${n === 1 ? 'was' : 'were'}`;
+
+/** What an import did, in a sentence or three: "Imported 3 conversations. 2 already here were skipped (…)". */
+export function mergeSummary({ added, updated, skipped }: Merge): string {
+  const parts = [`Imported ${count(added)}.`];
+  if (updated > 0) parts.push(`${were(updated)} updated (newer in the file).`);
+  if (skipped > 0) parts.push(`${were(skipped)} skipped (the same or older in the file).`);
+  return parts.join(' ');
+}

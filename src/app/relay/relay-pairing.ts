@@ -1,0 +1,24 @@
+/**
+ * @module
+ * src/app/relay/ is the app's one relay pairing and how every view shows it. It imports shared/
+ * and src/relay-tab.
+ *
+ * The app's one relay pairing (src/relay-tab/relay-pairing.ts), calling the API as the app does:
+ * with the app's own key, and, before issued keys become the rule, with an issued key of the
+ * app's own so that it does not lock itself out (`setAuthMode`). `<relay-status>` shows it, and
+ * the loader's dialog (src/site/relay-pairing.ts) stays away from the app's pages.
+ */
+import { claimPairing, RelayPairing } from '../../relay-tab/relay-pairing';
+import { apiBaseUrl, issueKey, setAuthMode } from '../shared/api-client';
+
+export type { PairingState } from '../../relay-tab/relay-pairing';
+
+// The app shows the pairing itself: the loader, which the app starts as a site does, shows none.
+claimPairing('app');
+
+/** The one pairing of this tab. */
+export const relayPairing = new RelayPairing({
+  apiBase: apiBaseUrl(),
+  registerKey: async (name, key) => void (await issueKey({ name, key })),
+  requireIssuedKeys: async () => void (await setAuthMode('issued')),
+});

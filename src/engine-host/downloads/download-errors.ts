@@ -1,0 +1,34 @@
+/**
+ * @module
+ * What a download does with a failure: retry it (a broken connection, a server error), or give up
+ * at once (a missing file, a file that is not what it should be, a full disk, a cancel).
+ */
+import { OpenAIError } from '../../protocol/errors';
+
+/** A failure that retrying cannot mend. */
+export class Permanent extends Error {}
+
+/** Whether the device's storage is full (Chromium: a `QuotaExceededError` DOMException). */
+export const isQuotaError = (err: unknown): boolean =>
+  err instanceof DOMException
+    ? err.name === 'QuotaExceededError'
+    : err instanceof Error && err.name === 'QuotaExceededError';
+
+/** Whether trying again may help. */
+export function transient(err: unknown): boolean {
+  return !(err instanceof Permanent || err instanceof OpenAIError || isQuotaError(err));
+}
+
+/** A network failure (fetch's `TypeError`) said in words: most often the device is offline. */
+export function unreachable(url: string, err: unknown): unknown {
+  if (!(err instanceof TypeError)) return err;
+  return new Error(
+    `could not reach ${new URL(url).host} (${err.message}): the device may be offline, or the server down`,
+  );
+}
+
+/** Waits `ms`, or until `signal` aborts (then throws its reason). */
+export async function pause(ms: number, signal: AbortSignal): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  signal.throwIfAborted();
+}

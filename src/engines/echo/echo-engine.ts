@@ -1,0 +1,130 @@
+/**
+ * @module
+ * src/engines/echo/ is the echo engine, which needs no GPU: it imports only src/engines and the
+ * API's folders.
+ *
+ * The echo engine (`hearth/echo`): a deterministic test engine that needs no GPU, exactly as
+ * DESIGN §3 defines it. It echoes the last user message (prefixed by the system prompt in
+ * brackets), one whitespace-delimited token per chunk.
+ */
+import { OpenAIError } from '../../protocol/errors';
+import { ECHO_MODEL } from '../../models/models';
+import type { ChatMessage, ChatRequest, FinishReason } from '../../protocol/types';
+import type { Engine, EngineOutput } from '../engine';
+
+/** Splits text into echo tokens: `/\S+\s*\/g`, leading whitespace joined to the first token. */
+export function echoTokens(text: string): string[] {
+  const tokens = text.match(/\S+\s*/g);
+  if (!tokens) return text === '' ? [] : [text];
+  const lead = text.length - text.trimStart().length;
+  if (lead > 0) tokens[0] = text.slice(0, lead) + (tokens[0] ?? '');
+  return tokens;
+}
+
+/** The reply R before `stop` and `max_tokens`. */
+export function echoReply(messages: readonly ChatMessage[]): string {
+  const last = messages.at(-1);
+  if (last?.role !== 'user') {
+    throw new OpenAIError(
+      'invalid_value',
+      'The echo engine needs the last message to be the user’s.',
+      {
+        param: 'messages',
+      },
+    );
+  }
+  // Normalisation has merged every system and developer message into one, placed first.
+  const system = messages[0]?.role === 'system' ? messages[0].content : undefined;
+  return system === undefined ? last.content : `[${system}] ${last.content}`;
+}
+
+function cutAtStop(reply: string, stop: readonly string[] | undefined): string {
+  let end = reply.length;
+  for (const s of stop ?? []) {
+    const at = reply.indexOf(s);
+    if (at !== -1 && at < end) end = at;
+  }
+  return reply.slice(0, end);
+}
+
+/** `scheduler.postTask`, where the platform has it (Chromium does; Node does not). */
+type PostTask = (
+  task: () => void,
+  options: { delay: number; signal: AbortSignal },
+) => Promise<void>;
+const scheduler = (globalThis as { scheduler?: { postTask: PostTask } }).scheduler;
+
+/**
+ * Resolves after `ms`, or at once when `signal` aborts. Chained `setTimeout`s are clamped to
+ * 4 ms after a few levels of nesting (HTML's timer rules), which would turn `echo_delay_ms: 1`
+ * into 250 tokens/s; `scheduler.postTask` delays are not clamped.
+ */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (scheduler) {
+    return scheduler.postTask(() => undefined, { delay: ms, signal }).catch(() => undefined);
+  }
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done);
+  });
+}
+
+/** The echo engine. */
+export class EchoEngine implements Engine {
+  readonly loadedModel = null;
+  readonly models = [ECHO_MODEL.id];
+
+  serves(model: string): boolean {
+    return model === ECHO_MODEL.id;
+  }
+
+  isLoaded(): boolean {
+    return true;
+  }
+
+  async load(): Promise<void> {
+    // Nothing to put on a GPU.
+  }
+
+  async *generate(request: ChatRequest, signal: AbortSignal): AsyncGenerator<EngineOutput> {
+    let promptTokens = 0;
+    let lastTokens: string[] = [];
+    for (const message of request.messages) {
+      lastTokens = echoTokens(message.content);
+      promptTokens += lastTokens.length;
+    }
+    if (promptTokens > ECHO_MODEL.context_window) {
+      throw new OpenAIError(
+        'context_length_exceeded',
+        `The messages have ${promptTokens} tokens; ${ECHO_MODEL.id} takes at most ${ECHO_MODEL.context_window}.`,
+        { param: 'messages' },
+      );
+    }
+    const reply = cutAtStop(echoReply(request.messages), request.stop);
+    // Without a system prompt or a stop string met, the reply is the last message, split above.
+    let tokens = reply === request.messages.at(-1)?.content ? lastTokens : echoTokens(reply);
+    let finish_reason: FinishReason = 'stop';
+    if (request.max_tokens !== undefined && tokens.length > request.max_tokens) {
+      tokens = tokens.slice(0, request.max_tokens);
+      finish_reason = 'length';
+    }
+    const delay = request.echo_delay_ms ?? 0;
+    let emitted = 0;
+    for (const text of tokens) {
+      if (delay > 0) await sleep(delay, signal);
+      if (signal.aborted) return;
+      emitted += 1;
+      yield { type: 'token', text };
+    }
+    yield {
+      type: 'end',
+      finish_reason,
+      usage: { prompt_tokens: promptTokens, completion_tokens: emitted },
+    };
+  }
+}
