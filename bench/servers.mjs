@@ -1,4 +1,4 @@
-// The server rows of `npm run bench`: a model on a server the user added (README "Servers you
+// The server rows of `npm run bench`: a model on a server the user added (docs/servers.md "Servers you
 // add"), read through Hearth (`/v1/openai/chat/completions` for `<server>/<model>`, which the
 // service worker forwards, src/servers/upstream.ts) against the same server called directly from
 // the same page with `fetch`, in the same run, alternating. The server is a small one started

@@ -220,7 +220,7 @@ export const chatCompletionRequestSchema = v.pipe(
       web_search_options: unsupportedField,
       functions: unsupportedField,
       function_call: unsupportedField,
-      // Extensions honoured on the device (README's field table); other engines ignore them.
+      // Extensions honoured on the device (docs/api.md's field table); other engines ignore them.
       repetition_penalty: v.nullish(v.pipe(v.number(), v.gtValue(0), v.maxValue(10))),
       ignore_eos: v.nullish(v.boolean()),
       enable_thinking: v.nullish(v.boolean()),

@@ -54,7 +54,7 @@ export function issueToError(issue: v.BaseIssue<unknown>): OpenAIError {
     );
   }
   if (issue.kind === 'schema') {
-    // `null` counts as absent (README, Request fields): a field set to null is missing, as OpenAI
+    // `null` counts as absent (docs/api.md, Request fields): a field set to null is missing, as OpenAI
     // says too; a null item of an array is a wrong type.
     const last = issue.path?.at(-1);
     const nullField = issue.input === null && last !== undefined && typeof last.key === 'string';

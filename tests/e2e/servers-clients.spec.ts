@@ -277,7 +277,7 @@ test.describe('in a page of the app, against the server’s models', () => {
     expect(result.query).toEqual(expected[0]);
     const sent = upstream.of('/embeddings');
     // LangChain's embedQuery sends one string: Hearth forwards its validated request, whose input
-    // is always a list (README: "the body as the client sent it, after Hearth's own validation").
+    // is always a list (docs/servers.md: "the body as the client sent it, after Hearth's own validation").
     expect(sent.map((r) => [r.body?.model, r.body?.input, r.body?.encoding_format])).toEqual([
       [UPSTREAM_EMBED, texts, 'float'],
       [UPSTREAM_EMBED, texts, 'float'],

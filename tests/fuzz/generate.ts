@@ -1,7 +1,7 @@
 /**
  * @module
  * The fuzz suite's generator: requests (method, path, headers, body bytes) each with what DESIGN
- * §3 and README's contract say it must get: the status, error `code` and `param`, or for a valid
+ * §3 and docs/api.md's contract say it must get: the status, error `code` and `param`, or for a valid
  * chat request the echo engine's exact reply and usage (oracle.ts). It is driven by a printed seed
  * (`FUZZ_SEED`), so that a failure is reproduced by running again with that seed.
  *
@@ -136,7 +136,7 @@ const err = (status: number, code: string, param: string | null = null): Expecta
   error: { code, param },
 });
 const bad = (code: string, param: string | null): Expectation => err(400, code, param);
-/** `null` in a required field counts as absent, as everywhere (README, Request fields). */
+/** `null` in a required field counts as absent, as everywhere (docs/api.md, Request fields). */
 const nullRequired = (param: string) => bad('missing_field', param);
 /** A wrong type, or `nullRequired` for null. */
 const wrongType = (value: Json, param: string) =>
@@ -569,7 +569,7 @@ function mutations(): Mutation[] {
       ),
     );
   }
-  // Parts other than text: 400 unsupported_parameter (README), in the user's message.
+  // Parts other than text: 400 unsupported_parameter (docs/api.md), in the user's message.
   for (const part of <Record<string, Json>[]>[
     { type: 'image_url', image_url: { url: 'data:image/png;base64,AA==' } },
     { type: 'input_audio', input_audio: { data: 'AA==', format: 'wav' } },

@@ -1,6 +1,6 @@
 /**
  * @module
- * The fuzz suite's oracle: what DESIGN §3 and README's contract say a request must get, written
+ * The fuzz suite's oracle: what DESIGN §3 and docs/api.md's contract say a request must get, written
  * here from the contract alone (nothing of src/ is imported, so that a fault in the code cannot
  * hide in the oracle too), and the check of an answer against it.
  */
@@ -26,7 +26,7 @@ export interface Reply {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The echo engine, from DESIGN §3 and README "The echo engine".
+// The echo engine, from DESIGN §3 and docs/api.md "The echo engine".
 
 /** Lone UTF-16 surrogates become U+FFFD (DESIGN §3, "Text on the wire"). */
 export function wellFormed(text: string): string {
@@ -56,7 +56,7 @@ export function echoTokens(reply: string): string[] {
   return tokens;
 }
 
-/** A message's content as a string: text parts joined with a line break (README, Messages). */
+/** A message's content as a string: text parts joined with a line break (docs/api.md, Messages). */
 function textOf(content: unknown): string {
   if (content === null || content === undefined) return '';
   if (typeof content === 'string') return wellFormed(content);

@@ -2,7 +2,7 @@
  * @module
  * Fuzz cases for the envelope beyond route, method and key: HEAD on every route, trailing and
  * double slashes, and hostile or clumsy bodies for the management routes. Expectations come from
- * README's contract (API table, Auth, Order of checks), as in generate.ts.
+ * docs/api.md's contract (API table, Auth, Order of checks), as in generate.ts.
  */
 import type { BodySpec, Expectation, Rng } from './generate';
 
@@ -41,13 +41,13 @@ const POST_ROUTES = ['v1/openai/chat/completions', 'v1/chat/completions', 'v1/em
 
 /**
  * Management routes that take a body, each with a path that exists whatever the run has added.
- * `oneOf`: what the contract allows them to answer (a success, a 4xx of theirs, or the 5xx README
+ * `oneOf`: what the contract allows them to answer (a success, a 4xx of theirs, or the 5xx docs/api.md
  * documents for a server that cannot be reached).
  */
 const MANAGED: { method: string; path: string; oneOf: number[] }[] = [
   // 400 includes `allow_private_network` for a target more private than the app; 409 a name taken.
   { method: 'POST', path: 'v1/hearth/models', oneOf: [201, 400, 404, 409] },
-  // README, Servers you add: a server that cannot be reached is 503 `upstream_unavailable`, one
+  // docs/servers.md: a server that cannot be reached is 503 `upstream_unavailable`, one
   // that does not answer in time 504 `upstream_timeout`, one that answers wrongly 502.
   { method: 'POST', path: 'v1/hearth/servers', oneOf: [201, 400, 409, 502, 503, 504] },
   { method: 'PATCH', path: 'v1/hearth/servers/fuzz-none', oneOf: [200, 400, 404] },

@@ -56,7 +56,7 @@ interface NumberRule {
   range: string;
 }
 
-/** Each numeric field's range: the API's own (README's field table), or the chat's. */
+/** Each numeric field's range: the API's own (docs/api.md's field table), or the chat's. */
 export const NUMBER_RULES: Record<NumberSetting, NumberRule> = {
   temperature: {
     min: 0,
