@@ -24,22 +24,6 @@ test.beforeAll(() => server.start());
 test.afterAll(() => server.stop());
 test.beforeEach(() => server.reset());
 
-/**
- * Reloads the page with the network off. Firefox, on a loaded machine, has now and then failed
- * such a reload at once with NS_ERROR_OFFLINE, without asking the service worker (twice in full
- * runs at a load average near 10; never in 12 runs alone): that one error earns one more try. The
- * second must come from the service worker like the first, so an app that does not work offline
- * still fails here.
- */
-async function reloadOffline(page: Page): Promise<void> {
-  try {
-    await page.reload();
-  } catch (err) {
-    if (!String(err).includes('NS_ERROR_OFFLINE')) throw err;
-    await page.reload();
-  }
-}
-
 /** Whether a URL the app does not precache can be fetched: false proves the network is off. */
 const networkWorks = (page: Page) =>
   page.evaluate(async () => {
@@ -62,7 +46,7 @@ test('after one visit the app, the API, the echo engine and the conversations wo
   await page.evaluate(async () => void (await navigator.serviceWorker.ready));
   await context.setOffline(true);
   try {
-    await reloadOffline(page);
+    await page.reload();
     await expect(composer(page)).toBeVisible();
     expect(await networkWorks(page)).toBe(false);
     await expect(page.getByRole('status').filter({ hasText: 'Offline.' })).toBeVisible();
@@ -105,7 +89,7 @@ test('a downloaded model loads offline, every file from the device', async ({
   expect(done).toBe('done');
   await context.setOffline(true);
   try {
-    await reloadOffline(page);
+    await page.reload();
     await expect(page.locator('api-status')).toHaveAttribute('state', 'ready');
     expect(await networkWorks(page)).toBe(false);
     const requestsBefore = server.requests.length;
@@ -139,7 +123,7 @@ test('after a reload offline the downloaded fixture model answers its sentence t
   const requestsBefore = server.ggufRequests.length;
   await context.setOffline(true);
   try {
-    await reloadOffline(page);
+    await page.reload();
     await expect(page.locator('api-status')).toHaveAttribute('state', 'ready');
     expect(await networkWorks(page)).toBe(false);
     expect(await askFixture(page)).toMatchObject({
@@ -163,7 +147,7 @@ test('a download started offline fails with a clear message', async ({
   await openChat(page);
   await context.setOffline(true);
   try {
-    await reloadOffline(page);
+    await page.reload();
     await page.getByRole('link', { name: 'Models' }).click();
     const tiny = page
       .getByRole('list', { name: 'Models' })
