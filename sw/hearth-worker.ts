@@ -127,8 +127,8 @@ export function startHearthWorker(options: HearthWorkerOptions): HearthWorker {
     onChange: () =>
       addedChannel.postMessage({ type: 'servers/changed' } satisfies AddedModelsMessage),
   });
+  // The model directory resolves a server model once and binds it here (`to`): no second lookup.
   const upstream = new UpstreamBackend({
-    resolve: (id) => servers.resolve(id),
     fetch: (url, init) => fetch(url, init),
     origin: self.location.origin,
   });
@@ -145,6 +145,7 @@ export function startHearthWorker(options: HearthWorkerOptions): HearthWorker {
     price: (model) => settings.price(model),
     added,
     servers,
+    forward: (target) => upstream.to(target),
     online: () => navigator.onLine,
   });
   const api = createApi({
@@ -156,7 +157,7 @@ export function startHearthWorker(options: HearthWorkerOptions): HearthWorker {
     settings,
     status: async () => hearthStatus(await backend.status(), await storageStatus()),
     catalog: () => models.catalog(),
-    servers: { registry: servers, backend: upstream },
+    servers: { registry: servers },
     adding: {
       catalog: models,
       appUrl: scope.href,

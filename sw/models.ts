@@ -21,9 +21,11 @@ import {
   remoteModelInfo,
   type ModelInfo,
   type ModelPrice,
+  type ResolvedModel,
 } from '../src/models/models';
 import { missingFiles, planFiles, type CacheStorageLike } from '../src/models/on-device';
 import type { ServerModel, Servers } from '../src/servers/servers';
+import type { ChatBackend } from '../src/protocol/host/backend';
 import type { HostStatus } from '../src/protocol/host/status';
 
 /** A catalogue model as `/v1/hearth/catalog` shows it. */
@@ -81,6 +83,8 @@ export interface DeviceModelsOptions {
   added?: AddedModels;
   /** The servers the user added, whose models come last (they leave the device). */
   servers?: Servers;
+  /** The backend that forwards a server model's requests to its server (`UpstreamBackend.to`). */
+  forward?: (target: ServerModel) => ChatBackend;
   /** Whether the device is online (a server's models are unavailable when it is not). */
   online?: () => boolean;
 }
@@ -218,31 +222,56 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
     return new Set([ECHO_MODEL.owned_by, ...(await this.#entries()).map((e) => e.owned_by)]);
   }
 
-  async find(id: string): Promise<ModelInfo | undefined> {
+  /**
+   * The one lookup of a request: the catalogue (built-in, then added), then the servers. The
+   * result carries what the rest of the request needs — the model with its price, the backend
+   * bound to a server model's target, and the readiness check on the entry found here — so
+   * nothing looks the id up again.
+   */
+  async resolve(id: string): Promise<ResolvedModel | undefined> {
+    if (id === ECHO_MODEL.id) {
+      return { model: await this.#priced(ECHO_MODEL), ready: async () => undefined };
+    }
     const entry = await this.#entry(id);
-    const server = entry ? undefined : await this.#options.servers?.resolve(id);
-    const model =
-      id === ECHO_MODEL.id
-        ? ECHO_MODEL
-        : server
-          ? remoteModelInfo(id, remoteOf(server))
-          : entry && catalogModelInfo(entry);
-    const price = model && (await this.#options.price?.(model.id));
-    return model && price ? { ...model, price } : model;
+    if (entry) {
+      const model = await this.#priced(catalogModelInfo(entry));
+      return { model, ready: (options) => this.#ready(entry, model, options) };
+    }
+    const server = await this.#options.servers?.resolve(id);
+    if (!server) return undefined;
+    const model = await this.#priced(remoteModelInfo(id, remoteOf(server)));
+    const backend = this.#options.forward?.(server);
+    return { model, ...(backend && { backend }), ready: async () => this.#reachable(model) };
   }
 
-  async ensureReady(model: ModelInfo, { files } = { files: true }): Promise<void> {
-    if (model.remote) {
-      // A server's model needs no tab and no files: only the network.
-      if (!this.#online()) {
-        throw new OpenAIError('upstream_unavailable', `${model.id}: ${OFFLINE}`, {
-          retryAfter: 30,
-        });
-      }
-      return;
-    }
+  /** A known model (downloaded or not), or undefined. */
+  async find(id: string): Promise<ModelInfo | undefined> {
+    return (await this.resolve(id))?.model;
+  }
+
+  /** `model` with the price the owner set for it, if any. */
+  async #priced(model: ModelInfo): Promise<ModelInfo> {
+    const price = await this.#options.price?.(model.id);
+    return price ? { ...model, price } : model;
+  }
+
+  /** Throws when this device cannot answer with `model` now (`ResolvedModel.ready`). */
+  async ensureReady(model: ModelInfo, options = { files: true }): Promise<void> {
+    if (model.remote) return this.#reachable(model);
     const entry = await this.#entry(model.id);
-    if (!entry) return; // the echo engine needs nothing
+    if (entry) await this.#ready(entry, model, options);
+  }
+
+  /** A server's model needs no tab and no files: only the network. */
+  #reachable(model: ModelInfo): void {
+    if (!this.#online()) {
+      throw new OpenAIError('upstream_unavailable', `${model.id}: ${OFFLINE}`, {
+        retryAfter: 30,
+      });
+    }
+  }
+
+  async #ready(entry: CatalogEntry, model: ModelInfo, { files } = { files: true }): Promise<void> {
     // Without a host this fails as the request itself would: 503 engine_unavailable.
     const gpu = await this.#options.device();
     // Not measured yet (the adapter was slow to answer): the engine finds out when it loads.

@@ -17,7 +17,12 @@ import {
   type ReplyMeta,
 } from './completion';
 import { OpenAIError } from '../protocol/errors';
-import { assertCapabilities, type ModelDirectory, type ModelInfo } from '../models/models';
+import {
+  assertCapabilities,
+  resolveModel,
+  type ModelDirectory,
+  type ModelInfo,
+} from '../models/models';
 import { jsonHeaders, newCompletionId, sseHeaders } from '../protocol/respond';
 import { sseEvent } from '../protocol/sse';
 import type { ChatRequest } from '../protocol/types';
@@ -25,9 +30,8 @@ import { parseChatRequest } from '../protocol/validate';
 
 /** What the endpoint needs. */
 export interface ChatDeps {
+  /** The device's engines; a server's model comes with its own backend (`ResolvedModel`). */
   backend: ChatBackend;
-  /** Forwards requests for the models of servers the user added (`ModelInfo.remote`). */
-  remote?: ChatBackend;
   models: ModelDirectory;
   /** Longest wait for the first token before a 503 (DESIGN §3: 4 minutes). */
   firstTokenTimeoutMs: number;
@@ -147,26 +151,20 @@ function jsonBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo
 async function acceptChatRequest(
   request: Request,
   deps: ChatDeps,
-): Promise<{ chat: ChatRequest; model: ModelInfo; body: Record<string, unknown> }> {
+): Promise<{
+  chat: ChatRequest;
+  model: ModelInfo;
+  backend: ChatBackend;
+  body: Record<string, unknown>;
+}> {
   assertJsonContentType(request);
   const body = (await readJsonBody(request, deps.bodyLimit)) as Record<string, unknown>;
   const chat = parseChatRequest(body);
-  const model = await deps.models.find(chat.model);
-  if (!model) {
-    throw new OpenAIError('model_not_found', `The model '${chat.model}' does not exist.`, {
-      param: 'model',
-    });
-  }
-  assertCapabilities(chat, model);
-  await deps.models.ensureReady(model);
-  return { chat, model, body };
-}
-
-/** The backend that serves `model`: the device's engines, or the server it belongs to. */
-export function backendFor(model: ModelInfo, deps: Pick<ChatDeps, 'backend' | 'remote'>) {
-  if (!model.remote) return deps.backend;
-  if (!deps.remote) throw new OpenAIError('engine_error', 'No server forwarding is set up.');
-  return deps.remote;
+  // One lookup answers which model, which backend and whether it can answer now.
+  const resolved = await resolveModel(deps.models, chat.model);
+  assertCapabilities(chat, resolved.model);
+  await resolved.ready();
+  return { chat, model: resolved.model, backend: resolved.backend ?? deps.backend, body };
 }
 
 /** The endpoint: the response starts at the first token. */
@@ -175,8 +173,7 @@ export async function handleChatCompletions(
   deps: ChatDeps,
   context: ChatContext,
 ): Promise<Response> {
-  const { chat, model, body } = await acceptChatRequest(request, deps);
-  const backend = backendFor(model, deps);
+  const { chat, model, backend, body } = await acceptChatRequest(request, deps);
   const run = new ChatRun((options) => backend.chat(chat, { ...options, body }), {
     requestId: context.requestId,
     alive: context.alive,

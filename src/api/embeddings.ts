@@ -11,9 +11,9 @@ import * as v from 'valibot';
 import type { ChatBackend, ChatEvent } from '../protocol/host/backend';
 import { assertJsonContentType, readJsonBody } from '../protocol/body';
 import { ChatRun, type Output } from './chat-run';
-import { backendFor, type ChatDeps, type ChatContext } from './chat';
+import type { ChatDeps, ChatContext } from './chat';
 import { OpenAIError } from '../protocol/errors';
-import { estimateCost, type ModelInfo } from '../models/models';
+import { estimateCost, resolveModel, type ModelInfo } from '../models/models';
 import { jsonHeaders } from '../protocol/respond';
 import { noArray } from '../protocol/schema';
 import type { EmbeddingRequest } from '../protocol/types';
@@ -144,19 +144,21 @@ export function embeddingBody(
 async function acceptEmbeddingRequest(
   request: Request,
   deps: ChatDeps,
-): Promise<{ call: EmbeddingCall; model: ModelInfo; body: Record<string, unknown> }> {
+): Promise<{
+  call: EmbeddingCall;
+  model: ModelInfo;
+  backend: ChatBackend;
+  body: Record<string, unknown>;
+}> {
   assertJsonContentType(request);
   const body = (await readJsonBody(request, deps.bodyLimit)) as Record<string, unknown>;
   const call = parseEmbeddingRequest(body);
-  const model = await deps.models.find(call.request.model);
-  if (!model) {
-    throw new OpenAIError('model_not_found', `The model '${call.request.model}' does not exist.`, {
-      param: 'model',
-    });
-  }
-  assertEmbeddingModel(model, call.dimensions);
-  await deps.models.ensureReady(model);
-  return { call, model, body };
+  // One lookup answers which model, which backend and whether it can answer now.
+  const resolved = await resolveModel(deps.models, call.request.model);
+  assertEmbeddingModel(resolved.model, call.dimensions);
+  await resolved.ready();
+  const backend = resolved.backend ?? deps.backend;
+  return { call, model: resolved.model, backend, body };
 }
 
 function embedder(backend: ChatBackend): NonNullable<ChatBackend['embed']> {
@@ -175,8 +177,8 @@ export async function handleEmbeddings(
   deps: ChatDeps,
   context: ChatContext,
 ): Promise<Response> {
-  const { call, model, body } = await acceptEmbeddingRequest(request, deps);
-  const embed = embedder(backendFor(model, deps));
+  const { call, model, backend, body } = await acceptEmbeddingRequest(request, deps);
+  const embed = embedder(backend);
   const run = new ChatRun((options) => embed(call.request, { ...options, body }), {
     requestId: context.requestId,
     alive: context.alive,

@@ -16,7 +16,7 @@ import { readOptionalJsonBody } from '../protocol/body';
 import { timedOut, within } from './chat-run';
 import { finished, type DownloadProgress } from '../protocol/host/downloads';
 import { OpenAIError } from '../protocol/errors';
-import { ECHO_MODEL, type ModelDirectory, type ModelInfo } from '../models/models';
+import { ECHO_MODEL, resolveModel, type ModelDirectory, type ModelInfo } from '../models/models';
 import { jsonResponse, sseHeaders } from '../protocol/respond';
 import { sseEvent } from '../protocol/sse';
 
@@ -55,15 +55,6 @@ export function parseModelPath(rest: string): { id: string; action: string } | u
   return match?.[1] ? { id: match[1], action: match[2] ?? '' } : undefined;
 }
 
-/** A model of the catalogue, or 404. */
-async function known(deps: ManageDeps, id: string): Promise<ModelInfo> {
-  const model = await deps.models.find(id);
-  if (model) return model;
-  throw new OpenAIError('model_not_found', `The model '${id}' does not exist.`, {
-    param: 'model',
-  });
-}
-
 /** 400 for actions on files when the model is the built-in echo engine, which has none. */
 function assertHasFiles(model: ModelInfo): void {
   if (model.id !== ECHO_MODEL.id) return;
@@ -76,8 +67,8 @@ function assertHasFiles(model: ModelInfo): void {
 
 /** `POST …/load`: puts a model on the GPU, fetching through WebLLM whatever files are missing. */
 async function loadModel({ deps, id, requestId }: ModelCall): Promise<Response> {
-  const model = await known(deps, id);
-  await deps.models.ensureReady(model, { files: false });
+  const { model, ready } = await resolveModel(deps.models, id);
+  await ready({ files: false });
   const abort = new AbortController();
   const events = deps.backend.load(model.id, { signal: abort.signal, requestId });
   const steps = events[Symbol.asyncIterator]();
@@ -148,10 +139,10 @@ async function* followDownload(
 /** `POST …/download`: starts a download or joins the one under way. */
 async function downloadModel({ deps, id, request, requestId }: ModelCall): Promise<Response> {
   const service = deps.backend as ModelService;
-  const model = await known(deps, id);
+  const { model, ready } = await resolveModel(deps.models, id);
   assertHasFiles(model);
   const stream = await wantsStream(request);
-  await deps.models.ensureReady(model, { files: false });
+  await ready({ files: false });
   const abort = new AbortController();
   const progress = followDownload(service, model.id, abort.signal, requestId);
   const settle = (last: DownloadProgress | undefined) => {
@@ -193,7 +184,7 @@ async function downloadModel({ deps, id, request, requestId }: ModelCall): Promi
 
 /** `DELETE …/download`: stops a download; the files it completed stay, for a later resume. */
 async function cancelDownload({ deps, id, requestId }: ModelCall): Promise<Response> {
-  const model = await known(deps, id);
+  const { model } = await resolveModel(deps.models, id);
   assertHasFiles(model);
   await (deps.backend as ModelService).cancelDownload(model.id);
   return jsonResponse({ id: model.id, object: 'hearth.download', cancelled: true }, requestId);
@@ -204,7 +195,7 @@ async function cancelDownload({ deps, id, requestId }: ModelCall): Promise<Respo
  * added leaves the catalogue too (once its files are gone: a refusal keeps both).
  */
 async function deleteModel({ deps, id, requestId }: ModelCall): Promise<Response> {
-  const model = await known(deps, id);
+  const { model } = await resolveModel(deps.models, id);
   assertHasFiles(model);
   try {
     await (deps.backend as ModelService).deleteModel(model.id);
@@ -225,7 +216,7 @@ export interface ModelState extends ModelInspection {
 
 /** `GET /v1/hearth/models/{org}/{name}`: the model's files as Hearth and WebLLM see them. */
 async function inspectModel({ deps, id, requestId }: ModelCall): Promise<Response> {
-  const model = await known(deps, id);
+  const { model } = await resolveModel(deps.models, id);
   const inspection: ModelInspection =
     model.id === ECHO_MODEL.id
       ? {

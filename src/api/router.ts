@@ -15,7 +15,7 @@ import { handleChatCompletions } from './chat';
 import { handleEmbeddings } from './embeddings';
 import { modelEndpoints, unloadModel, type ManagingBackend } from './manage';
 import { OpenAIError } from '../protocol/errors';
-import { modelObject, type ModelDirectory } from '../models/models';
+import { modelObject, resolveModel, type ModelDirectory } from '../models/models';
 import { deleteFile, storeFile, type FileDeps } from '../models/added/gguf-upload';
 import { errorResponse, jsonResponse, newRequestId } from '../protocol/respond';
 import {
@@ -53,8 +53,11 @@ export interface ApiOptions {
   stallTimeoutMs?: number;
   /** Largest request body (default 4 MiB). */
   bodyLimit?: number;
-  /** The servers the user added (`/v1/hearth/servers`), and the backend that forwards to them. */
-  servers?: { registry: Servers; backend: ChatBackend };
+  /**
+   * The servers the user added (`/v1/hearth/servers`). Their models' requests go to the backend
+   * the model directory resolves them to.
+   */
+  servers?: { registry: Servers };
 }
 
 /** What the caller of `Api.fetch` knows about the request beyond the request itself. */
@@ -107,7 +110,6 @@ export function createApi(options: ApiOptions): Api {
     firstTokenTimeoutMs: options.firstTokenTimeoutMs ?? FIRST_TOKEN_TIMEOUT_MS,
     stallTimeoutMs: options.stallTimeoutMs ?? STALL_TIMEOUT_MS,
     bodyLimit: options.bodyLimit ?? BODY_LIMIT,
-    ...(options.servers && { remote: options.servers.backend }),
   };
   const chat: Handler = ({ request, requestId, context }) =>
     handleChatCompletions(request, chatDeps, { requestId, ...context });
@@ -125,12 +127,7 @@ export function createApi(options: ApiOptions): Api {
     } catch {
       id = rest;
     }
-    const model = await options.models.find(id);
-    if (!model) {
-      throw new OpenAIError('model_not_found', `The model '${id}' does not exist.`, {
-        param: 'model',
-      });
-    }
+    const { model } = await resolveModel(options.models, id);
     return jsonResponse(modelObject(model), requestId);
   };
   const routes: Route[] = [

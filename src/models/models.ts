@@ -9,6 +9,7 @@
  * router asks which models exist, which this device can run and which are on it.
  */
 import { OpenAIError } from '../protocol/errors';
+import type { ChatBackend } from '../protocol/host/backend';
 import type { ChatRequest, ModelObject, ResponseFormat } from '../protocol/types';
 
 /** How a model pools its tokens' states into one vector (llama.cpp's pooling types). */
@@ -101,23 +102,46 @@ export const ECHO_MODEL: ModelInfo = {
   price: { prompt: 0, completion: 0 },
 };
 
+/**
+ * One lookup of a model id, all a request needs: the model (what it honours, its context window,
+ * its price), which backend answers it, and whether it can answer now.
+ */
+export interface ResolvedModel {
+  model: ModelInfo;
+  /**
+   * The backend that answers it: for a server's model, forwarding bound to that server (no
+   * second lookup); absent for the device's own engines.
+   */
+  backend?: ChatBackend;
+  /**
+   * Throws when this device cannot answer with it now: 503 `engine_unavailable` when no tab
+   * hosts the engine (which alone knows the device's GPU), 503 `webgpu_unavailable` when it
+   * cannot run it, 404 `model_not_downloaded` when it is not on the device (unless `files` is
+   * false: a load fetches what is missing), 503 `upstream_unavailable` for a server's model
+   * while offline.
+   */
+  ready(options?: { files: boolean }): Promise<void>;
+}
+
 /** What the router asks about models; the service worker and tests provide one. */
 export interface ModelDirectory {
   /** The models this device can answer with now (`GET /v1/openai/models`). */
   list(): Promise<ModelInfo[]>;
-  /** A known model (downloaded or not), or undefined. */
-  find(id: string): Promise<ModelInfo | undefined>;
-  /**
-   * Throws when this device cannot answer with a known model now: 503 `engine_unavailable`
-   * when no tab hosts the engine (which alone knows the device's GPU), 503 `webgpu_unavailable`
-   * when it cannot run it, 404 `model_not_downloaded` when it is not on the device (unless
-   * `files` is false: a load fetches what is missing).
-   */
-  ensureReady(model: ModelInfo, options?: { files: boolean }): Promise<void>;
+  /** A known model (downloaded or not) and where it runs, or undefined: the one lookup. */
+  resolve(id: string): Promise<ResolvedModel | undefined>;
   /** Forgets what it knows of the device's files (after a load fetched some). */
   forget?(): void;
   /** Takes a model the user added out of the catalogue (after its files are gone); others stay. */
   remove?(id: string): Promise<void>;
+}
+
+/** `resolve`, or 404 `model_not_found` for an id no model has. */
+export async function resolveModel(models: ModelDirectory, id: string): Promise<ResolvedModel> {
+  const resolved = await models.resolve(id);
+  if (resolved) return resolved;
+  throw new OpenAIError('model_not_found', `The model '${id}' does not exist.`, {
+    param: 'model',
+  });
 }
 
 /** A model as the OpenAI models endpoints show it. */
@@ -216,11 +240,30 @@ export function remoteModelInfo(
   };
 }
 
-/** A directory of models that are always ready (the echo engine needs nothing on the device). */
-export function staticModelDirectory(models: readonly ModelInfo[]): ModelDirectory {
+/** What a static directory's models need: by default, nothing (the echo engine's case). */
+export interface StaticDirectoryOptions {
+  /** Whether a model can answer now (tests make it throw). */
+  ready?: (model: ModelInfo, options?: { files: boolean }) => Promise<void>;
+  /** The backend of a model that is not the device's (a server's, in tests). */
+  backend?: (model: ModelInfo) => ChatBackend | undefined;
+}
+
+/** A directory of fixed models, always ready unless `options` say otherwise. */
+export function staticModelDirectory(
+  models: readonly ModelInfo[],
+  options: StaticDirectoryOptions = {},
+): ModelDirectory {
   return {
     list: async () => [...models],
-    find: async (id) => models.find((m) => m.id === id),
-    ensureReady: async () => undefined,
+    resolve: async (id) => {
+      const model = models.find((m) => m.id === id);
+      if (!model) return undefined;
+      const backend = options.backend?.(model);
+      return {
+        model,
+        ...(backend && { backend }),
+        ready: async (readyOptions) => options.ready?.(model, readyOptions),
+      };
+    },
   };
 }

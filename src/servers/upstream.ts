@@ -9,7 +9,13 @@
  * versions), errors as plain text. A stream is read as the client reads it: nothing is buffered
  * ahead, so a slow client slows the server's connection, and aborting stops the fetch.
  */
-import type { ChatEvent, ChatOptions, EngineUsage, RichToken } from '../protocol/host/backend';
+import type {
+  ChatBackend,
+  ChatEvent,
+  ChatOptions,
+  EngineUsage,
+  RichToken,
+} from '../protocol/host/backend';
 import { OpenAIError } from '../protocol/errors';
 import { unreachable, upstreamMessage, type FetchLike, type ServerModel } from './servers';
 import {
@@ -29,8 +35,11 @@ import type {
 
 /** What forwarding needs. */
 export interface UpstreamOptions {
-  /** The server model an id names, if any. */
-  resolve: (id: string) => Promise<ServerModel | undefined>;
+  /**
+   * The server model an id names, for `chat` and `embed` called with an id alone. The service
+   * worker does not need it: its model directory resolves an id once and binds the target (`to`).
+   */
+  resolve?: (id: string) => Promise<ServerModel | undefined>;
   fetch: FetchLike;
   /** This app's origin, named in messages about CORS. */
   origin?: string;
@@ -115,7 +124,7 @@ export class UpstreamBackend {
   }
 
   async #target(id: string): Promise<ServerModel> {
-    const target = await this.#options.resolve(id);
+    const target = await this.#options.resolve?.(id);
     if (!target) {
       throw new OpenAIError('model_not_found', `The model '${id}' is no server's model now.`, {
         param: 'model',
@@ -186,9 +195,33 @@ export class UpstreamBackend {
     );
   }
 
-  /** Chat completions: the request as the client sent it, `model` rewritten to the server's id. */
+  /**
+   * A backend bound to one server model, resolved once by the model directory: its requests go
+   * to that server without looking the id up again.
+   */
+  to(target: ServerModel): ChatBackend {
+    return {
+      chat: (request, options) => this.#chat(target, request, options),
+      embed: (request, options) => this.#embed(target, request, options),
+    };
+  }
+
+  /** Chat completions for the server model an id names (`resolve`); see `to`. */
   async *chat(request: ChatRequest, options: ChatOptions): AsyncGenerator<ChatEvent> {
-    const target = await this.#target(request.model);
+    yield* this.#chat(await this.#target(request.model), request, options);
+  }
+
+  /** Embeddings for the server model an id names (`resolve`); see `to`. */
+  async *embed(request: EmbeddingRequest, options: ChatOptions): AsyncGenerator<ChatEvent> {
+    yield* this.#embed(await this.#target(request.model), request, options);
+  }
+
+  /** Chat completions: the request as the client sent it, `model` rewritten to the server's id. */
+  async *#chat(
+    target: ServerModel,
+    request: ChatRequest,
+    options: ChatOptions,
+  ): AsyncGenerator<ChatEvent> {
     const body = { ...(options.body ?? {}), model: target.upstream };
     yield { type: 'state', state: 'running' };
     const response = await this.#post(target, '/chat/completions', body, options.signal);
@@ -312,8 +345,11 @@ export class UpstreamBackend {
   }
 
   /** Embeddings: floats asked of the server, whatever the client asked (Hearth encodes). */
-  async *embed(request: EmbeddingRequest, options: ChatOptions): AsyncGenerator<ChatEvent> {
-    const target = await this.#target(request.model);
+  async *#embed(
+    target: ServerModel,
+    request: EmbeddingRequest,
+    options: ChatOptions,
+  ): AsyncGenerator<ChatEvent> {
     const body = {
       ...(options.body ?? {}),
       model: target.upstream,

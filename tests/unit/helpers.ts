@@ -6,7 +6,7 @@ import { Channel } from '../../src/bridge/channel';
 import { EchoEngine } from '../../src/engines/echo/echo-engine';
 import { EngineQueue } from '../../src/engine-host/queue';
 import { decodeSse } from '../../src/protocol/sse';
-import { ECHO_MODEL, staticModelDirectory } from '../../src/models/models';
+import { ECHO_MODEL, staticModelDirectory, type ModelInfo } from '../../src/models/models';
 import { createApi, type ApiOptions } from '../../src/api/router';
 
 /**
@@ -127,3 +127,7 @@ export async function eventually(check: () => boolean, ms = 2000): Promise<void>
     await sleep(5);
   }
 }
+
+/** A static directory's `backend` option: the server models (`remote`) go to `backend`. */
+export const forwardTo = (backend: ChatBackend) => (model: ModelInfo) =>
+  model.remote ? backend : undefined;

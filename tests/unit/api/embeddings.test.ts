@@ -623,12 +623,11 @@ describe('POST /v1/openai/embeddings through the router', () => {
 
   it('answers with the device check’s error when the model is not ready, and does not embed', async () => {
     const { backend, calls } = embedBackend();
-    const models = {
-      ...staticModelDirectory([EMBEDDER]),
-      ensureReady: async () => {
+    const models = staticModelDirectory([EMBEDDER], {
+      ready: async () => {
         throw new OpenAIError('engine_unavailable', 'no tab hosts the engine');
       },
-    };
+    });
     const response = await api(backend, { models }).fetch(
       embedRequest({ model: EMBEDDER.id, input: 'x' }),
     );

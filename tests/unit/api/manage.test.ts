@@ -5,7 +5,12 @@ import { Channel } from '../../../src/bridge/channel';
 import { HostLostError, type ModelService } from '../../../src/protocol/host/backend';
 import type { DownloadPhase, DownloadProgress } from '../../../src/protocol/host/downloads';
 import { OpenAIError } from '../../../src/protocol/errors';
-import { ECHO_MODEL, type ModelDirectory, type ModelInfo } from '../../../src/models/models';
+import {
+  ECHO_MODEL,
+  staticModelDirectory,
+  type ModelDirectory,
+  type ModelInfo,
+} from '../../../src/models/models';
 import { parseModelPath } from '../../../src/api/manage';
 import { createApi } from '../../../src/api/router';
 import { chatRequest, echoBody, echoStack, sseData, URL_BASE } from '../helpers';
@@ -40,13 +45,11 @@ class SlowLoadEngine implements Engine {
 const SLOW: ModelInfo = { ...ECHO_MODEL, id: 'acme/slow', owned_by: 'acme' };
 
 function directory(runnable = true): ModelDirectory {
-  return {
-    list: async () => [SLOW],
-    find: async (id) => (id === SLOW.id ? SLOW : undefined),
-    ensureReady: async () => {
+  return staticModelDirectory([SLOW], {
+    ready: async () => {
       if (!runnable) throw new OpenAIError('webgpu_unavailable', 'no GPU', { shouldRetry: false });
     },
-  };
+  });
 }
 
 const post = (path: string) =>

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChatEvent } from '../../../src/protocol/host/backend';
 import { OpenAIError } from '../../../src/protocol/errors';
-import { ECHO_MODEL, type ModelDirectory } from '../../../src/models/models';
+import { ECHO_MODEL, staticModelDirectory, type ModelDirectory } from '../../../src/models/models';
 import { parseModelPath } from '../../../src/api/manage';
 import { createApi } from '../../../src/api/router';
 import {
@@ -147,12 +147,8 @@ function stackOptions() {
   return { backend: stack.backend, models: staticDirectory() };
 }
 
-function staticDirectory(ensureReady?: () => Promise<void>): ModelDirectory {
-  return {
-    list: async () => [ECHO_MODEL],
-    find: async (id) => (id === ECHO_MODEL.id ? ECHO_MODEL : undefined),
-    ensureReady: ensureReady ?? (async () => undefined),
-  };
+function staticDirectory(ready?: () => Promise<void>): ModelDirectory {
+  return staticModelDirectory([ECHO_MODEL], { ...(ready && { ready }) });
 }
 
 describe('auth', () => {
@@ -453,10 +449,9 @@ describe('the status line and the first token', () => {
   it('answers a programming error in the API layer with 500 server_error, not engine_error', async () => {
     const models: ModelDirectory = {
       list: async () => [],
-      find: async () => {
+      resolve: async () => {
         throw new TypeError("Cannot read properties of undefined (reading 'id')");
       },
-      ensureReady: async () => undefined,
     };
     const api = createApi({ ...stackOptions(), models });
     const error = await errorOf(await api.fetch(chatRequest(echoBody('hi'))));
@@ -509,10 +504,7 @@ describe('adding GGUF models: routes and order of checks', () => {
     const tiny = { ...ECHO_MODEL, id: GGUF_ID, owned_by: 'acme' };
     const api = createApi({
       ...stackOptions(),
-      models: {
-        ...staticDirectory(),
-        find: async (id) => (id === GGUF_ID ? tiny : id === ECHO_MODEL.id ? ECHO_MODEL : undefined),
-      },
+      models: { ...staticModelDirectory([ECHO_MODEL, tiny]), list: async () => [ECHO_MODEL] },
       adding: {
         appUrl: `${URL_BASE}/`,
         fetch: async () => new Response(new Uint8Array([0x47, 0x47, 0x55, 0x46])),

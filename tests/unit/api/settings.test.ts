@@ -222,9 +222,10 @@ describe('prices', () => {
     const settings = new Settings(memorySettingsStore());
     const priced = {
       ...staticModelDirectory([ECHO_MODEL]),
-      find: async (id: string) => {
+      resolve: async (id: string) => {
         const price = await settings.price(id);
-        return id === ECHO_MODEL.id ? { ...ECHO_MODEL, ...(price && { price }) } : undefined;
+        if (id !== ECHO_MODEL.id) return undefined;
+        return { model: { ...ECHO_MODEL, ...(price && { price }) }, ready: async () => undefined };
       },
     };
     const stack = echoStack({ settings, models: priced });

@@ -15,7 +15,12 @@ import {
 } from '../../fuzz/generate';
 import { failureMessage, faultOf, Tally, writeReport, type Answer } from '../../fuzz/oracle';
 import { OpenAIError } from '../../../src/protocol/errors';
-import { ECHO_MODEL, type ModelDirectory } from '../../../src/models/models';
+import {
+  ECHO_MODEL,
+  staticModelDirectory,
+  type ModelDirectory,
+  type ModelInfo,
+} from '../../../src/models/models';
 import { memoryServerStore, Servers } from '../../../src/servers/servers';
 import { memorySettingsStore, Settings } from '../../../src/api/settings';
 import { chatRequest, echoStack, scriptedBackend, URL_BASE } from '../helpers';
@@ -29,24 +34,27 @@ const TIMEOUT_MS = 10_000;
 
 /** The echo model, one known but not downloaded, one this device cannot run (as the SW's are). */
 const models: ModelDirectory = {
+  ...staticModelDirectory(
+    [
+      ECHO_MODEL,
+      ...[NOT_DOWNLOADED, CANNOT_RUN].map((id) => ({ ...ECHO_MODEL, id, owned_by: 'mlc-ai' })),
+    ],
+    { ready },
+  ),
   list: async () => [ECHO_MODEL],
-  find: async (id) =>
-    id === ECHO_MODEL.id
-      ? ECHO_MODEL
-      : id === NOT_DOWNLOADED || id === CANNOT_RUN
-        ? { ...ECHO_MODEL, id, owned_by: 'mlc-ai' }
-        : undefined,
-  ensureReady: async (model) => {
-    if (model.id === CANNOT_RUN) {
-      throw new OpenAIError('webgpu_unavailable', `${model.id} cannot run here.`, {
-        shouldRetry: false,
-      });
-    }
-    if (model.id === NOT_DOWNLOADED) {
-      throw new OpenAIError('model_not_downloaded', `${model.id} is not here.`, { param: 'model' });
-    }
-  },
 };
+
+/** The service worker's checks, for the two models above that cannot answer. */
+async function ready(model: ModelInfo): Promise<void> {
+  if (model.id === CANNOT_RUN) {
+    throw new OpenAIError('webgpu_unavailable', `${model.id} cannot run here.`, {
+      shouldRetry: false,
+    });
+  }
+  if (model.id === NOT_DOWNLOADED) {
+    throw new OpenAIError('model_not_downloaded', `${model.id} is not here.`, { param: 'model' });
+  }
+}
 
 /** As the service worker has it, a catalogue (here empty: the routes are what is fuzzed). */
 const catalog = async () => [];

@@ -10,7 +10,6 @@ import {
   type FetchLike,
   type ServerRecord,
 } from '../../../src/servers/servers';
-import { UpstreamBackend } from '../../../src/servers/upstream';
 import { getRequest, scriptedBackend, URL_BASE } from '../helpers';
 
 /** One request the fake server was sent. */
@@ -477,14 +476,10 @@ describe('upstreamMessage', () => {
 describe('/v1/hearth/servers through the API', () => {
   function stack(ids: string[] = ['llama-3', 'meta-llama/Llama-3-8B']) {
     const { servers, sent } = registry(ids);
-    const upstream = new UpstreamBackend({
-      resolve: (id) => servers.resolve(id),
-      fetch: async () => new Response('unused', { status: 500 }),
-    });
     const api = createApi({
       backend: scriptedBackend(async function* () {}),
       models: staticModelDirectory([ECHO_MODEL]),
-      servers: { registry: servers, backend: upstream },
+      servers: { registry: servers },
     });
     return { api, servers, sent };
   }

@@ -5,7 +5,7 @@ import { createApi } from '../../../src/api/router';
 import { memoryServerStore, Servers, type FetchLike } from '../../../src/servers/servers';
 import { UpstreamBackend } from '../../../src/servers/upstream';
 import { parseChatRequest } from '../../../src/protocol/validate';
-import { chatRequest, scriptedBackend, sseData } from '../helpers';
+import { chatRequest, forwardTo, scriptedBackend, sseData } from '../helpers';
 
 const BOX = { name: 'box', base_url: 'http://box/v1', models: ['m', 'e'], hidden: [], added_at: 1 };
 function up(
@@ -152,14 +152,13 @@ describe('a server that misbehaves, or a network that breaks', () => {
     });
     const api = createApi({
       backend: scriptedBackend(async function* () {}),
-      models: staticModelDirectory([
-        ECHO_MODEL,
-        remoteModelInfo('box/m', { server: 'box', host: 'box' }),
-      ]),
-      servers: {
-        registry: servers,
-        backend: new UpstreamBackend({ resolve: (id) => servers.resolve(id), fetch }),
-      },
+      models: staticModelDirectory(
+        [ECHO_MODEL, remoteModelInfo('box/m', { server: 'box', host: 'box' })],
+        {
+          backend: forwardTo(new UpstreamBackend({ resolve: (id) => servers.resolve(id), fetch })),
+        },
+      ),
+      servers: { registry: servers },
     });
     const r = await api.fetch(chatRequest(body({ logprobs: true })));
     const j = (await r.json()) as { choices: { logprobs: { content: unknown[] } }[] };
@@ -184,14 +183,13 @@ describe('a server that misbehaves, or a network that breaks', () => {
     });
     const api = createApi({
       backend: scriptedBackend(async function* () {}),
-      models: staticModelDirectory([
-        ECHO_MODEL,
-        remoteModelInfo('box/m', { server: 'box', host: 'box' }),
-      ]),
-      servers: {
-        registry: servers,
-        backend: new UpstreamBackend({ resolve: (id) => servers.resolve(id), fetch }),
-      },
+      models: staticModelDirectory(
+        [ECHO_MODEL, remoteModelInfo('box/m', { server: 'box', host: 'box' })],
+        {
+          backend: forwardTo(new UpstreamBackend({ resolve: (id) => servers.resolve(id), fetch })),
+        },
+      ),
+      servers: { registry: servers },
     });
     const events = await sseData(await api.fetch(chatRequest(body({ stream: true }))));
     expect(events.at(-1)).toMatchObject({ error: { code: 'upstream_error' } });

@@ -10,7 +10,7 @@ import {
   UPSTREAM_REPLY_LIMIT,
 } from '../../../src/servers/upstream-read';
 import { parseChatRequest } from '../../../src/protocol/validate';
-import { chatRequest, scriptedBackend, sseData } from '../helpers';
+import { chatRequest, forwardTo, scriptedBackend, sseData } from '../helpers';
 
 const BOX = { name: 'box', base_url: 'http://box/v1', models: ['m', 'e'], hidden: [], added_at: 1 };
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -57,12 +57,15 @@ function stack(answer: () => Response) {
   const backend = new UpstreamBackend({ resolve: (id) => servers.resolve(id), fetch });
   const api = createApi({
     backend: scriptedBackend(async function* () {}),
-    models: staticModelDirectory([
-      ECHO_MODEL,
-      remoteModelInfo('box/m', { server: 'box', host: 'box' }),
-      remoteModelInfo('box/e', { server: 'box', host: 'box' }),
-    ]),
-    servers: { registry: servers, backend },
+    models: staticModelDirectory(
+      [
+        ECHO_MODEL,
+        remoteModelInfo('box/m', { server: 'box', host: 'box' }),
+        remoteModelInfo('box/e', { server: 'box', host: 'box' }),
+      ],
+      { backend: forwardTo(backend) },
+    ),
+    servers: { registry: servers },
   });
   return { api, backend, servers };
 }

@@ -11,7 +11,7 @@ import {
 } from '../../../src/servers/servers';
 import { UpstreamBackend } from '../../../src/servers/upstream';
 import { parseChatRequest } from '../../../src/protocol/validate';
-import { chatRequest, scriptedBackend, sseData } from '../helpers';
+import { chatRequest, forwardTo, scriptedBackend, sseData } from '../helpers';
 
 const BOX: ServerRecord = {
   name: 'box',
@@ -697,23 +697,25 @@ describe('server models through the API', () => {
     const { backend, sent } = upstream(answer);
     const api = createApi({
       backend: scriptedBackend(async function* () {}),
-      models: staticModelDirectory([
-        ECHO_MODEL,
-        remoteModelInfo(
-          MODEL,
-          { server: 'box', host: 'box:8000' },
-          {
-            prompt: 1e-6,
-            completion: 2e-6,
-          },
-        ),
-      ]),
+      models: staticModelDirectory(
+        [
+          ECHO_MODEL,
+          remoteModelInfo(
+            MODEL,
+            { server: 'box', host: 'box:8000' },
+            {
+              prompt: 1e-6,
+              completion: 2e-6,
+            },
+          ),
+        ],
+        { backend: forwardTo(backend) },
+      ),
       servers: {
         registry: new Servers(memoryServerStore([BOX]), {
           fetch: async () => new Response(),
           organisations: async () => new Set(),
         }),
-        backend,
       },
     });
     return { api, sent };
@@ -833,16 +835,15 @@ describe('server models through the API', () => {
     );
     const api = createApi({
       backend: scriptedBackend(async function* () {}),
-      models: staticModelDirectory([
-        ECHO_MODEL,
-        remoteModelInfo(EMBEDDER, { server: 'box', host: 'box:8000' }),
-      ]),
+      models: staticModelDirectory(
+        [ECHO_MODEL, remoteModelInfo(EMBEDDER, { server: 'box', host: 'box:8000' })],
+        { backend: forwardTo(backend) },
+      ),
       servers: {
         registry: new Servers(memoryServerStore([BOX]), {
           fetch: async () => new Response(),
           organisations: async () => new Set(),
         }),
-        backend,
       },
     });
     const response = await api.fetch(

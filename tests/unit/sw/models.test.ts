@@ -5,6 +5,9 @@ import { ECHO_MODEL, remoteModelInfo } from '../../../src/models/models';
 import type { CacheStorageLike } from '../../../src/models/on-device';
 import { memoryServerStore, Servers, type ServerRecord } from '../../../src/servers/servers';
 import { DeviceModels, type DeviceModelsOptions } from '../../../sw/models';
+import { createApi } from '../../../src/api/router';
+import { UpstreamBackend } from '../../../src/servers/upstream';
+import { chatRequest, scriptedBackend } from '../helpers';
 
 const f32 = catalogEntry(
   {
@@ -279,6 +282,54 @@ describe('DeviceModels with servers the user added', () => {
     expect((await models.list()).map((m) => m.id)).toEqual([ECHO_MODEL.id, f32.id]);
     state.online = true;
     expect((await models.list()).map((m) => m.id)).toContain('gpu-box/qwen');
+  });
+
+  it('looks a server model up once for a chat request: the server’s backend comes with the answer, and the upstream never resolves the id again', async () => {
+    const { servers } = withServers({ online: true });
+    let lookups = 0;
+    const resolve = servers.resolve.bind(servers);
+    servers.resolve = async (id) => {
+      lookups += 1;
+      return resolve(id);
+    };
+    const sent: string[] = [];
+    // As the service worker wires it: no `resolve` of its own, targets bound by the directory.
+    const upstream = new UpstreamBackend({
+      fetch: async (url, init) => {
+        sent.push(`${url} ${JSON.parse(String(init?.body)).model}`);
+        return Response.json({
+          choices: [
+            { message: { role: 'assistant', content: 'from the box' }, finish_reason: 'stop' },
+          ],
+          usage: { prompt_tokens: 3, completion_tokens: 3, total_tokens: 6 },
+        });
+      },
+    });
+    const models = new DeviceModels({
+      catalog: [f32],
+      appUrl: 'https://app.example/',
+      caches: cachesWith(f32),
+      ...hostOptions(hostWith(GPU)),
+      servers,
+      forward: (target) => upstream.to(target),
+      online: () => true,
+    });
+    // The device's engines: a server model's request never reaches them.
+    const device = scriptedBackend(async function* () {});
+    const api = createApi({
+      backend: device,
+      models,
+      servers: { registry: servers },
+    });
+    const response = await api.fetch(
+      chatRequest({ model: 'gpu-box/qwen', messages: [{ role: 'user', content: 'hi' }] }),
+    );
+    const reply = (await response.json()) as { choices: { message: { content: string } }[] };
+    expect(response.status).toBe(200);
+    expect(reply.choices[0]!.message.content).toBe('from the box');
+    expect(sent).toEqual(['http://gpu-box:8000/v1/chat/completions qwen']);
+    expect(lookups).toBe(1);
+    expect(device.signals).toHaveLength(0);
   });
 
   it('follows the servers: a model unticked or a server removed is no longer listed', async () => {
