@@ -145,6 +145,7 @@ export default defineConfig({
         HEARTH_BUILD: E2E_BUILD,
         HEARTH_OUT_DIR: `dist-e2e-${PORT}`,
         HEARTH_MODELS_FILE: MODELS_FILE,
+        HEARTH_PREVIEW_UNCOMPRESSED: '1',
         // GGUFs stored in parts of 256 KiB, not 32 MiB: the fixtures have several (gguf-parts.ts).
         VITE_HEARTH_GGUF_PART_BYTES: String(256 * 1024),
         // A stream without a token for 20 s, not 60, ends with engine_stalled (faults.spec.ts);
@@ -165,6 +166,7 @@ export default defineConfig({
         PORT: String(SUBPATH_PORT),
         HEARTH_BASE: SUBPATH,
         HEARTH_OUT_DIR: `dist-e2e-${SUBPATH_PORT}`,
+        HEARTH_PREVIEW_UNCOMPRESSED: '1',
       },
       url: `http://127.0.0.1:${SUBPATH_PORT}${SUBPATH}`,
       reuseExistingServer: false,

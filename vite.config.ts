@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vite';
+import { defineConfig, type Plugin } from 'vite';
 import { VitePWA } from 'vite-plugin-pwa';
 import { hearthCatalog } from './scripts/catalog-plugin.ts';
 import { hearthCsp } from './scripts/csp-plugin.ts';
@@ -27,6 +27,20 @@ function appImages(): string[] {
     .filter((path) => /\.(png|svg|ico|jpe?g|gif|webp|avif)$/i.test(path))
     .filter((path) => !/^models\//.test(path))
     .sort();
+}
+
+/** Drops `accept-encoding` before `vite preview`'s compression sees it. */
+function previewUncompressed(): Plugin {
+  return {
+    name: 'hearth-preview-uncompressed',
+    // Called before preview adds its own middlewares, so this one runs first.
+    configurePreviewServer(server) {
+      server.middlewares.use((request, _response, next) => {
+        delete request.headers['accept-encoding'];
+        next();
+      });
+    },
+  };
 }
 
 /** `HEARTH_BASE` as Vite wants it: `/` or `/sub/path/`. */
@@ -82,6 +96,9 @@ export default defineConfig(({ command }) => {
       hearthCsp(SELF_HOSTED),
       // The package's hearth/ folder, which the app's pages start Hearth from as a site does.
       hearthFiles(build),
+      // The browser tests' server sends files as they are: `vite preview` gzips every response
+      // again (6 MB of WebLLM at each test's first visit), and that CPU is taken from the tests.
+      ...(process.env.HEARTH_PREVIEW_UNCOMPRESSED === '1' ? [previewUncompressed()] : []),
       VitePWA({
         strategies: 'injectManifest',
         srcDir: 'sw',

@@ -23,7 +23,7 @@ import {
   type ModelPrice,
   type ResolvedModel,
 } from '../src/models/models';
-import { missingFiles, planFiles, type CacheStorageLike } from '../src/models/on-device';
+import { allFilesStored, planFiles, type CacheStorageLike } from '../src/models/on-device';
 import type { ServerModel, Servers } from '../src/servers/servers';
 import type { ChatBackend } from '../src/protocol/host/backend';
 import type { HostStatus } from '../src/protocol/host/status';
@@ -176,8 +176,7 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
   async #downloaded(entry: CatalogEntry): Promise<boolean> {
     const known = this.#onDevice.get(entry.id);
     if (known && Date.now() - known.at < ON_DEVICE_TTL_MS) return known.downloaded;
-    const missing = await missingFiles(entry, this.#options.appUrl, this.#options.caches);
-    const downloaded = missing.length === 0;
+    const downloaded = await allFilesStored(entry, this.#options.appUrl, this.#options.caches);
     this.#onDevice.set(entry.id, { at: Date.now(), downloaded });
     return downloaded;
   }
@@ -198,13 +197,17 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
   async list(): Promise<ModelInfo[]> {
     const fit = await this.#fit();
     const ready: ModelInfo[] = [ECHO_MODEL];
-    for (const entry of await this.#entries()) {
+    const entries = await this.#entries();
+    // Asked of every catalogue model at once: one by one, a catalogue of a hundred models took
+    // a second of cache lookups on a fresh install.
+    const listed = await Promise.all(
       // A downloaded model whose fit is not known is listed: it was downloaded here, and a
       // request for it waits for a host, which knows.
-      if (fitOf(entry, fit).available !== false && (await this.#downloaded(entry))) {
-        ready.push(catalogModelInfo(entry));
-      }
-    }
+      entries.map(
+        async (entry) => fitOf(entry, fit).available !== false && (await this.#downloaded(entry)),
+      ),
+    );
+    ready.push(...entries.filter((_, i) => listed[i]).map((entry) => catalogModelInfo(entry)));
     if (this.#online()) {
       for (const model of (await this.#options.servers?.models()) ?? []) {
         ready.push(remoteModelInfo(model.id, remoteOf(model)));

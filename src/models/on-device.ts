@@ -213,14 +213,38 @@ export async function missingFiles(
   const { files } = await planFiles(entry, appUrl, cachedJson(caches));
   const missing: string[] = [];
   for (const file of files) {
-    const cache = await caches.open(file.cache);
-    const there =
-      file.kind === 'gguf'
-        ? await ggufFileStored(cache, file.url, options.thorough)
-        : Boolean(await cache.match(file.url));
-    if (!there) missing.push(file.url);
+    if (!(await fileStored(file, caches, options.thorough))) missing.push(file.url);
   }
   return missing;
+}
+
+/**
+ * Whether nothing of the model is missing: `missingFiles(...)` is empty, with fewer lookups, as
+ * it stops at the first file that is not there. For the service worker's model lists, which ask
+ * of every catalogue model, most of them never downloaded.
+ */
+export async function allFilesStored(
+  entry: CatalogEntry,
+  appUrl: string,
+  caches: CacheStorageLike,
+): Promise<boolean> {
+  const { files } = await planFiles(entry, appUrl, cachedJson(caches));
+  for (const file of files) {
+    if (!(await fileStored(file, caches))) return false;
+  }
+  return true;
+}
+
+/** Whether one of a model's files is there (see `missingFiles`). */
+async function fileStored(
+  file: ModelFile,
+  caches: CacheStorageLike,
+  thorough?: boolean,
+): Promise<boolean> {
+  const cache = await caches.open(file.cache);
+  return file.kind === 'gguf'
+    ? ggufFileStored(cache, file.url, thorough)
+    : Boolean(await cache.match(file.url));
 }
 
 /**

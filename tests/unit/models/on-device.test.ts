@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { catalogEntry, ggufEntry } from '../../../src/models/catalog';
 import { ggufPartKey, ggufSizeKey } from '../../../src/models/gguf-parts';
 import {
+  allFilesStored,
   ggufBlobs,
   missingFiles,
   modelBaseUrl,
@@ -165,6 +166,44 @@ describe('missingFiles', () => {
       tokenizer: 'sha256-CCC',
       library: 'sha256-BBB',
     });
+  });
+});
+
+describe('allFilesStored', () => {
+  /** `fakeCaches`, counting its lookups. */
+  function counted(contents: Record<string, Record<string, unknown>>) {
+    const inner = fakeCaches(contents);
+    const seen = { matches: 0 };
+    const caches: CacheStorageLike = {
+      async open(name) {
+        const cache = await inner.open(name);
+        return {
+          match: (url: string) => {
+            seen.matches += 1;
+            return cache.match(url);
+          },
+        };
+      },
+    };
+    return { caches, seen };
+  }
+
+  it('agrees with missingFiles: true when every file is there, false when one is missing', async () => {
+    expect(await allFilesStored(hf, APP, fakeCaches(complete()))).toBe(true);
+    const caches = complete();
+    delete caches['webllm/wasm']!['https://libs.example/smol-webgpu.wasm'];
+    expect(await allFilesStored(hf, APP, fakeCaches(caches))).toBe(false);
+    expect(await missingFiles(hf, APP, fakeCaches(caches))).toHaveLength(1);
+  });
+
+  it('stops at the first file missing, where missingFiles looks at them all', async () => {
+    const none = counted({});
+    expect(await allFilesStored(hf, APP, none.caches)).toBe(false);
+    const all = counted({});
+    await missingFiles(hf, APP, all.caches);
+    expect(none.seen.matches).toBeLessThan(all.seen.matches);
+    // The manifests read to plan the files, then the first file of the plan.
+    expect(none.seen.matches).toBe(3);
   });
 });
 
