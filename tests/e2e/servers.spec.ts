@@ -8,8 +8,8 @@
  * upstream's writes; a server that dies mid-stream ends the stream with one error event; a server
  * removed mid-request lets that request finish; embeddings come back as the server computed them.
  */
-import { expect, test, type Page } from '@playwright/test';
-import { KEY, openApp } from './helpers';
+import { expect, type Page } from '@playwright/test';
+import { KEY, openApp, sharedAppTest } from './helpers';
 import {
   closedPort,
   RIGHT_KEY,
@@ -22,10 +22,21 @@ import {
   type Dialect,
 } from './upstream-server';
 
+/**
+ * The tests only send requests: they share one page of the app, and each starts with no server
+ * added. The one that closes the host tab opens its own.
+ */
+const test = sharedAppTest();
 const upstream = new UpstreamServer();
 test.beforeAll(() => upstream.start());
 test.afterAll(() => upstream.stop());
-test.beforeEach(() => upstream.reset());
+test.beforeEach(async ({ page }) => {
+  upstream.reset();
+  const listed = await call(page, 'GET', 'v1/hearth/servers');
+  for (const { name } of listed.body.data as { name: string }[]) {
+    expect((await call(page, 'DELETE', `v1/hearth/servers/${name}`)).status).toBe(200);
+  }
+});
 
 const DIALECTS: Dialect[] = ['vllm', 'llama', 'ollama'];
 const HOST = `localhost:${UPSTREAM_PORT}`;
@@ -156,7 +167,6 @@ const REPLY = '[Answer briefly.] Hello there,  wide world! How are you?';
 test('adding each dialect’s server lists its models, which the API marks as leaving the device for its host, and the key is never returned', async ({
   page,
 }) => {
-  await openApp(page);
   for (const dialect of DIALECTS) {
     const { chat: upChat, embed: upEmbed } = UPSTREAM_MODELS[dialect];
     const added = await addDialect(page, dialect);
@@ -215,7 +225,6 @@ test('adding each dialect’s server lists its models, which the API marks as le
 test('unticking a model removes it from the lists, and removing the server removes its models', async ({
   page,
 }) => {
-  await openApp(page);
   await addDialect(page, 'ollama');
   const { chat: upChat, embed: upEmbed } = UPSTREAM_MODELS.ollama;
   const patched = await call(page, 'PATCH', `v1/hearth/servers/${nameOf('ollama')}`, {
@@ -261,7 +270,6 @@ for (const dialect of DIALECTS) {
   test(`a ${dialect} server’s answers have hearth/echo’s shape and text, JSON and streamed, and the server gets the request as sent with its own model id and the key`, async ({
     page,
   }) => {
-    await openApp(page);
     await addDialect(page, dialect);
     const extra = { temperature: 0.7, unknown_field: { keep: [1, 'two'] } };
 
@@ -330,7 +338,6 @@ for (const dialect of DIALECTS) {
 test('a server that sends no usage gives usage null, in a reply, in the usage chunk and for embeddings', async ({
   page,
 }) => {
-  await openApp(page);
   await addDialect(page, 'ollama');
   const body = { model: chatId('ollama'), messages: MESSAGES, omit_usage: true };
   const whole = await chat(page, body);
@@ -353,7 +360,6 @@ test('a server that sends no usage gives usage null, in a reply, in the usage ch
 test('adding a server refuses a wrong key naming api_key, a server without CORS naming CORS, a server that is down, and names taken or malformed', async ({
   page,
 }) => {
-  await openApp(page);
   for (const api_key of ['sk-wrong', undefined]) {
     const wrong = await addServer(page, {
       name: 'keyed',
@@ -412,7 +418,6 @@ test('adding a server refuses a wrong key naming api_key, a server without CORS 
 test('an upstream error is passed on with its status and message in Hearth’s shape, whatever the dialect’s error body', async ({
   page,
 }) => {
-  await openApp(page);
   for (const dialect of DIALECTS) await addDialect(page, dialect);
   const cases: { dialect: Dialect; status: number; format?: string; stream?: boolean }[] = [
     { dialect: 'vllm', status: 400 },
@@ -447,7 +452,6 @@ test('an upstream error is passed on with its status and message in Hearth’s s
 test('a stream the page aborts closes the upstream connection, and the next request works', async ({
   page,
 }) => {
-  await openApp(page);
   await addDialect(page, 'vllm');
   const words = Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ');
   const read = await page.evaluate(
@@ -496,7 +500,6 @@ test('a page that stops reading a long fast stream stops the upstream’s writes
     browserName === 'firefox',
     'Firefox reads a fetch body to its end whether or not it is read, service worker or not (measured: a page fetching the same 612 MB stream straight from the server and reading nothing let the server write all of it within 6 s), so no bound can be seen there',
   );
-  await openApp(page);
   await addDialect(page, 'vllm');
   // 60,000 tokens of 10,000 characters: some 610 MB of events. The browser's own buffers are
   // large: measured on the 2-core test machine in Chromium, a page that fetches such a stream
@@ -559,7 +562,6 @@ for (const dialect of ['vllm', 'ollama'] as Dialect[]) {
   test(`a ${dialect} server that dies mid-stream ends the stream with one upstream_error event and no [DONE]`, async ({
     page,
   }) => {
-    await openApp(page);
     await addDialect(page, dialect);
     const result = await stream(page, {
       model: chatId(dialect),
@@ -582,7 +584,6 @@ for (const dialect of ['vllm', 'ollama'] as Dialect[]) {
 test('a server that breaks off a non-streamed reply gives a 502 upstream_error', async ({
   page,
 }) => {
-  await openApp(page);
   await addDialect(page, 'vllm');
   const answer = await chat(page, {
     model: chatId('vllm'),
@@ -597,7 +598,6 @@ test('a server that breaks off a non-streamed reply gives a 502 upstream_error',
 test('a server removed while its request runs lets that request finish, and the next request for its model is 404', async ({
   page,
 }) => {
-  await openApp(page);
   await addDialect(page, 'llama');
   const words = Array.from({ length: 30 }, (_, i) => `w${i}`).join(' ');
   await page.evaluate(
@@ -641,7 +641,6 @@ test('a server removed while its request runs lets that request finish, and the 
 test('embeddings through a server, as floats and as base64, are the vectors the server computed', async ({
   page,
 }) => {
-  await openApp(page);
   for (const dialect of DIALECTS) await addDialect(page, dialect);
   const input = ['first text', 'the second one here'];
   const expected = input.map((text) => upstreamVector(text).map(Math.fround));
@@ -717,7 +716,6 @@ test('a server that drops the connection before answering a request is not said 
   // It was said to refuse CORS (the no-cors probe succeeds: the server is up) for a server added
   // after a CORS-checked /models, that allows CORS and merely reset the connection; the message
   // now names both possibilities.
-  await openApp(page);
   await addDialect(page, 'vllm');
   for (const streamed of [false, true]) {
     const answer = await chat(page, {
