@@ -2,8 +2,8 @@
  * The model catalogue in Chromium with a WebGPU adapter (SwiftShader, on the CPU: no
  * `shader-f16`) and no model weights on the device.
  */
-import { expect, test } from '@playwright/test';
-import { hostStatus, KEY, openApp } from './helpers';
+import { expect } from '@playwright/test';
+import { hostStatus, KEY, sharedAppTest } from './helpers';
 
 interface CatalogModel {
   id: string;
@@ -14,9 +14,8 @@ interface CatalogModel {
   required_features: string[];
 }
 
-test.beforeEach(async ({ page }) => {
-  await openApp(page);
-});
+/** The tests only read the catalogue and the status: one page of the app serves them all. */
+const test = sharedAppTest();
 
 test('lists WebLLM’s chat models: f16 ones unavailable for want of shader-f16, f32 ones available', async ({
   page,
