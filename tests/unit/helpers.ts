@@ -10,6 +10,45 @@ import { ECHO_MODEL, staticModelDirectory, type ModelInfo } from '../../src/mode
 import { createApi, type ApiOptions } from '../../src/api/router';
 
 /**
+ * A host server for `backend` over a real MessageChannel, and the client end the service worker
+ * holds (`client`), as the browser wires them; `counts` gives the status's queue.
+ */
+export function bridgeTo(
+  backend: ChatBackend,
+  {
+    flow,
+    models = () => [],
+    loaded = () => null,
+    counts = () => ({ running: 0, waiting: 0 }),
+  }: {
+    flow?: FlowOptions;
+    models?: () => string[];
+    loaded?: () => string | null;
+    counts?: () => { running: number; waiting: number };
+  } = {},
+) {
+  const server = new HostServer(backend, {
+    status: () => ({
+      host: { id: 'test-host', build: 'test' },
+      models: models(),
+      loaded_model: loaded(),
+      loading: null,
+      load_error: null,
+      failing_models: {},
+      downloads: [],
+      evicted_models: {},
+      last_speed: null,
+      queue: counts(),
+      device: null,
+    }),
+  });
+  const { port1, port2 } = new MessageChannel();
+  server.attach(port2);
+  const client = new PortBackend(async () => port1, flow);
+  return { client, server, port1, port2, close: () => (port1.close(), port2.close()) };
+}
+
+/**
  * The API over the port bridge, the queue and the echo engine, as the browser wires them;
  * `engine` replaces the echo engine (one that counts what it made, say), `flow` the bridge's
  * flow-control limits.
@@ -21,24 +60,17 @@ export function echoStack<E extends EchoEngine = EchoEngine>({
   ...options
 }: Partial<ApiOptions> & { engine?: E; flow?: FlowOptions; maxWaiting?: number } = {}) {
   const queue = new EngineQueue([engine], { maxWaiting });
-  const server = new HostServer(queue, {
-    status: () => ({
-      host: { id: 'test-host', build: 'test' },
-      models: queue.models,
-      loaded_model: queue.loadedModel,
-      loading: null,
-      load_error: null,
-      failing_models: {},
-      downloads: [],
-      evicted_models: {},
-      last_speed: null,
-      queue: queue.counts,
-      device: null,
-    }),
+  const {
+    client: backend,
+    server,
+    port1,
+    port2,
+  } = bridgeTo(queue, {
+    flow,
+    models: () => queue.models,
+    loaded: () => queue.loadedModel,
+    counts: () => queue.counts,
   });
-  const { port1, port2 } = new MessageChannel();
-  server.attach(port2);
-  const backend = new PortBackend(async () => port1, flow);
   const api = createApi({
     backend,
     models: staticModelDirectory([ECHO_MODEL]),

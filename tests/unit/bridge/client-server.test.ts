@@ -8,6 +8,7 @@ import { OpenAIError } from '../../../src/protocol/errors';
 import type { EmbeddingRequest } from '../../../src/protocol/types';
 import { parseChatRequest } from '../../../src/protocol/validate';
 import {
+  bridgeTo,
   chatRequest,
   echoBody,
   echoStack,
@@ -30,29 +31,6 @@ async function collect(events: AsyncIterable<ChatEvent>): Promise<ChatEvent[]> {
   const out: ChatEvent[] = [];
   for await (const event of events) out.push(event);
   return out;
-}
-
-/** A bridge over a real MessageChannel to any backend. */
-function bridgeTo(backend: ChatBackend) {
-  const server = new HostServer(backend, {
-    status: () => ({
-      host: { id: 'h', build: 'b' },
-      models: [],
-      loaded_model: null,
-      loading: null,
-      load_error: null,
-      failing_models: {},
-      downloads: [],
-      evicted_models: {},
-      last_speed: null,
-      queue: { running: 0, waiting: 0 },
-      device: null,
-    }),
-  });
-  const { port1, port2 } = new MessageChannel();
-  server.attach(port2);
-  const client = new PortBackend(async () => port1);
-  return { client, server, close: () => (port1.close(), port2.close()) };
 }
 
 describe('the bridge with the echo engine', () => {
