@@ -7,7 +7,8 @@
  */
 import { expect, test, type Page } from '@playwright/test';
 import { fixtureCases, fuzzSeed, generate, type FuzzCase } from '../fuzz/generate';
-import { failureMessage, faultOf, Tally, writeReport, type Answer } from '../fuzz/oracle';
+import { failureMessage, Tally, writeReport, type Answer } from '../fuzz/oracle';
+import { runCases } from '../fuzz/run';
 import { FIXTURE_PIECES } from '../../scripts/fixture-gguf.mjs';
 import { downloadFixture, FIXTURE_ID, FIXTURE_SENTENCE, SENTENCE_TOKENS } from './fixture-model';
 import { chromiumOnly, KEY, openApp } from './helpers';
@@ -16,7 +17,6 @@ import { ModelServer } from './model-server';
 /** One seed for every test of the run: `FUZZ_SEED`, or a random one (printed). */
 const SEED = fuzzSeed();
 const COUNT = Number(process.env.FUZZ_COUNT ?? 10_000);
-const BATCH = 500;
 /** Requests in flight: under the 32 the queue holds, so that none is answered 429. */
 const CONCURRENCY = 24;
 /** No answer in this long is a hang (the slowest case, a 2 MiB prompt, takes about a second). */
@@ -94,18 +94,6 @@ function webgpuAvailable(page: Page): Promise<boolean | null> {
   }, KEY);
 }
 
-/** Sends `cases` in batches and checks each answer; a valid case after each batch. */
-async function run(page: Page, cases: FuzzCase[], tally: Tally): Promise<void> {
-  const probe = cases.find((c) => 'reply' in c.expect);
-  for (let at = 0; at < cases.length; at += BATCH) {
-    const batch = cases.slice(at, at + BATCH);
-    // After each batch the service worker still answers a plain request as it should.
-    if (probe) batch.push({ ...probe, kind: 'probe:after-batch' });
-    const answers = await sendFromPage(page, batch);
-    batch.forEach((c, i) => tally.add(c, answers[i]!, faultOf(c, answers[i]!)));
-  }
-}
-
 test(`${COUNT} generated requests through the service worker get what the contract says: status, code, param, the echo reply exactly`, async ({
   page,
   browserName,
@@ -119,7 +107,7 @@ test(`${COUNT} generated requests through the service worker get what the contra
   await expect.poll(() => webgpuAvailable(page)).toBe(true);
   const started = Date.now();
   const tally = new Tally();
-  await run(page, generate(seed, COUNT), tally);
+  await runCases(generate(seed, COUNT), (batch) => sendFromPage(page, batch), tally);
   const table = tally.table(
     'fuzz, browser (the real service worker, Chromium, echo engine)',
     seed,
@@ -169,7 +157,7 @@ test.describe('the fixture model through llama.cpp', () => {
     });
     const started = Date.now();
     const tally = new Tally();
-    await run(page, cases, tally);
+    await runCases(cases, (batch) => sendFromPage(page, batch), tally);
     const table = tally.table(
       'fuzz, browser, fixture GGUF (llama.cpp)',
       seed,

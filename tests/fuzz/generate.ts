@@ -1304,79 +1304,70 @@ function mutations(): Mutation[] {
     body: null,
     expect: err(401, 'invalid_api_key'),
   }));
+  /**
+   * A valid request with `header` set to each of `refused` (the error `refusal`) and to each of
+   * `accepted` (the echo's reply): the header's parsing, as the contract says.
+   */
+  const headerCases = (
+    kind: string,
+    header: string,
+    refused: (string | undefined)[],
+    refusal: Expectation,
+    accepted: string[],
+  ) => {
+    for (const value of refused) {
+      add((rng) => ({
+        kind: `${kind}:refused`,
+        headers: withHeader(KEYED, header, value),
+        body: validRequest(rng).body,
+        expect: refusal,
+      }));
+    }
+    for (const value of accepted) {
+      add((rng) => {
+        const { body, reply } = validRequest(rng);
+        return {
+          kind: `${kind}:accepted`,
+          headers: withHeader(KEYED, header, value),
+          body,
+          expect: { status: 200, reply },
+        };
+      });
+    }
+  };
   // Keys.
-  for (const authorization of [
-    undefined,
-    '',
-    'Bearer',
-    'Bearer ',
-    'Bearer \t ',
-    'Basic a2V5',
-    'k',
-    'Token k',
-    'Bearerk',
-  ]) {
-    add((rng) => ({
-      kind: 'auth:refused',
-      headers: withHeader(KEYED, 'authorization', authorization),
-      body: validRequest(rng).body,
-      expect: err(401, 'invalid_api_key'),
-    }));
-  }
-  for (const authorization of [
-    'bearer k',
-    'BEARER k',
-    'Bearer \tk ',
-    `Bearer ${'k'.repeat(10_000)}`,
-    'Bearer a b',
-  ]) {
-    add((rng) => {
-      const { body, reply } = validRequest(rng);
-      return {
-        kind: 'auth:accepted',
-        headers: withHeader(KEYED, 'authorization', authorization),
-        body,
-        expect: { status: 200, reply },
-      };
-    });
-  }
+  headerCases(
+    'auth',
+    'authorization',
+    [undefined, '', 'Bearer', 'Bearer ', 'Bearer \t ', 'Basic a2V5', 'k', 'Token k', 'Bearerk'],
+    err(401, 'invalid_api_key'),
+    ['bearer k', 'BEARER k', 'Bearer \tk ', `Bearer ${'k'.repeat(10_000)}`, 'Bearer a b'],
+  );
   // Content types.
-  for (const type of [
-    undefined,
-    '',
-    'text/plain',
-    'text/plain; charset=utf-8',
-    'application/x-www-form-urlencoded',
-    'multipart/form-data; boundary=x',
-    'application/jsonx',
-    'application/json-patch+json',
-    'application/ld+json',
-    'json',
-    'application/*',
-  ]) {
-    add((rng) => ({
-      kind: 'content-type:refused',
-      headers: withHeader(KEYED, 'content-type', type),
-      body: validRequest(rng).body,
-      expect: err(415, 'unsupported_media_type'),
-    }));
-  }
-  for (const type of [
-    'application/json; charset=utf-8',
-    'APPLICATION/JSON',
-    'application/json;;;',
-    'Application/Json ; x=y',
-  ]) {
-    add((rng) => {
-      const { body, reply } = validRequest(rng);
-      return {
-        kind: 'content-type:accepted',
-        headers: withHeader(KEYED, 'content-type', type),
-        body,
-        expect: { status: 200, reply },
-      };
-    });
-  }
+  headerCases(
+    'content-type',
+    'content-type',
+    [
+      undefined,
+      '',
+      'text/plain',
+      'text/plain; charset=utf-8',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/jsonx',
+      'application/json-patch+json',
+      'application/ld+json',
+      'json',
+      'application/*',
+    ],
+    err(415, 'unsupported_media_type'),
+    [
+      'application/json; charset=utf-8',
+      'APPLICATION/JSON',
+      'application/json;;;',
+      'Application/Json ; x=y',
+    ],
+  );
   // Bad JSON and bad bytes.
   const badJson: string[] = [
     '',

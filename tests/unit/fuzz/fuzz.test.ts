@@ -13,7 +13,8 @@ import {
   NOT_DOWNLOADED,
   type FuzzCase,
 } from '../../fuzz/generate';
-import { failureMessage, faultOf, Tally, writeReport, type Answer } from '../../fuzz/oracle';
+import { failureMessage, Tally, writeReport, type Answer } from '../../fuzz/oracle';
+import { inLanes, runCases } from '../../fuzz/run';
 import { OpenAIError } from '../../../src/protocol/errors';
 import {
   ECHO_MODEL,
@@ -138,15 +139,7 @@ it(`answers ${COUNT} generated requests as the contract says: status, code, para
   const started = performance.now();
   const cases = nodeCases(generate(seed, COUNT));
   const tally = new Tally();
-  let next = 0;
-  const lane = async () => {
-    while (next < cases.length) {
-      const c = cases[next++]!;
-      const answer = await send(c);
-      tally.add(c, answer, faultOf(c, answer));
-    }
-  };
-  await Promise.all(Array.from({ length: CONCURRENCY }, lane));
+  await runCases(cases, (batch) => inLanes(batch, CONCURRENCY, (c) => send(c)), tally);
   // And after all of it, a plain request still works and nothing is left open.
   const after = await stack.api.fetch(
     chatRequest({ model: 'hearth/echo', messages: [{ role: 'user', content: 'still fine' }] }),
@@ -192,10 +185,8 @@ it('puts the queue after every check but the engine’s own: a valid request is 
     );
   const tally = new Tally();
   const started = performance.now();
-  for (const c of cases) {
-    const answer = await send(c, busy.api);
-    tally.add(c, answer, faultOf(c, answer));
-  }
+  // One at a time: the queue stays full. (No case expects a reply here: no probe is added.)
+  await runCases(cases, (batch) => inLanes(batch, 1, (c) => send(c, busy.api)), tally);
   await running.body?.cancel();
   busy.close();
   const table = tally.table(
