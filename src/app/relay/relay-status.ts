@@ -9,6 +9,7 @@ import { css, html, LitElement, nothing, type PropertyValues } from 'lit';
 import { PAIRING_WORDS as WORDS } from '../../relay-tab/pairing-words';
 import { relayPairing, type PairingState } from './relay-pairing';
 import { shared } from '../shared/styles';
+import { confirmStyles } from '../shared/confirm-dialog';
 
 export class RelayStatus extends LitElement {
   static override properties = {
@@ -18,32 +19,13 @@ export class RelayStatus extends LitElement {
 
   static override styles = [
     shared,
+    confirmStyles,
     css`
       :host {
         display: contents;
       }
       .banner {
         margin: 0.5em 1em 0;
-      }
-      dialog {
-        max-width: min(34em, 92vw);
-        border: 1px solid var(--border);
-        border-radius: 8px;
-        background: var(--bg);
-        color: var(--fg);
-      }
-      dialog::backdrop {
-        background: light-dark(rgb(0 0 0 / 40%), rgb(0 0 0 / 60%));
-      }
-      dialog h2 {
-        margin-top: 0;
-        font-size: 1.15em;
-      }
-      .actions {
-        display: flex;
-        justify-content: flex-end;
-        gap: 0.5em;
-        margin-top: 1em;
       }
     `,
   ];
@@ -72,11 +54,12 @@ export class RelayStatus extends LitElement {
 
   protected override updated(changed: PropertyValues<this>): void {
     super.updated(changed);
-    const dialog = this.renderRoot.querySelector('dialog');
-    if (dialog && !dialog.open) dialog.showModal();
+    // Sharing cannot be taken back from the relay's callers: the focus starts on "Don't share".
+    void this.renderRoot.querySelector('confirm-dialog')?.show({ focus: 'cancel' });
   }
 
-  #accept(): void {
+  #answered(share: boolean): void {
+    if (!share) return relayPairing.decline();
     const requireKeys = this.renderRoot.querySelector<HTMLInputElement>('#require-keys');
     relayPairing.accept({ requireKeys: requireKeys?.checked ?? true });
   }
@@ -87,19 +70,18 @@ export class RelayStatus extends LitElement {
       case 'none':
         return nothing;
       case 'asking':
-        return html`<dialog aria-labelledby="relay-title" @cancel=${() => relayPairing.decline()}>
-          <h2 id="relay-title">${WORDS.title}</h2>
-          <p>${WORDS.question[0]}<code>${state.relay}</code>${WORDS.question[1]}</p>
-          <p class="muted">${WORDS.detail}</p>
-          <label>
-            <input type="checkbox" id="require-keys" checked />
-            ${WORDS.requireKeys}
-          </label>
-          <div class="actions">
-            <button @click=${() => relayPairing.decline()}>${WORDS.decline}</button>
-            <button class="primary" @click=${() => this.#accept()}>${WORDS.accept}</button>
-          </div>
-        </dialog>`;
+        return html`<confirm-dialog
+          heading=${WORDS.title}
+          confirm=${WORDS.accept}
+          cancel=${WORDS.decline}
+          .content=${html`<p>${WORDS.question[0]}<code>${state.relay}</code>${WORDS.question[1]}</p>
+            <p class="muted">${WORDS.detail}</p>
+            <label>
+              <input type="checkbox" id="require-keys" checked />
+              ${WORDS.requireKeys}
+            </label>`}
+          @answer=${(event: CustomEvent<boolean>) => this.#answered(event.detail)}
+        ></confirm-dialog>`;
       case 'connecting':
         return html`<p class="notice banner" role="status">
           ${WORDS.connecting[0]}<code>${state.relay}</code>${WORDS.connecting[1]}

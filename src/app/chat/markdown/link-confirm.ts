@@ -8,38 +8,20 @@
  */
 import { css, html, LitElement, nothing } from 'lit';
 import { shared } from '../../shared/styles';
+import { confirmStyles } from '../../shared/confirm-dialog';
 
 export class LinkConfirm extends LitElement {
   static override properties = { url: { state: true } };
 
   static override styles = [
     shared,
+    confirmStyles,
     css`
-      dialog {
-        max-width: min(40em, 92vw);
-        border: 1px solid var(--border);
-        border-radius: 8px;
-        background: var(--bg);
-        color: var(--fg);
-      }
-      dialog::backdrop {
-        background: rgb(0 0 0 / 40%);
-      }
-      h2 {
-        margin-top: 0;
-        font-size: 1.15em;
-      }
       .address {
         max-height: 12em;
         overflow: auto;
         overflow-wrap: anywhere;
         user-select: all;
-      }
-      .actions {
-        display: flex;
-        justify-content: flex-end;
-        gap: 0.5em;
-        margin-top: 1em;
       }
     `,
   ];
@@ -59,19 +41,13 @@ export class LinkConfirm extends LitElement {
     this.url = new URL(href);
     this.#from = from;
     await this.updateComplete;
-    const dialog = this.renderRoot.querySelector('dialog');
-    if (dialog && !dialog.open) dialog.showModal();
-    this.renderRoot.querySelector<HTMLButtonElement>('button.cancel')?.focus();
+    await this.renderRoot.querySelector('confirm-dialog')?.show({ focus: 'cancel' });
   }
 
-  #close(open: boolean): void {
+  #answered(open: boolean): void {
     const url = this.url;
-    this.renderRoot.querySelector('dialog')?.close();
     // A new tab that cannot reach this one, and is not told where it was opened from.
     if (open && url) window.open(url.href, '_blank', 'noopener,noreferrer');
-  }
-
-  #closed(): void {
     this.url = null;
     this.#from?.focus();
     this.#from = null;
@@ -80,18 +56,16 @@ export class LinkConfirm extends LitElement {
   protected override render() {
     const url = this.url;
     if (url === null) return nothing;
-    return html`<dialog aria-labelledby="link-title" @close=${() => this.#closed()}>
-      <h2 id="link-title">Open this link?</h2>
-      <p>
-        It opens <strong>${url.host}</strong> in a new tab, at this address (everything in it is
-        sent there):
-      </p>
-      <p class="address"><code>${url.href}</code></p>
-      <div class="actions">
-        <button class="cancel" @click=${() => this.#close(false)}>Cancel</button>
-        <button class="primary" @click=${() => this.#close(true)}>Open</button>
-      </div>
-    </dialog>`;
+    return html`<confirm-dialog
+      heading="Open this link?"
+      confirm="Open"
+      .content=${html`<p>
+          It opens <strong>${url.host}</strong> in a new tab, at this address (everything in it is
+          sent there):
+        </p>
+        <p class="address"><code>${url.href}</code></p>`}
+      @answer=${(event: CustomEvent<boolean>) => this.#answered(event.detail)}
+    ></confirm-dialog>`;
   }
 }
 
