@@ -182,7 +182,7 @@ export async function measureEmbed({ page, model, sizes, log }) {
   const download = await call(page, 'POST', `/v1/hearth/models/${model}/download`);
   if (!download.includes('"phase":"done"')) throw new Error('the download did not finish');
   const cores = await page.evaluate(() => navigator.hardwareConcurrency);
-  // What the app gives llama.cpp by default (llamaThreads in src/engines/llama/llama-engine.ts).
+  // What the app gives llama.cpp by default (llamaThreads in src/engines/llama/llama-runtime.ts).
   const threads = Math.max(1, Math.min(Math.floor(cores / 2), 4));
   await page.evaluate(
     (threads) => /** @type {any} */ (globalThis).bench.llama({ type: 'threads', threads }),

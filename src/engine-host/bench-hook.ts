@@ -8,7 +8,8 @@
  */
 import { parseChatRequest } from '../protocol/validate';
 import { llamaNeedsCompat } from '../models/llama-compat';
-import type { LlamaEngine, LlamaPlatform } from '../engines/llama/llama-engine';
+import type { LlamaEngine } from '../engines/llama/llama-engine';
+import type { LlamaPlatform } from '../engines/llama/llama-runtime';
 
 /** The channel the bench page and the engine worker talk on. */
 export const BENCH_CHANNEL = 'hearth:bench';

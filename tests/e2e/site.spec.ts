@@ -292,7 +292,7 @@ test('isolate: true makes the page and the engine cross-origin isolated, and lla
     return { llama: status.llama, cores: navigator.hardwareConcurrency };
   });
   expect(llama.isolated).toBe(true);
-  // Half the cores, at most four (llamaThreads in llama-engine.ts, which Node cannot import):
+  // Half the cores, at most four (llamaThreads in llama-runtime.ts, which Node cannot import):
   // more than one from four cores up.
   expect(llama.threads).toBe(Math.max(1, Math.min(Math.floor(cores / 2), 4)));
   if (cores >= 4) expect(llama.threads).toBeGreaterThan(1);

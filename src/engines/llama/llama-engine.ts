@@ -1,83 +1,42 @@
 /**
  * @module
- * src/engines/llama/ is the llama.cpp engine (wllama) and its request and chunk mapping. It
- * imports src/engines, the API's folders and wllama.
+ * src/engines/llama/ is the llama.cpp engine (wllama): the engine, its loads, its runtime facts,
+ * its embeddings, and its request and chunk mapping. It imports src/engines, the API's folders
+ * and wllama.
  *
  * The llama.cpp engine: `@wllama/wllama` 3.13 (llama.cpp and llama-server compiled to
- * WebAssembly) behind the `Engine` interface, in the engine worker, for GGUF models. The only
- * file that imports the library, and lazily, so that a host that never runs a GGUF never loads
- * it. Its traps (notes/wllama-3.13.md) are handled here: `loadModel` never settles when the CSP
- * blocks its wasm or worker, so every load has a deadline; it resolves even when llama.cpp failed
- * to load, so the vocabulary is checked after; only the `abortSignal` stops a generation (leaving
- * the `for await` loop lets it run on); threads need cross-origin isolation; a model switch is
- * `exit()` and a new instance.
+ * WebAssembly) behind the `Engine` interface, in the engine worker, for GGUF models; the library
+ * is imported lazily, by llama-library.ts only. Its traps (notes/wllama-3.13.md) are handled
+ * here and in llama-load.ts: `loadModel` never settles when the CSP blocks its wasm or worker, so
+ * every load has a deadline; it resolves even when llama.cpp failed to load, so the vocabulary is
+ * checked after; only the `abortSignal` stops a generation (leaving the `for await` loop lets it
+ * run on); threads need cross-origin isolation; a model switch is `exit()` and a new instance.
  */
-import wasmUrl from '@wllama/wllama/esm/wasm/wllama.wasm?url';
 import type { SpeedFigures } from '../../protocol/host/backend';
-import { llamaContextSize, llamaOnGpu, type GgufEntry, type GpuFacts } from '../../models/catalog';
+import { llamaContextSize, type GgufEntry, type GpuFacts } from '../../models/catalog';
 import { OpenAIError } from '../../protocol/errors';
-import { ggufBlobs, ggufFiles, missingFiles, type CacheStorageLike } from '../../models/on-device';
+import { ggufBlobs, missingFiles, type CacheStorageLike } from '../../models/on-device';
 import type { LlamaRuntime } from '../../protocol/host/status';
-import { llamaCompatUrls, llamaNeedsCompat } from '../../models/llama-compat';
 import { StopFilter } from '../../protocol/host/stop';
-import { MAX_EMBEDDING_TOKENS } from '../../protocol/vectors';
 import type { ChatRequest, EmbeddingRequest } from '../../protocol/types';
-import { findTooLong, inputParam, inputTooLong } from '../embed-inputs';
 import type { EmbedOutput, Engine, EngineOutput, LoadProgress } from '../engine';
 import { choicesOneByOne, filtered, outputOf } from '../engine-outputs';
+import { embedInputs, type Embedder } from './llama-embeddings';
+import type { WllamaLike } from './llama-library';
+import { startWllama, type GgufFiles, type LlamaLoadOptions, type StartParams } from './llama-load';
 import {
   fromLlamaError,
   isFatal,
   LlamaChunkReader,
   toLlamaRequest,
   unknownBiasTokens,
-  type LlamaChunk,
 } from './llama-mapping';
+import { llamaPlan, thisPlatform, type LlamaPlan, type LlamaPlatform } from './llama-runtime';
 
-/** What `loadModel` is given (the fields Hearth sets of wllama's `LoadModelParams`). */
-export interface LlamaLoadParams {
-  n_ctx: number;
-  n_threads: number;
-  n_gpu_layers: number;
-  n_parallel: number;
-  /** An embedding model: llama.cpp pools its states into vectors instead of sampling. */
-  embeddings?: boolean;
-  n_batch?: number;
-  n_ubatch?: number;
-}
-
-/** What llama-server answers an embeddings request with (the fields Hearth reads). */
-export interface LlamaEmbeddingResponse {
-  data: { index: number; embedding: number[] | string }[];
-  usage: { prompt_tokens: number };
-}
-
-/** The part of wllama's `Wllama` this engine drives (tests give a fake one). */
-export interface WllamaLike {
-  loadModel(blobs: Blob[], params: LlamaLoadParams): Promise<void>;
-  getLoadedContextInfo(): { n_vocab: number; n_ctx: number };
-  isMultithread(): boolean;
-  getNumThreads(): number;
-  createChatCompletion(
-    options: Record<string, unknown> & { stream: true; abortSignal: AbortSignal },
-  ): Promise<AsyncIterable<LlamaChunk>>;
-  createEmbedding(options: {
-    input: string[] | number[][];
-    /** 2: L2 (Euclidean), llama-server's default, said aloud. */
-    embd_normalize: number;
-    abortSignal: AbortSignal;
-  }): Promise<LlamaEmbeddingResponse>;
-  exit(): Promise<void>;
-}
-
-/** What the engine needs from the worker. */
-export interface LlamaEngineOptions {
+/** What the engine needs from the worker (with what a load needs). */
+export interface LlamaEngineOptions extends LlamaLoadOptions {
   /** The GGUF models of the catalogue now (users add models while the host runs). */
   catalog: () => readonly GgufEntry[];
-  /** The app's address, against which relative file URLs resolve. */
-  appUrl: string;
-  /** Where Hearth's own files are served (the compatibility build); `appUrl` if not given. */
-  filesUrl?: string;
   /** Where downloads keep GGUF files (unless `files` says otherwise). */
   caches: CacheStorageLike;
   /** Told whenever what `status` shows changes. */
@@ -88,115 +47,11 @@ export interface LlamaEngineOptions {
   platform?: () => LlamaPlatform;
   /** A GGUF's files on the device; by default, the caches' (on-device.ts). */
   files?: GgufFiles;
-  /** Fetches what is not on the device; by default, `fetch`. */
-  fetch?: (url: string) => Promise<Response>;
-  /** Makes a wllama instance; by default, the library's, imported on first use. */
-  createWllama?: (build: LlamaRuntime['build']) => Promise<WllamaLike>;
-  /** How long a load of `bytes` may take before it counts as hung. */
-  loadDeadlineMs?: (bytes: number) => number;
-}
-
-/** Where a GGUF's files are read from. */
-export interface GgufFiles {
-  /** Its files as Blobs in order, or null when one is missing. */
-  blobs(entry: GgufEntry): Promise<Blob[] | null>;
-  /** Whether every file is on the device. */
-  present(entry: GgufEntry): Promise<boolean>;
 }
 
 /** A model load in progress, for the host's status. */
 export interface LlamaLoadState extends LoadProgress {
   model: string;
-}
-
-/** An embedding model in memory. */
-interface Embedder {
-  model: string;
-  wllama: WllamaLike;
-  /** Tokens one input may have: llama.cpp embeds each input in one batch of the context. */
-  context: number;
-  vocab: number;
-}
-
-/**
- * Inputs given to llama.cpp at a time: between them the engine can be cancelled and say it is
- * still working, and a batch of the API's largest (2,048) does not sit in one task.
- */
-const EMBED_CHUNK = 32;
-
-/** Layers to offload when llama.cpp runs on WebGPU: all of them. */
-const ALL_LAYERS = 999;
-/** Threads llama.cpp gets at most: a phone's other cores keep the page responsive. */
-const MAX_THREADS = 4;
-/**
- * A load's deadline: a minute, plus the time to read the file at 10 MB/s. When the page's CSP
- * blocks WebAssembly or `blob:` workers, wllama's `loadModel` never settles (notes/wllama-3.13.md).
- */
-export function defaultLoadDeadlineMs(bytes: number): number {
-  return 60_000 + Math.ceil(bytes / 10_000);
-}
-
-/**
- * Threads llama.cpp gets: several only where the page is cross-origin isolated, and then half the
- * cores (at most four), as wllama itself chooses: `hardwareConcurrency` counts logical processors,
- * and llama.cpp's threads wait on each other at every step, so one whose core is taken (by the
- * browser, a sibling hyperthread) stalls them all. On a 2-core machine two threads decoded 1.29×
- * faster than one while it was quiet, and 7–20× slower while other work ran (bench:
- * real_mt_speedup).
- */
-export function llamaThreads(isolated: boolean, cores: number): number {
-  return isolated ? Math.max(1, Math.min(Math.floor(cores / 2), MAX_THREADS)) : 1;
-}
-
-/** What decides llama.cpp's threads and build. */
-export interface LlamaPlatform {
-  isolated: boolean;
-  cores: number;
-  /** Whether the browser lacks what wllama's default build needs (llama-compat.ts). */
-  compat: boolean;
-  /** Threads to use where isolation allows several, in place of the rule (the bench sets it). */
-  threads?: number;
-}
-
-/** This worker's isolation and cores. */
-function thisPlatform(): LlamaPlatform {
-  return {
-    isolated: globalThis.crossOriginIsolated === true,
-    cores: globalThis.navigator?.hardwareConcurrency ?? 1,
-    compat: llamaNeedsCompat(),
-  };
-}
-
-/**
- * wllama's own, with its logs kept quiet (a failure is thrown, and the API reports it), running
- * the build chosen here: wllama's own choice would fetch the compatibility build from a CDN, and
- * never use it in Firefox.
- */
-async function createWllama(build: LlamaRuntime['build'], filesUrl: string): Promise<WllamaLike> {
-  const { Wllama } = await import('@wllama/wllama');
-  const quiet = () => undefined;
-  const wllama = new Wllama(
-    { default: wasmUrl },
-    {
-      suppressNativeLog: true,
-      logger: { debug: quiet, log: quiet, warn: quiet, error: console.error },
-    },
-  );
-  // wllama runs the compatibility build exactly where it finds no JSPI or no 64-bit memory, as
-  // llamaNeedsCompat decides; 'firefox_safari' lets it do so in Firefox too.
-  wllama.setCompat(build === 'compat' ? llamaCompatUrls(filesUrl) : null, 'firefox_safari');
-  return wllama as unknown as WllamaLike;
-}
-
-/** Rejects after `ms` with `error`; the timer is cleared when `settled` settles. */
-function deadline(ms: number, settled: Promise<unknown>, error: () => Error): Promise<never> {
-  return new Promise<never>((_, reject) => {
-    const timer = setTimeout(() => reject(error()), ms);
-    void settled.then(
-      () => clearTimeout(timer),
-      () => clearTimeout(timer),
-    );
-  });
 }
 
 /** llama.cpp (wllama) behind the `Engine` interface. */
@@ -271,18 +126,8 @@ export class LlamaEngine implements Engine {
   }
 
   /** What a load would use now: GPU or CPU, threads. */
-  #plan(): { runtime: LlamaRuntime; gpuLayers: number } {
-    const { isolated, cores, threads, compat } = (this.#options.platform ?? thisPlatform)();
-    const gpu = llamaOnGpu(this.#options.gpu());
-    return {
-      runtime: {
-        backend: gpu ? 'webgpu' : 'cpu',
-        threads: isolated && threads !== undefined ? threads : llamaThreads(isolated, cores),
-        isolated,
-        build: compat ? 'compat' : 'default',
-      },
-      gpuLayers: gpu ? ALL_LAYERS : 0,
-    };
+  #plan(): LlamaPlan {
+    return llamaPlan((this.#options.platform ?? thisPlatform)(), this.#options.gpu());
   }
 
   /**
@@ -396,104 +241,12 @@ export class LlamaEngine implements Engine {
   }
 
   /** Starts a wllama instance with the model of `entry`, within the load's deadline. */
-  async #start(
+  #start(
     entry: GgufEntry,
     report: (progress: LoadProgress) => void,
-    params: Omit<LlamaLoadParams, 'n_threads' | 'n_gpu_layers'>,
-  ): Promise<{ wllama: WllamaLike; runtime: LlamaRuntime; vocab: number }> {
-    const model = entry.id;
-    report({ phase: 'load', progress: 0, text: `Reading ${model} from the device` });
-    const blobs = await this.#blobs(entry, report);
-    const bytes = blobs.reduce((n, b) => n + b.size, 0);
-    const { runtime, gpuLayers } = this.#plan();
-    report({
-      phase: 'compile',
-      progress: 0,
-      text: `Starting llama.cpp (${runtime.backend === 'webgpu' ? 'WebGPU' : `CPU, ${runtime.threads} thread${runtime.threads === 1 ? '' : 's'}`}${runtime.build === 'compat' ? ', compatibility build' : ''})`,
-    });
-    const wllama = await (
-      this.#options.createWllama ??
-      ((build) => createWllama(build, this.#options.filesUrl ?? this.#options.appUrl))
-    )(runtime.build);
-    const limitMs = (this.#options.loadDeadlineMs ?? defaultLoadDeadlineMs)(bytes);
-    const loading = wllama.loadModel(blobs, {
-      ...params,
-      n_threads: runtime.threads,
-      n_gpu_layers: gpuLayers,
-    });
-    try {
-      await Promise.race([
-        loading,
-        deadline(
-          limitMs,
-          loading,
-          () =>
-            new OpenAIError(
-              'engine_error',
-              `Loading ${model} did not finish within ${Math.round(limitMs / 1000)} s. If the page's Content-Security-Policy lacks 'wasm-unsafe-eval' (script-src) or blob: (worker-src), llama.cpp cannot start.`,
-            ),
-        ),
-      ]);
-    } catch (err) {
-      // An instance that hangs or failed is not reused; its exit may hang too.
-      void wllama.exit().catch(() => undefined);
-      if (err instanceof OpenAIError) throw err;
-      const { message } = err instanceof Error ? err : { message: String(err) };
-      throw new OpenAIError('engine_error', `Loading ${model} failed: ${message}`);
-    }
-    // wllama resolves even when llama.cpp could not load the file: only the context tells.
-    const info = wllama.getLoadedContextInfo();
-    if (!(info.n_vocab > 0)) {
-      void wllama.exit().catch(() => undefined);
-      throw new OpenAIError(
-        'engine_error',
-        `llama.cpp could not load ${model}: its file is cut short, or not a GGUF that llama.cpp reads. Delete it and download it again.`,
-      );
-    }
-    return {
-      wllama,
-      vocab: info.n_vocab,
-      runtime: { ...runtime, threads: wllama.isMultithread() ? wllama.getNumThreads() : 1 },
-    };
-  }
-
-  /**
-   * The model's files as Blobs, from the device; what is missing is fetched and not kept (a
-   * download keeps files, a load only uses them).
-   */
-  async #blobs(entry: GgufEntry, report: (progress: LoadProgress) => void): Promise<Blob[]> {
-    const stored = await this.#files.blobs(entry);
-    if (stored) {
-      report({ phase: 'load', progress: 1, text: `Read ${entry.id} from the device` });
-      return stored;
-    }
-    // Not all on the device (a load asked for before the download): fetch every file.
-    const fetchFile = this.#options.fetch ?? ((url: string) => fetch(url));
-    const blobs: Blob[] = [];
-    const files = ggufFiles(entry, this.#options.appUrl);
-    for (const [i, file] of files.entries()) {
-      report({
-        phase: 'fetch',
-        progress: i / files.length,
-        text: `Fetching ${file.url} (not on the device)`,
-      });
-      let response: Response;
-      try {
-        response = await fetchFile(file.url);
-      } catch (err) {
-        const detail = err instanceof Error ? err.message : String(err);
-        throw new OpenAIError('engine_error', `Fetching ${file.url} failed: ${detail}`);
-      }
-      if (!response.ok) {
-        throw new OpenAIError(
-          'engine_error',
-          `Fetching ${file.url} failed: HTTP ${response.status}; download ${entry.id} first.`,
-        );
-      }
-      blobs.push(await response.blob());
-    }
-    report({ phase: 'fetch', progress: 1, text: `Fetched ${entry.id}` });
-    return blobs;
+    params: StartParams,
+  ): ReturnType<typeof startWllama> {
+    return startWllama(this.#options, this.#files, () => this.#plan(), entry, report, params);
   }
 
   async *generate(request: ChatRequest, signal: AbortSignal): AsyncGenerator<EngineOutput> {
@@ -564,8 +317,9 @@ export class LlamaEngine implements Engine {
   }
 
   /**
-   * Embeds the inputs with the embedding model, `EMBED_CHUNK` at a time, as llama.cpp computes
-   * them (pooled as the model's metadata says, BOS/EOS as its tokenizer adds them, L2-normalised).
+   * Embeds the inputs with the embedding model, a chunk at a time (llama-embeddings.ts), as
+   * llama.cpp computes them (pooled as the model's metadata says, BOS/EOS as its tokenizer adds
+   * them, L2-normalised).
    */
   async *embed(request: EmbeddingRequest, signal: AbortSignal): AsyncGenerator<EmbedOutput> {
     const embedder = this.#embedder;
@@ -574,75 +328,7 @@ export class LlamaEngine implements Engine {
         retryAfter: 1,
       });
     }
-    const { input } = request;
-    assertEmbeddable(input, embedder);
-    const vectors: Float32Array[] = [];
-    let tokens = 0;
-    for (let start = 0; start < input.length; start += EMBED_CHUNK) {
-      if (start > 0) yield { type: 'progress' };
-      if (signal.aborted) return;
-      const chunk = input.slice(start, start + EMBED_CHUNK) as string[] | number[][];
-      let response: LlamaEmbeddingResponse;
-      try {
-        response = await embedder.wllama.createEmbedding({
-          input: chunk,
-          embd_normalize: 2,
-          abortSignal: signal,
-        });
-      } catch (err) {
-        if (signal.aborted) return;
-        if (isFatal(err)) this.#dropEmbedder();
-        throw await this.#embedError(err, embedder, chunk, start, input.length, signal);
-      }
-      const data = [...response.data].sort((a, b) => a.index - b.index);
-      if (data.length !== chunk.length) {
-        throw new OpenAIError(
-          'engine_error',
-          `llama.cpp returned ${data.length} vectors for ${chunk.length} inputs.`,
-        );
-      }
-      for (const { embedding } of data) {
-        if (typeof embedding === 'string') {
-          throw new OpenAIError('engine_error', 'llama.cpp returned a vector as text.');
-        }
-        vectors.push(Float32Array.from(embedding));
-      }
-      tokens += response.usage.prompt_tokens;
-      if (tokens > MAX_EMBEDDING_TOKENS) {
-        throw new OpenAIError(
-          'context_length_exceeded',
-          `This request has more than ${MAX_EMBEDDING_TOKENS} tokens in all (${tokens} in its first ${start + chunk.length} inputs); send fewer inputs at a time.`,
-          { param: 'input' },
-        );
-      }
-    }
-    if (signal.aborted) return;
-    yield { type: 'embeddings', vectors, prompt_tokens: tokens };
-  }
-
-  /**
-   * Why llama.cpp refused a chunk. When an input is longer than the context, llama.cpp does not
-   * say which: the inputs that may be (by their length) are tried alone, and the first that fails
-   * is named.
-   */
-  async #embedError(
-    err: unknown,
-    embedder: Embedder,
-    chunk: string[] | number[][],
-    start: number,
-    total: number,
-    signal: AbortSignal,
-  ): Promise<OpenAIError> {
-    const error = fromLlamaError(err, { model: embedder.model });
-    if (!isTooLong(err)) return error;
-    const embedOne = (one: string | number[]) =>
-      embedder.wllama.createEmbedding({
-        input: [one] as string[] | number[][],
-        embd_normalize: 2,
-        abortSignal: signal,
-      });
-    const i = await findTooLong(chunk, embedder.context, embedOne, isTooLong, signal);
-    return i === null ? error : inputTooLong(embedder.model, embedder.context, start + i, total);
+    yield* embedInputs(embedder, request, signal, () => this.#dropEmbedder());
   }
 
   #dropEmbedder(): void {
@@ -661,28 +347,4 @@ export class LlamaEngine implements Engine {
     void wllama?.exit().catch(() => undefined);
     this.#options.onChange();
   }
-}
-
-/** Throws 400 for a token id the embedding model does not have, or a token input too long. */
-function assertEmbeddable(input: string[] | number[][], embedder: Embedder): void {
-  for (const [i, one] of input.entries()) {
-    if (typeof one === 'string') continue;
-    const bad = one.find((id) => id >= embedder.vocab);
-    if (bad !== undefined) {
-      const param = inputParam(i, input.length);
-      throw new OpenAIError(
-        'invalid_value',
-        `Invalid value for '${param}': token id ${bad} is not in ${embedder.model}'s vocabulary (ids 0 to ${embedder.vocab - 1}).`,
-        { param },
-      );
-    }
-    if (one.length > embedder.context)
-      throw inputTooLong(embedder.model, embedder.context, i, input.length);
-  }
-}
-
-/** llama-server's refusal of an input longer than its batch: "input (513 tokens) is too large…". */
-function isTooLong(err: unknown): boolean {
-  const message = err instanceof Error ? err.message : String(err);
-  return /too large to process/i.test(message);
 }

@@ -6,13 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import type { EmbedOutput, EngineOutput } from '../../../../src/engines/engine';
 import { choiceSeed } from '../../../../src/engines/seeds';
-import {
-  LlamaEngine,
-  llamaThreads,
-  type LlamaEngineOptions,
-  type LlamaLoadParams,
-  type WllamaLike,
-} from '../../../../src/engines/llama/llama-engine';
+import { LlamaEngine, type LlamaEngineOptions } from '../../../../src/engines/llama/llama-engine';
+import type { LlamaLoadParams, WllamaLike } from '../../../../src/engines/llama/llama-library';
+import { llamaThreads } from '../../../../src/engines/llama/llama-runtime';
 import type { LlamaChunk } from '../../../../src/engines/llama/llama-mapping';
 import { ggufEntry, LLAMA_MAX_CONTEXT, type GpuFacts } from '../../../../src/models/catalog';
 import { OpenAIError } from '../../../../src/protocol/errors';
