@@ -1,8 +1,8 @@
 /**
  * @module
- * The parts of `Cache`, `CacheStorage` and `fetch` the downloads use, apart so that both the
- * downloads (downloads.ts) and a GGUF's download in parts (gguf-download.ts) take them without
- * importing each other; tests pass fakes of them.
+ * The parts of `Cache`, `CacheStorage` and `fetch` the downloads use, apart so that the downloads
+ * (downloads.ts, file-fetch.ts) and a GGUF's download in parts (gguf-download.ts) take them
+ * without importing each other; tests pass fakes of them.
  */
 
 /** The part of `Cache` the downloads use. */
