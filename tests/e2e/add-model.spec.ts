@@ -30,7 +30,7 @@ const EMBEDDING_URL = `http://localhost:${MODEL_PORT}${EMBEDDING_PATH}`;
 const EMBEDDING_URL_ID = `localhost-${MODEL_PORT}/llama-fixture-embedding:GGUF`;
 /**
  * The Range header of the one request that adding a model makes of its (first) file: the first
- * 256 KiB (src/models/added/gguf-source.ts HEADER_BYTES), its magic and its metadata.
+ * 256 KiB (src/models/added/gguf-check.ts HEADER_BYTES), its magic and its metadata.
  */
 const HEADER_RANGE = `bytes=0-${256 * 1024 - 1}`;
 

@@ -22,7 +22,8 @@ import {
 import { OpenAIError } from '../../protocol/errors';
 import { installName } from '../../protocol/install';
 import { embeddingFactsOf, embeddingLengthOf, readGgufHeader } from './gguf-header';
-import { HUB_URL, inspectGguf, resolveSource, type SourceDeps } from './gguf-source';
+import { inspectGguf } from './gguf-check';
+import { HUB_URL, resolveSource, type SourceDeps } from './gguf-source';
 import { assertNetworkAllowed } from '../../protocol/private-network';
 import { jsonResponse } from '../../protocol/respond';
 import { paramOf } from '../../protocol/validate';

@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { OpenAIError } from '../../../src/protocol/errors';
 import { ggufPartKey, ggufSizeKey } from '../../../src/models/gguf-parts';
 import {
-  checkGguf,
   quantOf,
   resolveSource,
   type FetchLike,
   type SourceDeps,
 } from '../../../src/models/added/gguf-source';
+import { checkGguf } from '../../../src/models/added/gguf-check';
 import { MemoryCaches } from '../fake-storage';
 
 const APP = 'https://app.example/hearth/';

@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { OpenAIError } from '../../../src/protocol/errors';
 import {
   MAX_SPLIT_PARTS,
-  checkGguf,
   resolveSource,
   type FetchLike,
   type SourceDeps,
 } from '../../../src/models/added/gguf-source';
+import { checkGguf } from '../../../src/models/added/gguf-check';
 import { MemoryCaches } from '../fake-storage';
 
 const APP = 'https://app.example/hearth/';
