@@ -6,6 +6,7 @@
  * messages, not one per token, and the first token leaves at once. A reply goes no further than
  * its window ahead of the service worker's reader: with no credit left, the server stops reading
  * the queue's channel (and so the engine pauses) until the service worker grants more.
+ * The batching and the credit are in reply-pacing.ts.
  */
 import type {
   ChatBackend,
@@ -13,127 +14,24 @@ import type {
   ChatState,
   LoadingBackend,
   ModelService,
-  Token,
 } from '../protocol/host/backend';
 import { OpenAIError } from '../protocol/errors';
 import type { HostStatus } from '../protocol/host/status';
 import type { ChatRequest, EmbeddingRequest } from '../protocol/types';
 import {
   eventBytes,
-  MAX_TOKEN_BATCH,
   replyToEvent,
   unreachable,
   type HostPortMessage,
   type ReplyMessage,
   type RequestMessage,
 } from './messages';
+import { Credit, readerGone, TokenBatcher } from './reply-pacing';
 /**
  * How long to wait for the service worker to say whether a request's page is still there. No
  * answer means the service worker is gone, and with it the fetch: the request is dropped.
  */
 const ALIVE_TIMEOUT_MS = 2000;
-
-/** Runs `callback` in the next macrotask without timer clamping (nested `setTimeout` waits ≥4 ms). */
-function nextTask(callback: () => void): void {
-  const { port1, port2 } = new MessageChannel();
-  port1.onmessage = () => {
-    port1.close();
-    callback();
-  };
-  port2.postMessage(null);
-}
-
-/** Collects tokens and posts them in batches on one request port. */
-class TokenBatcher {
-  readonly #post: (message: ReplyMessage) => void;
-  #tokens: Token[] = [];
-  #sentAny = false;
-  #scheduled = false;
-
-  constructor(post: (message: ReplyMessage) => void) {
-    this.#post = post;
-  }
-
-  add(tokens: readonly Token[]): void {
-    for (const token of tokens) this.#tokens.push(token);
-    if (!this.#sentAny || this.#tokens.length >= MAX_TOKEN_BATCH) {
-      this.flush();
-    } else if (!this.#scheduled) {
-      this.#scheduled = true;
-      nextTask(() => {
-        this.#scheduled = false;
-        this.flush();
-      });
-    }
-  }
-
-  flush(): void {
-    if (this.#tokens.length === 0) return;
-    this.#sentAny = true;
-    const tokens = this.#tokens;
-    this.#tokens = [];
-    this.#post({ type: 'chat/tokens', tokens });
-  }
-}
-
-/**
- * What a reply may still send before its reader catches up (`chat/start`'s window, topped up by
- * `chat/credit`).
- */
-class Credit {
-  #bytes: number;
-  #waiter: { wake: () => void; heard: () => void } | undefined;
-
-  constructor(bytes: number) {
-    this.#bytes = bytes;
-  }
-
-  get exhausted(): boolean {
-    return this.#bytes <= 0;
-  }
-
-  spend(bytes: number): void {
-    this.#bytes -= bytes;
-  }
-
-  grant(bytes: number): void {
-    this.#bytes += bytes;
-    if (!this.exhausted) this.#waiter?.wake();
-    else this.#waiter?.heard();
-  }
-
-  /**
-   * Resolves to true when there is credit again (at once when `signal` aborts), or to false when
-   * the service worker has granted nothing for `ms`: it is gone, and with it the reader.
-   */
-  wait(signal: AbortSignal, ms: number): Promise<boolean> {
-    if (!this.exhausted || signal.aborted) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const settle = (value: boolean) => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', wake);
-        this.#waiter = undefined;
-        resolve(value);
-      };
-      const wake = () => settle(true);
-      const heard = () => {
-        clearTimeout(timer);
-        timer = setTimeout(() => settle(false), ms);
-      };
-      this.#waiter = { wake, heard };
-      signal.addEventListener('abort', wake);
-      heard();
-    });
-  }
-}
-
-function readerGone(ms: number): OpenAIError {
-  return new OpenAIError(
-    'reader_too_slow',
-    `Nothing of this reply was taken for ${Math.round(ms / 1000)} s while the engine waited; the request was stopped.`,
-  );
-}
 
 /** What the server needs besides the backend. */
 export interface HostServerOptions {
