@@ -18,236 +18,38 @@ import { assertJsonContentType, readJsonBody } from '../protocol/body';
 import { OpenAIError } from '../protocol/errors';
 import { assertNetworkAllowed } from '../protocol/private-network';
 import { jsonResponse } from '../protocol/respond';
-import { noArray } from '../protocol/schema';
 import { readCapped, UPSTREAM_MODELS_LIMIT } from './upstream-read';
-import { issueToError } from '../protocol/validate';
+import {
+  addBody,
+  bodyError,
+  DEFAULT_TIMEOUT_MS,
+  NAME,
+  normalizeBaseUrl,
+  notFound,
+  patchBody,
+  RESERVED,
+} from './server-input';
+import {
+  serverView,
+  type ServerModel,
+  type ServerRecord,
+  type ServersOptions,
+  type ServerStore,
+} from './server-record';
+import { unreachable, upstreamMessage } from './upstream-errors';
 
-/** A server as it is kept (in the service worker's IndexedDB). */
-export interface ServerRecord {
-  /** A lower-case slug: the organisation part of its models' ids. */
-  name: string;
-  /** Where its OpenAI API lives, e.g. `http://gpu-box:8000/v1` (no trailing slash). */
-  base_url: string;
-  api_key?: string;
-  /**
-   * `session`: the key was given to be kept in the service worker's memory only, never in the
-   * store (IndexedDB, which every script of the origin can read); it is gone when the worker stops.
-   */
-  key_kept?: 'session';
-  /** The upstream ids its `/models` listed, in its order. */
-  models: string[];
-  /** The upstream ids the user unticked: not offered. */
-  hidden: string[];
-  /** Unix milliseconds. */
-  added_at: number;
-}
-
-/** Where servers are kept (IndexedDB in the service worker, memory in tests). */
-export interface ServerStore {
-  list(): Promise<ServerRecord[]>;
-  put(record: ServerRecord): Promise<void>;
-  delete(name: string): Promise<void>;
-}
-
-export function memoryServerStore(initial: readonly ServerRecord[] = []): ServerStore {
-  const records = new Map(initial.map((r) => [r.name, { ...r }]));
-  return {
-    list: async () => [...records.values()].map((r) => ({ ...r })),
-    put: async (record) => void records.set(record.name, { ...record }),
-    delete: async (name) => void records.delete(name),
-  };
-}
-
-/** `fetch` as the service worker has it. */
-export type FetchLike = (url: string, init?: RequestInit) => Promise<Response>;
-
-/** What the registry needs. */
-export interface ServersOptions {
-  fetch: FetchLike;
-  /** Organisations the catalogue already has (a server may not shadow them). */
-  organisations: () => Promise<ReadonlySet<string>>;
-  /** How long a server's `/models` may take (default 10 s). */
-  timeoutMs?: number;
-  /** Told after every change. */
-  onChange?: () => void;
-  /** This app's origin, named in messages about CORS. */
-  origin?: string;
-}
-
-/** A server model: the server and the id it knows the model by. */
-export interface ServerModel {
-  id: string;
-  server: ServerRecord;
-  upstream: string;
-}
-
-/** Names no server may take: Hearth's own, and WebLLM's. */
-const RESERVED = new Set(['hearth', 'mlc-ai', 'local', 'self-hosted']);
-const NAME = /^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/;
-const DEFAULT_TIMEOUT_MS = 10_000;
-
-/** What the API shows of a server: never its key. */
-export interface ServerView {
-  object: 'hearth.server';
-  name: string;
-  base_url: string;
-  /** The key's last four characters (`…` alone for a key under 12), or null when it has none. */
-  key_hint: string | null;
-  /** Where its key is kept: in the store, in the service worker's memory only, or none given. */
-  key_kept: 'stored' | 'session' | null;
-  /**
-   * Its key was kept for the session only and is gone (the worker stopped): give it again with
-   * `PATCH {api_key}`.
-   */
-  key_needed: boolean;
-  /** Every model its `/models` listed. */
-  models: string[];
-  /** Those offered (all but the ones the user unticked). */
-  offered: string[];
-  host: string;
-}
-
-export function serverView(record: ServerRecord): ServerView {
-  return {
-    object: 'hearth.server',
-    name: record.name,
-    base_url: record.base_url,
-    // The last four characters, only of a key long enough that they do not give it away.
-    key_hint: record.api_key
-      ? record.api_key.length >= 12
-        ? `…${record.api_key.slice(-4)}`
-        : '…'
-      : null,
-    key_kept: record.key_kept ?? (record.api_key ? 'stored' : null),
-    key_needed: record.key_kept === 'session' && !record.api_key,
-    models: [...record.models],
-    offered: record.models.filter((m) => !record.hidden.includes(m)),
-    host: new URL(record.base_url).host,
-  };
-}
-
-/** The base URL as it is kept: absolute http(s), no query or fragment, no trailing slash. */
-export function normalizeBaseUrl(text: string): string {
-  let url: URL;
-  try {
-    url = new URL(text.trim());
-  } catch {
-    throw new OpenAIError(
-      'invalid_value',
-      `Invalid value for 'base_url': ${JSON.stringify(text)} is not an absolute URL; give the server's OpenAI address, e.g. http://gpu-box:8000/v1.`,
-      { param: 'base_url' },
-    );
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    // `gpu-box:8000/v1` parses, with `gpu-box:` as its scheme: it lacks `http://`.
-    const message = text.includes('//')
-      ? `only http and https servers can be added (got ${url.protocol})`
-      : `${JSON.stringify(text)} has no http:// or https:// in front; give the server's OpenAI address, e.g. http://gpu-box:8000/v1`;
-    throw new OpenAIError('invalid_value', `Invalid value for 'base_url': ${message}.`, {
-      param: 'base_url',
-    });
-  }
-  if (url.username || url.password) {
-    throw new OpenAIError(
-      'invalid_value',
-      "Invalid value for 'base_url': put the key in 'api_key', not in the URL.",
-      { param: 'base_url' },
-    );
-  }
-  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
-}
-
-/** What to do when a browser may not read a server (CORS), by the servers people run. */
-export const CORS_HELP =
-  "Allow this app's origin on the server: vLLM --allowed-origins, Ollama OLLAMA_ORIGINS, LM Studio's CORS switch (llama-server allows every origin by default).";
-
-/**
- * Why `url` could not be fetched: down (or no such host), or up but refusing this origin
- * (CORS); a `no-cors` request tells them apart.
- */
-export async function unreachable(
-  url: string,
-  what: string,
-  fetch: FetchLike,
-  origin: string,
-  { added = false }: { added?: boolean } = {},
-): Promise<OpenAIError> {
-  const answered = await fetch(url, { mode: 'no-cors', signal: AbortSignal.timeout(5000) }).then(
-    () => true,
-    () => false,
-  );
-  // A server added before let this origin read its /models: a request that fails while it is up
-  // may be refused CORS for this kind of request (a POST), or it may have dropped the connection.
-  const upButFailed = added
-    ? `${what} is up, but this request failed: it dropped the connection (a crash, a proxy, a restart), or it does not let ${origin} send it (CORS for POST requests). ${CORS_HELP}`
-    : `${what} answered but does not let ${origin} read its replies (CORS). ${CORS_HELP}`;
-  return new OpenAIError(
-    'upstream_unavailable',
-    answered
-      ? upButFailed
-      : `${what} could not be reached: is it running, and is the address right?`,
-    { retryAfter: answered ? undefined : 5 },
-  );
-}
-
-/** The message an upstream error body carries, whatever the dialect (OpenAI, vLLM, Ollama, text). */
-export function upstreamMessage(text: string): string {
-  try {
-    const body = JSON.parse(text) as {
-      error?: string | { message?: unknown };
-      message?: unknown;
-      detail?: unknown;
-    };
-    const error = body.error;
-    if (typeof error === 'string') return error;
-    if (typeof error?.message === 'string') return error.message;
-    if (typeof body.message === 'string') return body.message;
-    if (body.detail !== undefined) return JSON.stringify(body.detail);
-  } catch {
-    // Plain text, as some servers send.
-  }
-  return text.trim().slice(0, 1000) || '(no message)';
-}
-
-/** The body of `POST /v1/hearth/servers`. */
-const addBody = noArray(
-  v.strictObject({
-    name: v.string(),
-    base_url: v.string(),
-    api_key: v.optional(v.nullable(v.string())),
-    /** `session`: the key in the service worker's memory only (see `ServerRecord.key_kept`). */
-    keep_key: v.optional(v.picklist(['stored', 'session'])),
-    allow_private_network: v.optional(v.boolean()),
-  }),
-);
-
-/** The first schema issue as an error; a field the body does not take is named as such. */
-function bodyError(issue: v.BaseIssue<unknown>, fields: string): OpenAIError {
-  if (issue.kind === 'schema' && issue.type === 'strict_object' && issue.expected === 'never') {
-    const field = issue.path?.map((p) => String(p.key)).join('.') ?? 'body';
-    return new OpenAIError(
-      'unsupported_parameter',
-      `Unsupported parameter: '${field}'; this endpoint takes ${fields}.`,
-      { param: field },
-    );
-  }
-  return issueToError(issue);
-}
-
-/** The body of `PATCH /v1/hearth/servers/{name}`: the models to offer, or its key again. */
-const patchBody = noArray(
-  v.strictObject({
-    offered: v.optional(v.array(v.string())),
-    /** The key again (one kept for the session only is gone when the worker stops). */
-    api_key: v.optional(v.string()),
-  }),
-);
-
-function notFound(name: string): OpenAIError {
-  return new OpenAIError('model_not_found', `No server named '${name}' was added.`, {
-    param: 'name',
-  });
-}
+export { normalizeBaseUrl } from './server-input';
+export {
+  memoryServerStore,
+  serverView,
+  type FetchLike,
+  type ServerModel,
+  type ServerRecord,
+  type ServersOptions,
+  type ServerStore,
+  type ServerView,
+} from './server-record';
+export { CORS_HELP, unreachable, upstreamMessage } from './upstream-errors';
 
 /** The servers the user added, and the models they offer. */
 export class Servers {

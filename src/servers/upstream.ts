@@ -17,7 +17,8 @@ import type {
   RichToken,
 } from '../protocol/host/backend';
 import { OpenAIError } from '../protocol/errors';
-import { unreachable, upstreamMessage, type FetchLike, type ServerModel } from './servers';
+import type { FetchLike, ServerModel } from './server-record';
+import { unreachable, upstreamMessage } from './upstream-errors';
 import {
   lostMidway,
   readCapped,
