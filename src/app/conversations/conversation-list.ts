@@ -4,9 +4,10 @@
  * menu (rename, pin, archive, delete); word-by-word search with a snippet of where it matched;
  * the archived conversations behind a toggle; export and import of all of them as one JSON file.
  * The rows are one Tab stop: the arrow keys move between them, Right arrow to a row's "⋯", and the
- * Menu key or Shift+F10 opens its menu.
+ * Menu key or Shift+F10 opens its menu. This file renders; where focus goes is
+ * `conversation-list-focus.ts`, the row menu's state `conversation-menu.ts` (a controller).
  */
-import { css, html, LitElement, nothing, type PropertyValues } from 'lit';
+import { html, LitElement, nothing, type PropertyValues } from 'lit';
 import { repeat } from 'lit/directives/repeat.js';
 import type { Conversation } from './conversation';
 import { groupConversations } from './conversation-groups';
@@ -17,22 +18,13 @@ import {
   snippet,
   type SnippetPart,
 } from './conversation-search';
-import { asksForMenu, rowAfterKey, tabStop } from './roving-focus';
+import { ListFocus } from './conversation-list-focus';
+import { conversationListStyles } from './conversation-list-styles';
+import { RowMenu } from './conversation-menu';
 import { shared } from '../shared/styles';
-
-/** The open "⋯" menu: whose, and where it shows (fixed, beside its button). */
-interface Menu {
-  id: string;
-  top?: number;
-  bottom?: number;
-  right: number;
-}
 
 /** What a row's menu does. */
 type Action = 'rename' | 'pin' | 'archive' | 'markdown' | 'delete';
-
-/** Where focus goes once the list has changed after an action. */
-type FocusTarget = { id: string; part: 'open' | 'more' } | 'new' | 'archived';
 
 /**
  * @fires open - `detail: id`.
@@ -52,217 +44,24 @@ export class ConversationList extends LitElement {
     query: { state: true },
     renaming: { state: true },
     confirming: { state: true },
-    menu: { state: true },
     showArchived: { state: true },
     lastFocused: { state: true },
   };
 
-  static override styles = [
-    shared,
-    css`
-      :host {
-        display: flex;
-        flex-direction: column;
-        gap: 0.6em;
-        min-height: 0;
-      }
-      .top {
-        display: flex;
-        flex-direction: column;
-        gap: 0.5em;
-      }
-      .scroll {
-        overflow-y: auto;
-        flex: 1;
-        min-height: 0;
-        /* Room for the focus rings. */
-        padding: 2px;
-        margin: -2px;
-      }
-      ul {
-        list-style: none;
-        margin: 0;
-        padding: 0;
-      }
-      h2 {
-        font-size: 0.75em;
-        font-weight: 600;
-        color: var(--fg-soft);
-        margin: 0.9em 0.6em 0.25em;
-      }
-      .group:first-child h2 {
-        margin-top: 0.2em;
-      }
-      .row {
-        position: relative;
-        border-radius: 8px;
-      }
-      .row:hover,
-      .row[data-menu] {
-        background: var(--bg-raised);
-      }
-      .row[data-active] {
-        background: var(--bg-raised);
-        outline: 1px solid var(--border);
-      }
-      .open {
-        display: block;
-        width: 100%;
-        text-align: left;
-        border: none;
-        background: none;
-        padding: 0.4em 0.6em;
-        overflow: hidden;
-        text-overflow: ellipsis;
-        white-space: nowrap;
-      }
-      .open:focus-visible {
-        outline-offset: -2px;
-      }
-      /* The whole row opens the conversation, its snippet too. */
-      .open::after {
-        content: '';
-        position: absolute;
-        inset: 0;
-      }
-      .more {
-        position: absolute;
-        z-index: 1;
-        top: 0.15em;
-        right: 0.2em;
-        border: none;
-        background: var(--bg-raised);
-        color: var(--fg-soft);
-        padding: 0.2em 0.5em;
-        line-height: 1.2;
-        opacity: 0;
-      }
-      .more:hover:not(:disabled) {
-        color: var(--fg);
-      }
-      /* The "⋯" shows where it is wanted (the open conversation, under the pointer, wherever the
-         keyboard is), and always on a touch screen; the title gives way to it only then. */
-      .row:is(:hover, :focus-within, [data-active], [data-menu]) .more {
-        opacity: 1;
-      }
-      .row:is(:hover, :focus-within, [data-active], [data-menu]) .open {
-        padding-right: 2.4em;
-      }
-      @media (hover: none) {
-        .more {
-          opacity: 1;
-        }
-        .open {
-          padding-right: 2.4em;
-        }
-      }
-      .snippet {
-        margin: -0.2em 0.6em 0.4em;
-        font-size: 0.85em;
-        color: var(--fg-soft);
-        overflow-wrap: anywhere;
-        display: -webkit-box;
-        -webkit-line-clamp: 2;
-        line-clamp: 2;
-        -webkit-box-orient: vertical;
-        overflow: hidden;
-      }
-      mark {
-        background: light-dark(#fde68a, #713f12);
-        color: var(--fg);
-        border-radius: 2px;
-      }
-      .row input {
-        width: 100%;
-      }
-      .confirm {
-        display: flex;
-        flex-wrap: wrap;
-        align-items: center;
-        gap: 0.3em;
-        padding: 0.3em;
-        font-size: 0.9em;
-      }
-      .confirm span {
-        overflow-wrap: anywhere;
-        min-width: 0;
-      }
-      .none {
-        padding: 0.4em 0.6em;
-      }
-      .archive-toggle {
-        margin-top: 0.6em;
-        font-size: 0.85em;
-      }
-      .archive-toggle::before {
-        content: '▸ ';
-      }
-      .archive-toggle[aria-expanded='true']::before {
-        content: '▾ ';
-      }
-      /* A popover, in the top layer: nothing clips it, and it is placed in the viewport. */
-      [role='menu'] {
-        position: fixed;
-        inset: auto;
-        margin: 0;
-        color: var(--fg);
-        display: flex;
-        flex-direction: column;
-        min-width: 10em;
-        padding: 0.25em;
-        background: var(--bg-raised);
-        border: 1px solid var(--border);
-        border-radius: var(--radius);
-        box-shadow: 0 4px 16px light-dark(rgb(0 0 0 / 0.15), rgb(0 0 0 / 0.5));
-      }
-      [role='menuitem'] {
-        border: none;
-        background: none;
-        text-align: left;
-        padding: 0.45em 0.8em;
-      }
-      [role='menuitem']:hover,
-      [role='menuitem']:focus {
-        background: var(--bg-soft);
-      }
-      .files {
-        display: flex;
-        gap: 0.2em;
-        font-size: 0.85em;
-      }
-      .files label {
-        border-radius: 8px;
-        padding: 0.2em 0.4em;
-        cursor: pointer;
-        color: var(--fg-soft);
-      }
-      .files label:hover {
-        color: var(--fg);
-      }
-      .files label:focus-within {
-        outline: 2px solid var(--focus);
-      }
-    `,
-  ];
+  static override styles = [shared, conversationListStyles];
 
   declare conversations: Conversation[];
   declare active: string;
   declare private query: string;
   declare private renaming: string | null;
   declare private confirming: string | null;
-  declare private menu: Menu | null;
   declare private showArchived: boolean;
   /** The row focused last: it keeps the list's Tab stop while it is shown. */
   declare private lastFocused: string | null;
-  /** The row that takes Tab, in this render. */
-  #tabStop = '';
   /** Built on the first search, then kept up to date. */
   #search: ConversationSearch | undefined;
-  /** The rows as shown, in order: the list's, and the archive's. */
-  #order: string[] = [];
-  #archivedOrder: string[] = [];
-  /** Where focus goes when the app next changes the list, until when (a change may not come). */
-  #focusTarget: { target: FocusTarget; until: number } | null = null;
+  readonly #menu: RowMenu = new RowMenu(this, (id) => this.#focus.element({ id, part: 'more' }));
+  readonly #focus: ListFocus = new ListFocus(this, this.#menu);
 
   constructor() {
     super();
@@ -271,86 +70,20 @@ export class ConversationList extends LitElement {
     this.query = '';
     this.renaming = null;
     this.confirming = null;
-    this.menu = null;
     this.showArchived = false;
     this.lastFocused = null;
   }
-
-  override connectedCallback(): void {
-    super.connectedCallback();
-    document.addEventListener('pointerdown', this.#onPointerDown, true);
-    window.addEventListener('resize', this.#closeMenu);
-  }
-
-  override disconnectedCallback(): void {
-    super.disconnectedCallback();
-    document.removeEventListener('pointerdown', this.#onPointerDown, true);
-    window.removeEventListener('resize', this.#closeMenu);
-  }
-
-  /** A click outside the menu closes it (and leaves focus where the click puts it). */
-  readonly #onPointerDown = (e: PointerEvent) => {
-    if (!this.menu) return;
-    const path = e.composedPath();
-    const menu = this.renderRoot.querySelector('[role="menu"]');
-    const button = this.#element({ id: this.menu.id, part: 'more' });
-    if ((menu && path.includes(menu)) || (button && path.includes(button))) return;
-    this.menu = null;
-  };
-
-  readonly #closeMenu = () => {
-    this.menu = null;
-  };
 
   #emit(name: string, detail?: unknown): void {
     this.dispatchEvent(new CustomEvent(name, { detail, bubbles: true, composed: true }));
   }
 
-  #element(target: FocusTarget): HTMLElement | null {
-    const root = this.shadowRoot;
-    if (!root) return null;
-    if (target === 'new') return root.getElementById('new');
-    if (target === 'archived') return root.getElementById('archive-toggle');
-    return root.getElementById(`${target.part}-${target.id}`);
-  }
-
-  /** Moves focus to `target` now, and again once the app has changed the list, if it was lost. */
-  #focusSoon(target: FocusTarget): void {
-    this.#focusTarget = { target, until: Date.now() + 5000 };
-    this.#element(target)?.focus();
-  }
-
-  /** Whether focus is in this list, or nowhere (dropped to the body by a removed element). */
-  #focusIsOurs(): boolean {
-    const active = document.activeElement;
-    return active === null || active === document.body || this.shadowRoot?.activeElement != null;
-  }
-
   protected override willUpdate(changed: PropertyValues<this>): void {
-    if (changed.has('conversations') && this.menu) {
-      const id = this.menu.id;
-      if (!this.conversations.some((c) => c.id === id)) this.menu = null;
-    }
+    if (changed.has('conversations')) this.#menu.closeIfGone(this.conversations);
   }
 
   protected override updated(changed: PropertyValues<this>): void {
-    const pending = this.#focusTarget;
-    if (pending && changed.has('conversations')) {
-      this.#focusTarget = null;
-      if (Date.now() < pending.until && this.#focusIsOurs()) this.#element(pending.target)?.focus();
-    }
-  }
-
-  /** The row after `id` in `order`, else the one before, else `fallback`. */
-  #neighbour(id: string, fallback: FocusTarget): FocusTarget {
-    const order = this.#archivedOrder.includes(id) ? this.#archivedOrder : this.#order;
-    const i = order.indexOf(id);
-    const next = order[i + 1] ?? order[i - 1];
-    return next ? { id: next, part: 'open' } : fallback;
-  }
-
-  #fallback(id: string): FocusTarget {
-    return this.#archivedOrder.includes(id) ? 'archived' : 'new';
+    if (changed.has('conversations')) this.#focus.listChanged();
   }
 
   #finishRename(id: string, input: HTMLInputElement, refocus: boolean): void {
@@ -358,83 +91,15 @@ export class ConversationList extends LitElement {
     const title = input.value.trim();
     this.renaming = null;
     if (title) {
-      if (refocus) this.#focusSoon({ id, part: 'more' });
+      if (refocus) this.#focus.focusSoon({ id, part: 'more' });
       this.#emit('rename', { id, title });
     } else if (refocus) {
-      void this.updateComplete.then(() => this.#element({ id, part: 'more' })?.focus());
+      void this.updateComplete.then(() => this.#focus.element({ id, part: 'more' })?.focus());
     }
-  }
-
-  async #openMenu(c: Conversation, button: HTMLElement, item: 'first' | 'last'): Promise<void> {
-    const r = button.getBoundingClientRect();
-    const width = document.documentElement.clientWidth;
-    const height = document.documentElement.clientHeight;
-    // Below the button where there is room for it, else above.
-    const below = height - r.bottom > 190;
-    this.menu = {
-      id: c.id,
-      right: Math.max(4, width - r.right),
-      ...(below ? { top: r.bottom + 2 } : { bottom: height - r.top + 2 }),
-    };
-    await this.updateComplete;
-    const menu = this.renderRoot.querySelector<HTMLElement>('[role="menu"]');
-    const place = this.menu;
-    if (menu && place) {
-      // Through the CSSOM: the page's CSP allows no style attribute.
-      menu.style.right = `${place.right}px`;
-      menu.style.top = place.top === undefined ? 'auto' : `${place.top}px`;
-      menu.style.bottom = place.bottom === undefined ? 'auto' : `${place.bottom}px`;
-      if (!menu.matches(':popover-open')) menu.showPopover();
-    }
-    const items = this.#menuItems();
-    (item === 'first' ? items[0] : items.at(-1))?.focus();
-  }
-
-  #menuItems(): HTMLElement[] {
-    return [...this.renderRoot.querySelectorAll<HTMLElement>('[role="menuitem"]')];
-  }
-
-  /** Closes the menu and gives focus back to its button. */
-  #dismissMenu(): void {
-    const id = this.menu?.id;
-    this.menu = null;
-    if (id) this.#element({ id, part: 'more' })?.focus();
-  }
-
-  #onMenuKey(e: KeyboardEvent): void {
-    const items = this.#menuItems();
-    const at = items.indexOf(this.shadowRoot?.activeElement as HTMLElement);
-    const go = (i: number) => items[(i + items.length) % items.length]?.focus();
-    switch (e.key) {
-      case 'ArrowDown':
-        go(at + 1);
-        break;
-      case 'ArrowUp':
-        go(at - 1);
-        break;
-      case 'Home':
-        go(0);
-        break;
-      case 'End':
-        go(-1);
-        break;
-      case 'Escape':
-        // Only the menu closes, not the drawer it is in.
-        e.stopPropagation();
-        this.#dismissMenu();
-        break;
-      case 'Tab':
-        // Tab leaves the menu from its button, on to what follows it.
-        this.#dismissMenu();
-        return;
-      default:
-        return;
-    }
-    e.preventDefault();
   }
 
   async #menuAction(c: Conversation, action: Action): Promise<void> {
-    this.menu = null;
+    this.#menu.close();
     switch (action) {
       case 'rename':
         this.renaming = c.id;
@@ -442,15 +107,15 @@ export class ConversationList extends LitElement {
         this.renderRoot.querySelector<HTMLInputElement>('#rename')?.select();
         break;
       case 'pin':
-        this.#focusSoon({ id: c.id, part: 'more' });
+        this.#focus.focusSoon({ id: c.id, part: 'more' });
         this.#emit('pin', { id: c.id, pinned: !c.pinned });
         break;
       case 'archive':
-        this.#focusSoon(this.#neighbour(c.id, this.#fallback(c.id)));
+        this.#focus.focusSoon(this.#focus.afterLeaving(c.id));
         this.#emit('archive', { id: c.id, archived: !c.archived });
         break;
       case 'markdown':
-        this.#focusSoon({ id: c.id, part: 'more' });
+        this.#focus.focusSoon({ id: c.id, part: 'more' });
         this.#emit('export-markdown', c.id);
         break;
       case 'delete':
@@ -461,34 +126,8 @@ export class ConversationList extends LitElement {
     }
   }
 
-  /** A row's keys: Up, Down, Home and End move between rows, Right goes to the row's "⋯". */
-  #onRowKey(e: KeyboardEvent, c: Conversation): void {
-    const more = this.#element({ id: c.id, part: 'more' });
-    if (asksForMenu(e)) {
-      if (more) void this.#openMenu(c, more, 'first');
-    } else if (e.key === 'ArrowRight') {
-      more?.focus();
-    } else {
-      const rows = [...this.renderRoot.querySelectorAll<HTMLElement>('button.open')];
-      const to = rowAfterKey(e.key, rows.indexOf(e.currentTarget as HTMLElement), rows.length);
-      if (to === null) return;
-      rows[to]?.focus();
-    }
-    e.preventDefault();
-  }
-
-  /** The "⋯" keys: Up and Down, the Menu key and Shift+F10 open the menu; Left goes back to the row. */
-  #onMoreKey(e: KeyboardEvent, c: Conversation): void {
-    const button = e.currentTarget as HTMLElement;
-    if (e.key === 'ArrowLeft') this.#element({ id: c.id, part: 'open' })?.focus();
-    else if (e.key === 'ArrowDown' || asksForMenu(e)) void this.#openMenu(c, button, 'first');
-    else if (e.key === 'ArrowUp') void this.#openMenu(c, button, 'last');
-    else return;
-    e.preventDefault();
-  }
-
   #confirmDelete(id: string): void {
-    this.#focusSoon(this.#neighbour(id, this.#fallback(id)));
+    this.#focus.focusSoon(this.#focus.afterLeaving(id));
     this.confirming = null;
     this.#emit('remove', id);
   }
@@ -496,7 +135,7 @@ export class ConversationList extends LitElement {
   async #keep(id: string): Promise<void> {
     this.confirming = null;
     await this.updateComplete;
-    this.#element({ id, part: 'more' })?.focus();
+    this.#focus.element({ id, part: 'more' })?.focus();
   }
 
   protected override render() {
@@ -514,14 +153,14 @@ export class ConversationList extends LitElement {
       Date.now(),
     );
     const shownArchived = this.showArchived ? archived.filter(matches) : [];
-    this.#order = groups.flatMap((g) => g.conversations.map((c) => c.id));
-    this.#archivedOrder = shownArchived.map((c) => c.id);
-    this.#tabStop = tabStop(
-      [...this.#order, ...this.#archivedOrder],
+    this.#focus.setRows(
+      groups.flatMap((g) => g.conversations.map((c) => c.id)),
+      shownArchived.map((c) => c.id),
       this.lastFocused,
       this.active,
     );
-    const menuFor = this.menu && this.conversations.find((c) => c.id === this.menu?.id);
+    const menuOf = this.#menu.openFor;
+    const menuFor = menuOf !== null && this.conversations.find((c) => c.id === menuOf);
     return html`
       <div class="top">
         <button id="new" class="primary" @click=${() => this.#emit('new')}>New chat</button>
@@ -536,7 +175,7 @@ export class ConversationList extends LitElement {
       </div>
       <div
         class="scroll"
-        @scroll=${this.#closeMenu}
+        @scroll=${this.#menu.close}
         @focusin=${(e: FocusEvent) => {
           // The row focused keeps the Tab stop, so that Shift+Tab comes back to it.
           const id = /^(?:open|more)-(.+)$/.exec((e.target as HTMLElement).id)?.[1];
@@ -633,7 +272,7 @@ export class ConversationList extends LitElement {
       role="menu"
       popover="manual"
       aria-labelledby="more-${c.id}"
-      @keydown=${(e: KeyboardEvent) => this.#onMenuKey(e)}
+      @keydown=${(e: KeyboardEvent) => this.#menu.onKey(e)}
     >
       ${item('Rename', 'rename')} ${c.archived ? nothing : item(c.pinned ? 'Unpin' : 'Pin', 'pin')}
       ${item(c.archived ? 'Unarchive' : 'Archive', 'archive')}
@@ -666,7 +305,7 @@ export class ConversationList extends LitElement {
               e.stopPropagation();
               this.renaming = null;
               void this.updateComplete.then(() =>
-                this.#element({ id: c.id, part: 'more' })?.focus(),
+                this.#focus.element({ id: c.id, part: 'more' })?.focus(),
               );
             }
           }}
@@ -691,7 +330,7 @@ export class ConversationList extends LitElement {
       </li>`;
     }
     const found = words.length > 0 ? conversationSnippet(c, words) : null;
-    const menuOpen = this.menu?.id === c.id;
+    const menuOpen = this.#menu.openFor === c.id;
     return html`<li class="row" ?data-active=${active} ?data-menu=${menuOpen}>
       <button
         id="open-${c.id}"
@@ -699,9 +338,9 @@ export class ConversationList extends LitElement {
         aria-current=${active ? 'true' : 'false'}
         aria-describedby=${found ? `snippet-${c.id}` : nothing}
         title=${c.title}
-        tabindex=${c.id === this.#tabStop ? '0' : '-1'}
+        tabindex=${c.id === this.#focus.tabStop ? '0' : '-1'}
         @click=${() => this.#emit('open', c.id)}
-        @keydown=${(e: KeyboardEvent) => this.#onRowKey(e, c)}
+        @keydown=${(e: KeyboardEvent) => this.#focus.onRowKey(e, c.id)}
       >
         ${this.#renderTitle(c.title, words)}
       </button>
@@ -714,10 +353,10 @@ export class ConversationList extends LitElement {
         title="Options"
         tabindex="-1"
         @click=${(e: Event) => {
-          if (menuOpen) this.menu = null;
-          else void this.#openMenu(c, e.currentTarget as HTMLElement, 'first');
+          if (menuOpen) this.#menu.close();
+          else void this.#menu.open(c.id, e.currentTarget as HTMLElement, 'first');
         }}
-        @keydown=${(e: KeyboardEvent) => this.#onMoreKey(e, c)}
+        @keydown=${(e: KeyboardEvent) => this.#focus.onMoreKey(e, c.id)}
       >
         ⋯
       </button>
