@@ -3,34 +3,22 @@
  * `<settings-developer>`: Settings → Developer. The API from code (`<api-panel>`), who may call it
  * (any key, or issued keys: created, copied, revoked; switching to issued keys says first what it
  * will do), per-model prices for `usage.estimated_cost`, the relay, and this device's diagnostics.
+ * It renders; what it reads and changes is `developer-state.ts`, the keys' section
+ * `developer-keys.ts`.
  */
 import { css, html, LitElement, nothing, type PropertyValues } from 'lit';
-import { live } from 'lit/directives/live.js';
 import { ECHO_MODEL_ID } from '../../models/models';
 import type { HostStatus } from '../../protocol/host/status';
-import {
-  appKey,
-  appKeyId,
-  call,
-  callJson,
-  DEFAULT_APP_KEY,
-  issueKey,
-  setAuthMode,
-  status,
-  type CatalogModel,
-  type FullStatus,
-  type KeyInfo,
-  type SettingsBody,
-} from '../shared/api-client';
+import { appKey, type CatalogModel } from '../shared/api-client';
 import './api-panel';
+import { confirmStyles } from '../shared/confirm-dialog';
 import type { Persistence } from '../shared/persistence';
 import { relayPairing } from '../relay/relay-pairing';
+import { DeveloperState, type Where } from './developer-state';
+import { keysSection } from './developer-keys';
 import './settings-diagnostics';
 import { snippetModel } from './snippet-model';
 import { shared } from '../shared/styles';
-
-/** Where a message about the last action is shown: beside the control that made it. */
-type Where = 'top' | 'keys' | 'prices';
 
 export class SettingsDeveloper extends LitElement {
   static override properties = {
@@ -39,16 +27,12 @@ export class SettingsDeveloper extends LitElement {
     catalog: { attribute: false },
     role: {},
     persistence: {},
-    device: { state: true },
-    settings: { state: true },
-    keys: { state: true },
-    issued: { state: true },
-    message: { state: true },
     confirming: { state: true },
   };
 
   static override styles = [
     shared,
+    confirmStyles,
     css`
       :host {
         display: block;
@@ -121,28 +105,9 @@ export class SettingsDeveloper extends LitElement {
         font-size: 0.85em;
         margin-top: 0.2em;
       }
-      dialog {
-        max-width: min(34em, 92vw);
-        border: 1px solid var(--border);
-        border-radius: var(--radius);
-        background: var(--bg-raised);
-        color: var(--fg);
-      }
-      dialog::backdrop {
-        background: light-dark(rgb(0 0 0 / 40%), rgb(0 0 0 / 60%));
-      }
-      dialog h4 {
-        margin: 0 0 0.5em;
-        font-size: 1.1em;
-      }
-      dialog ul {
+      /* The question before switching to issued keys lists what it does. */
+      confirm-dialog ul {
         padding-left: 1.2em;
-      }
-      dialog .actions {
-        display: flex;
-        justify-content: flex-end;
-        gap: 0.5em;
-        margin-top: 1em;
       }
     `,
   ];
@@ -154,14 +119,9 @@ export class SettingsDeveloper extends LitElement {
   /** This tab's part in the engine-host election. */
   declare role: string;
   declare persistence: Persistence;
-  declare private device: FullStatus | null;
-  declare private settings: SettingsBody | null;
-  declare private keys: KeyInfo[];
-  /** A key just issued: shown this once. */
-  declare private issued: { name: string; key: string } | null;
-  declare private message: { text: string; error: boolean; where: Where } | null;
   /** Switching to issued keys waits for the user's yes. */
   declare private confirming: boolean;
+  readonly #state = new DeveloperState(this);
 
   constructor() {
     super();
@@ -170,70 +130,17 @@ export class SettingsDeveloper extends LitElement {
     this.catalog = [];
     this.role = '';
     this.persistence = 'unknown';
-    this.device = null;
-    this.settings = null;
-    this.keys = [];
-    this.issued = null;
-    this.message = null;
     this.confirming = false;
-  }
-
-  override connectedCallback(): void {
-    super.connectedCallback();
-    relayPairing.addEventListener('change', this.#onRelay);
-    void this.refresh();
-  }
-
-  override disconnectedCallback(): void {
-    super.disconnectedCallback();
-    relayPairing.removeEventListener('change', this.#onRelay);
   }
 
   protected override updated(changed: PropertyValues<this>): void {
     super.updated(changed);
-    const dialog = this.renderRoot.querySelector('dialog');
-    if (dialog && !dialog.open) dialog.showModal();
+    void this.renderRoot.querySelector('confirm-dialog')?.show();
   }
-
-  /** The pairing changed: show it at once, and the keys (a pairing registers one) once read. */
-  readonly #onRelay = () => {
-    this.requestUpdate();
-    void this.refresh();
-  };
 
   /** Reads the device's status, the settings and the keys again. */
-  async refresh(): Promise<void> {
-    try {
-      const [device, settings, keys] = await Promise.all([
-        status(),
-        callJson<SettingsBody>('hearth/settings'),
-        callJson<{ data: KeyInfo[] }>('hearth/keys'),
-      ]);
-      this.device = device;
-      this.settings = settings;
-      this.keys = keys.data;
-    } catch (err) {
-      this.#say(err, 'top', true);
-    }
-  }
-
-  #say(text: unknown, where: Where, error = false): void {
-    this.message = { text: text instanceof Error ? text.message : String(text), error, where };
-  }
-
-  async #setAuth(mode: 'any' | 'issued'): Promise<void> {
-    try {
-      this.settings = await setAuthMode(mode);
-      this.#say(
-        mode === 'issued'
-          ? 'Only issued keys may call the API now.'
-          : 'Any non-empty key may call the API now.',
-        'keys',
-      );
-    } catch (err) {
-      this.#say(err, 'keys', true);
-    }
-    await this.refresh();
+  refresh(): Promise<void> {
+    return this.#state.refresh();
   }
 
   /** The user answered the question before switching to issued keys (Esc: no). */
@@ -241,47 +148,7 @@ export class SettingsDeveloper extends LitElement {
     this.confirming = false;
     await this.updateComplete;
     this.renderRoot.querySelector<HTMLInputElement>(yes ? '#auth-issued' : '#auth-any')?.focus();
-    if (yes) await this.#setAuth('issued');
-  }
-
-  async #issue(form: HTMLFormElement): Promise<void> {
-    const input = form.querySelector('input');
-    const name = input?.value.trim() || 'Key';
-    try {
-      const key = await issueKey({ name });
-      this.issued = { name: key.name, key: key.key };
-      if (input) input.value = '';
-    } catch (err) {
-      this.#say(err, 'keys', true);
-    }
-    await this.refresh();
-  }
-
-  async #revoke(id: string): Promise<void> {
-    try {
-      await call(`hearth/keys/${id}`, { method: 'DELETE' });
-      this.#say('The key was revoked.', 'keys');
-    } catch (err) {
-      this.#say(err, 'keys', true);
-    }
-    await this.refresh();
-  }
-
-  async #setPrice(model: string, row: HTMLElement): Promise<void> {
-    const [prompt, completion] = [...row.querySelectorAll('input')].map((i) => i.value.trim());
-    const price =
-      prompt === '' && completion === ''
-        ? null
-        : { prompt: Number(prompt || 0), completion: Number(completion || 0) };
-    try {
-      this.settings = await callJson<SettingsBody>('hearth/settings', {
-        method: 'PATCH',
-        body: { prices: { [model]: price } },
-      });
-      this.#say(`Prices of ${model} saved.`, 'prices');
-    } catch (err) {
-      this.#say(err, 'prices', true);
-    }
+    if (yes) await this.#state.setAuth('issued');
   }
 
   /** The snippets name a model a call reaches; a newcomer's is never the echo test engine. */
@@ -291,11 +158,24 @@ export class SettingsDeveloper extends LitElement {
   }
 
   protected override render() {
+    const state = this.#state;
     return html`
-      ${this.#renderMessage('top')} ${this.#renderApi()} ${this.#renderKeys()}
+      ${this.#renderMessage('top')} ${this.#renderApi()}
+      ${keysSection({
+        auth: state.settings?.auth,
+        confirming: this.confirming,
+        keys: state.keys,
+        issued: state.issued,
+        message: this.#renderMessage('keys'),
+        onAnyKey: () => void state.setAuth('any'),
+        onIssuedKeys: () => (this.confirming = true),
+        onAnswer: (yes) => void this.#answer(yes),
+        onIssue: (form) => void state.issue(form),
+        onRevoke: (id) => void state.revoke(id),
+      })}
       ${this.#renderPrices()} ${this.#renderRelay()}
       <settings-diagnostics
-        .device=${this.device}
+        .device=${state.device}
         .host=${this.host}
         .role=${this.role}
         .persistence=${this.persistence}
@@ -304,159 +184,11 @@ export class SettingsDeveloper extends LitElement {
   }
 
   #renderMessage(where: Where) {
-    const m = this.message;
+    const m = this.#state.message;
     if (!m || m.where !== where) return nothing;
     return html`<p class=${m.error ? 'error' : 'muted'} role=${m.error ? 'alert' : 'status'}>
       ${m.text}
     </p>`;
-  }
-
-  #renderKeys() {
-    const auth = this.settings?.auth;
-    const mine = appKeyId();
-    return html`<section aria-labelledby="keys">
-      <h3 id="keys">API keys</h3>
-      <fieldset>
-        <legend>Who may call the API</legend>
-        <label>
-          <input
-            type="radio"
-            name="auth"
-            id="auth-any"
-            .checked=${live(auth === 'any' && !this.confirming)}
-            @change=${() => this.#setAuth('any')}
-          />
-          Any non-empty key (as local servers do)
-        </label>
-        <label>
-          <input
-            type="radio"
-            name="auth"
-            id="auth-issued"
-            .checked=${live(auth === 'issued' || this.confirming)}
-            @change=${() => (this.confirming = true)}
-          />
-          Only keys issued here
-        </label>
-      </fieldset>
-      ${this.#renderMessage('keys')}
-      <p>
-        This app sends
-        ${
-          mine
-            ? html`its own issued key, ending in <code>${appKey().slice(-4)}</code>.`
-            : html`<code>${appKey()}</code>.`
-        }
-      </p>
-      ${this.confirming ? this.#renderConfirm(mine) : nothing}
-      ${
-        this.keys.length > 0
-          ? html`<table>
-              <caption class="sr-only">
-                Issued keys
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Ends in</th>
-                  <th scope="col">Issued</th>
-                  <th scope="col"><span class="sr-only">Actions</span></th>
-                </tr>
-              </thead>
-              <tbody>
-                ${this.keys.map((k) => this.#renderKey(k, k.id === mine))}
-              </tbody>
-            </table>`
-          : html`<p class="muted">No key issued yet.</p>`
-      }
-      <form
-        class="row"
-        @submit=${(e: Event) => {
-          e.preventDefault();
-          void this.#issue(e.target as HTMLFormElement);
-        }}
-      >
-        <label for="key-name">Name of a new key</label>
-        <input id="key-name" placeholder="e.g. my gateway" maxlength="100" />
-        <button type="submit">Issue a key</button>
-      </form>
-      ${
-        this.issued
-          ? html`<div class="row" role="status">
-              <span>Key “${this.issued.name}” (shown this once):</span>
-              <output aria-label="New key">${this.issued.key}</output>
-              <button @click=${() => navigator.clipboard.writeText(this.issued?.key ?? '')}>
-                Copy key
-              </button>
-            </div>`
-          : nothing
-      }
-    </section>`;
-  }
-
-  #renderKey(k: KeyInfo, mine: boolean) {
-    const why = `revoke-why-${k.id}`;
-    return html`<tr>
-      <td>${k.name}${mine ? html` <span class="badge">this app</span>` : nothing}</td>
-      <td><code>${k.hint}</code></td>
-      <td>${new Date(k.created * 1000).toLocaleString()}</td>
-      <td>
-        <button
-          class="danger"
-          aria-label="Revoke ${k.name}"
-          ?disabled=${mine}
-          aria-describedby=${mine ? why : nothing}
-          @click=${() => this.#revoke(k.id)}
-        >
-          Revoke
-        </button>
-        ${mine ? html`<span class="why muted" id=${why}>This app sends it.</span>` : nothing}
-      </td>
-    </tr>`;
-  }
-
-  /** What switching to issued keys does (src/app/shared/api-client.ts `setAuthMode`), asked first. */
-  #renderConfirm(mine: string | null) {
-    const paired = relayPairing.state.status === 'paired';
-    return html`<dialog
-      aria-labelledby="confirm-title"
-      aria-describedby="confirm-what"
-      @close=${() => {
-        if (this.confirming) void this.#answer(false);
-      }}
-    >
-      <h4 id="confirm-title">Only keys issued here?</h4>
-      <div id="confirm-what">
-        <p>
-          Every caller of this app's API will need a key issued here. Requests with any other key —
-          scripts and pages on this origin, code that sends <code>${DEFAULT_APP_KEY}</code>,
-          programs you gave a made-up key — will be refused (401).
-        </p>
-        <ul>
-          <li>
-            ${
-              mine
-                ? html`This app keeps sending its own issued key, ending in
-                    <code>${appKey().slice(-4)}</code>.`
-                : html`This app gets a key of its own automatically (“This app”), kept in this
-                  browser: its tabs here use it and go on working.`
-            }
-          </li>
-          <li>
-            ${
-              paired
-                ? 'The relay paired with this tab goes on working: its key is an issued one.'
-                : 'A relay paired later is given an issued key when you pair it.'
-            }
-          </li>
-          <li>You can switch back to any key at any time.</li>
-        </ul>
-      </div>
-      <div class="actions">
-        <button @click=${() => this.#answer(false)}>Cancel</button>
-        <button class="primary" @click=${() => this.#answer(true)}>Switch to issued keys</button>
-      </div>
-    </dialog>`;
   }
 
   #renderRelay() {
@@ -483,7 +215,7 @@ export class SettingsDeveloper extends LitElement {
 
   #renderPrices() {
     const priced = this.catalog.filter((m) => m.downloaded || m.id === ECHO_MODEL_ID);
-    const prices = this.settings?.prices ?? {};
+    const prices = this.#state.settings?.prices ?? {};
     return html`<section aria-labelledby="prices">
       <h3 id="prices">Prices</h3>
       <p class="muted">
@@ -528,7 +260,10 @@ export class SettingsDeveloper extends LitElement {
                 <button
                   aria-label="Save prices of ${m.id}"
                   @click=${(e: Event) =>
-                    this.#setPrice(m.id, (e.target as HTMLElement).closest('tr') as HTMLElement)}
+                    this.#state.setPrice(
+                      m.id,
+                      (e.target as HTMLElement).closest('tr') as HTMLElement,
+                    )}
                 >
                   Save
                 </button>

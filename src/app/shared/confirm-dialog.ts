@@ -40,6 +40,7 @@ export class ConfirmDialog extends LitElement {
     heading: {},
     confirm: {},
     cancel: {},
+    describedBy: { attribute: 'described-by' },
     content: { attribute: false },
   };
 
@@ -49,6 +50,8 @@ export class ConfirmDialog extends LitElement {
   declare confirm: string;
   /** The label of the button that says no. */
   declare cancel: string;
+  /** The id of what describes the question, in `content`, for the dialog's description. */
+  declare describedBy: string;
   /** What is asked, between the heading and the buttons. */
   declare content: TemplateResult | typeof nothing;
   /** Whether the question on show now has had its answer. */
@@ -59,6 +62,7 @@ export class ConfirmDialog extends LitElement {
     this.heading = '';
     this.confirm = 'OK';
     this.cancel = 'Cancel';
+    this.describedBy = '';
     this.content = nothing;
   }
 
@@ -87,7 +91,11 @@ export class ConfirmDialog extends LitElement {
   }
 
   protected override render() {
-    return html`<dialog aria-labelledby="confirm-title" @close=${() => this.#answer(false)}>
+    return html`<dialog
+      aria-labelledby="confirm-title"
+      aria-describedby=${this.describedBy || nothing}
+      @close=${() => this.#answer(false)}
+    >
       <h2 id="confirm-title">${this.heading}</h2>
       ${this.content}
       <div class="actions">
