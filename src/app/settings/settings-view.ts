@@ -13,7 +13,7 @@ import { css, html, LitElement } from 'lit';
 import type { HostStatus } from '../../protocol/host/status';
 import type { CatalogModel } from '../shared/api-client';
 import type { Persistence } from '../shared/persistence';
-import './servers-view';
+import './servers/servers-view';
 import './settings-developer';
 import './settings-preferences';
 import { shared } from '../shared/styles';

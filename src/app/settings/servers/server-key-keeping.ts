@@ -5,7 +5,7 @@
  * key for the session only, and what became of a key kept so.
  */
 import { html, nothing } from 'lit';
-import { callJson, type ServerInfo } from '../shared/api-client';
+import { callJson, type ServerInfo } from '../../shared/api-client';
 import { sharedOrigin, type SharedOrigin } from './shared-origin';
 
 /** This app's origin, where it is shared (see `sharedOrigin`). */

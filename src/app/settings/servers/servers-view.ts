@@ -15,7 +15,7 @@ import {
   offerServerModels,
   removeServer,
   type ServerInfo,
-} from '../shared/api-client';
+} from '../../shared/api-client';
 import {
   keyState,
   sessionKeyChoice,
@@ -23,8 +23,8 @@ import {
   sharedOriginWarning,
   thisOriginShared,
 } from './server-key-keeping';
-import { cards, shared } from '../shared/styles';
-import { confirmPrivateNetwork } from '../shared/private-network-confirm';
+import { cards, shared } from '../../shared/styles';
+import { confirmPrivateNetwork } from '../../shared/private-network-confirm';
 
 /**
  * A server's name from its address when the user gave none: `gpu-box` for

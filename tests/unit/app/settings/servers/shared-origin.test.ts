@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sharedOrigin } from '../../../../src/app/settings/shared-origin';
+import { sharedOrigin } from '../../../../../src/app/settings/servers/shared-origin';
 
 describe('sharedOrigin', () => {
   it.each([
