@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import {
+  described,
+  errorField,
+  nameFromUrl,
+} from '../../../../../src/app/settings/servers/server-form';
+
+describe('nameFromUrl', () => {
+  it.each([
+    ['http://gpu-box:8000/v1', 'gpu-box'],
+    ['gpu-box:8000/v1', 'gpu-box'],
+    ['  https://API.Example.com/v1  ', 'api-example-com'],
+    ['http://192.168.1.20:11434/v1', '192-168-1-20'],
+  ])('names a server at %s "%s"', (url, name) => {
+    expect(nameFromUrl(url)).toBe(name);
+  });
+
+  it('gives no name for what is no address', () => {
+    expect(nameFromUrl('')).toBe('');
+    expect(nameFromUrl('not an address')).toBe('');
+  });
+});
+
+describe('errorField', () => {
+  it("takes the field from the API's param", () => {
+    expect(errorField('name', 'http://x/v1')).toBe('name');
+    expect(errorField('base_url', 'http://x/v1')).toBe('base_url');
+    expect(errorField('api_key', 'http://x/v1')).toBe('api_key');
+  });
+
+  it('blames the address when none was typed, else no field', () => {
+    expect(errorField(null, '')).toBe('base_url');
+    expect(errorField('model', '')).toBe('base_url');
+    expect(errorField(null, 'http://x/v1')).toBeNull();
+  });
+});
+
+describe('described', () => {
+  it('adds why the field is disabled while a server is being added', () => {
+    expect(described('server-name-hint', false)).toBe('server-name-hint');
+    expect(described('server-name-hint', true)).toBe('server-name-hint server-adding');
+    expect(described('', true)).toBe('server-adding');
+  });
+});
