@@ -13,7 +13,7 @@ import type { DownloadProgress } from '../../protocol/host/downloads';
 import type { HostStatus } from '../../protocol/host/status';
 import { ApiError, call, download, modelPath, type CatalogModel } from '../shared/api-client';
 import { softwareAdapter } from '../device-fit';
-import { describeDownloadFailure } from '../models/download-failure';
+import { describeDownloadFailure } from '../models/downloads/download-failure';
 import { llamaPlace, recommendedModel, sizeOf } from '../models/model-facts';
 import { describeModel } from '../models/model-info';
 import { shared } from '../shared/styles';

@@ -8,7 +8,7 @@
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import type { DownloadProgress } from '../../protocol/host/downloads';
 import { ApiError, call, download, modelPath, type CatalogModel } from '../shared/api-client';
-import { describeDownloadFailure } from './download-failure';
+import { describeDownloadFailure } from './downloads/download-failure';
 import { SpeedMeter } from './model-facts';
 
 /** What happened to a model's last action. */

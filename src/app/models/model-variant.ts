@@ -9,7 +9,7 @@ import { html, nothing } from 'lit';
 import type { DownloadProgress } from '../../protocol/host/downloads';
 import type { HostStatus } from '../../protocol/host/status';
 import { leavesFor, type CatalogModel } from '../shared/api-client';
-import { phaseWords } from './download-words';
+import { phaseWords } from './downloads/download-words';
 import type { ModelActionsController } from './model-actions';
 import { engineLabel, factsOf, llamaPlace } from './model-facts';
 import type { Variant } from './model-search';

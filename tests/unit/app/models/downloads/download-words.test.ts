@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { DownloadProgress } from '../../../../src/protocol/host/downloads';
-import { phaseWords } from '../../../../src/app/models/download-words';
+import type { DownloadProgress } from '../../../../../src/protocol/host/downloads';
+import { phaseWords } from '../../../../../src/app/models/downloads/download-words';
 
 const progress = (over: Partial<DownloadProgress>): DownloadProgress => ({
   object: 'hearth.download',

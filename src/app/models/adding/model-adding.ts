@@ -12,10 +12,10 @@ import {
   deleteStoredFile,
   storeFile,
   type CatalogModel,
-} from '../shared/api-client';
-import { sourceOf } from './model-facts';
-import { confirmPrivateNetwork } from '../shared/private-network-confirm';
-import { formatBytes } from '../shared/styles';
+} from '../../shared/api-client';
+import { sourceOf } from '../model-facts';
+import { confirmPrivateNetwork } from '../../shared/private-network-confirm';
+import { formatBytes } from '../../shared/styles';
 
 /** Where an addition stands. */
 export type AddState =

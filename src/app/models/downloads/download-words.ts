@@ -3,7 +3,7 @@
  * Where a download stands, in words for its progress line (the API's phase names are for
  * programs: a bare "files" says nothing to a person).
  */
-import type { DownloadProgress } from '../../protocol/host/downloads';
+import type { DownloadProgress } from '../../../protocol/host/downloads';
 
 /** `3 of 7 files`, `checking the files`, …: the end of a download's progress line. */
 export function phaseWords(p: Pick<DownloadProgress, 'phase' | 'files_done' | 'files_total'>) {

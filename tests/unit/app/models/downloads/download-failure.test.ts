@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { catalogModel } from './catalog-model';
-import { describeDownloadFailure } from '../../../../src/app/models/download-failure';
+import { catalogModel } from '../catalog-model';
+import { describeDownloadFailure } from '../../../../../src/app/models/downloads/download-failure';
 
 const model = catalogModel;
 

@@ -6,8 +6,8 @@
  * so that the views can point to what works without the network. Pure: the Models view, the
  * first-run card and their tests use it alike.
  */
-import type { CatalogModel } from '../shared/api-client';
-import { describeModel } from './model-info';
+import type { CatalogModel } from '../../shared/api-client';
+import { describeModel } from '../model-info';
 
 /** What the views say about a failed download. */
 export interface DownloadFailure {

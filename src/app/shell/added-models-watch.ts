@@ -4,7 +4,7 @@
  * added or removed one), so that every tab reads the catalogue again.
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
-import { addedModelsChannelName, type AddedModelsMessage } from '../models/added/added-models';
+import { addedModelsChannelName, type AddedModelsMessage } from '../../models/added/added-models';
 
 /** Calls `onChange` whenever the added models change, while its element is connected. */
 export class AddedModelsWatch implements ReactiveController {

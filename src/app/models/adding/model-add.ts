@@ -6,9 +6,9 @@
  * `AddModelController`'s.
  */
 import { css, html, LitElement, nothing } from 'lit';
-import type { CatalogModel } from '../shared/api-client';
+import type { CatalogModel } from '../../shared/api-client';
 import { AddModelController } from './model-adding';
-import { shared } from '../shared/styles';
+import { shared } from '../../shared/styles';
 
 /**
  * @fires catalog-stale - a model was added.
