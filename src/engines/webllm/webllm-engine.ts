@@ -1,7 +1,8 @@
 /**
  * @module
- * src/engines/webllm/ is the WebLLM engine: the engine, the request and chunk mapping, what it
- * reads of WebLLM's pipeline and its signs of life. It imports src/engines, the API's folders,
+ * src/engines/webllm/ is the WebLLM engine: the engine, the request mapping (webllm-mapping.ts),
+ * the reading of its stream (webllm-chunks.ts, webllm-thinking.ts), its errors
+ * (webllm-errors.ts), what it reads of WebLLM's pipeline and its signs of life. It imports src/engines, the API's folders,
  * the engine host's device losses, and (this file only) WebLLM.
  *
  * The WebLLM engine: `@mlc-ai/web-llm` 0.2.86 behind the `Engine` interface, in the engine
@@ -34,14 +35,9 @@ import { PROGRESS_EVERY_MS, choicesOneByOne, filtered, outputOf } from '../engin
 import { Pulse, beatOnSteps } from './pulse';
 import { pipelineView, writtenIds, type PipelineLike } from './webllm-pipeline';
 import { StopFilter } from '../../protocol/host/stop';
-import {
-  ChunkReader,
-  errorParts,
-  fromWebLLMError,
-  toWebLLMRequest,
-  type MappedModel,
-  type WebLLMChunk,
-} from './webllm-mapping';
+import { ChunkReader, type WebLLMChunk } from './webllm-chunks';
+import { errorParts, fromWebLLMError } from './webllm-errors';
+import { toWebLLMRequest, type MappedModel } from './webllm-mapping';
 
 /** A model load in progress, for the host's status. */
 export interface LoadState extends LoadProgress {
