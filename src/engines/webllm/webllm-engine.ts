@@ -1,18 +1,21 @@
 /**
  * @module
- * src/engines/webllm/ is the WebLLM engine: the engine, the request mapping (webllm-mapping.ts),
- * the reading of its stream (webllm-chunks.ts, webllm-thinking.ts), its errors
- * (webllm-errors.ts), what it reads of WebLLM's pipeline and its signs of life. It imports src/engines, the API's folders,
- * the engine host's device losses, and (this file only) WebLLM.
+ * src/engines/webllm/ is the WebLLM engine: the engine (this file: loads, the device's losses,
+ * the models on the device), one streamed reply (webllm-stream.ts), the request mapping
+ * (webllm-mapping.ts), the reading of its stream (webllm-chunks.ts, webllm-thinking.ts), its
+ * errors (webllm-errors.ts), a load's reports (webllm-load.ts), the GPU devices it watches
+ * (webllm-devices.ts), what it reads of WebLLM's pipeline and its signs of life. It imports
+ * src/engines, the API's folders, the engine host's device losses, and (this file only) WebLLM.
  *
  * The WebLLM engine: `@mlc-ai/web-llm` 0.2.86 behind the `Engine` interface, in the engine
  * worker. The only file that imports the library, and lazily, so that a host that serves only
- * the echo engine never loads its 6.8 MB. Its traps (notes/webllm-0.2.86.md) are handled here:
- * a stream holds the model's lock until `return()`; `interruptGenerate()` is engine-wide;
- * `prompt_tokens` leaves out a reused prefix; a device lost after loading is not thrown (and an
- * out-of-memory shows only as a destroyed device); records are found by WebLLM's bare
- * `model_id`, first match; deltas keep the start of a matched stop string and hold back text
- * that ends mid-character, so the reply is settled against the pipeline's own text at the end.
+ * the echo engine never loads its 6.8 MB. Its traps (notes/webllm-0.2.86.md) are handled here
+ * and in the modules it hands them to: a stream holds the model's lock until `return()`;
+ * `interruptGenerate()` is engine-wide; `prompt_tokens` leaves out a reused prefix; a device
+ * lost after loading is not thrown (and an out-of-memory shows only as a destroyed device);
+ * records are found by WebLLM's bare `model_id`, first match; deltas keep the start of a
+ * matched stop string and hold back text that ends mid-character, so the reply is settled
+ * against the pipeline's own text at the end.
  * tests/unit/engines/webllm/webllm-harness.ts runs this file against WebLLM's real engine code.
  */
 import type { AppConfig, CreateEmbeddingResponse, MLCEngine, ModelRecord } from '@mlc-ai/web-llm';
@@ -31,18 +34,19 @@ import type { ChatRequest, EmbeddingRequest } from '../../protocol/types';
 import { DeviceLosses, LOSSES_TO_FAIL } from '../../engine-host/device-losses';
 import { findTooLong, inputTooLong } from '../embed-inputs';
 import type { EmbedOutput, Engine, EngineOutput, LoadProgress } from '../engine';
-import { PROGRESS_EVERY_MS, choicesOneByOne, filtered, outputOf } from '../engine-outputs';
-import { Pulse, beatOnSteps } from './pulse';
-import { pipelineView, writtenIds, type PipelineLike } from './webllm-pipeline';
-import { StopFilter } from '../../protocol/host/stop';
-import { ChunkReader, type WebLLMChunk } from './webllm-chunks';
+import { choicesOneByOne } from '../engine-outputs';
+import type { PipelineLike } from './webllm-pipeline';
+import {
+  deviceLostError,
+  lossWatch,
+  watchDevices,
+  type GpuDeviceLike,
+  type LossWatch,
+} from './webllm-devices';
 import { errorParts, fromWebLLMError } from './webllm-errors';
+import { loadCutShort, loadFailure, progressOf, type LoadState } from './webllm-load';
 import { toWebLLMRequest, type MappedModel } from './webllm-mapping';
-
-/** A model load in progress, for the host's status. */
-export interface LoadState extends LoadProgress {
-  model: string;
-}
+import { streamReply } from './webllm-stream';
 
 /** The part of WebLLM's `MLCEngine` this engine drives (tests give a fake one). */
 export type MLCEngineLike = Pick<
@@ -74,15 +78,6 @@ export interface WebLLMEngineOptions {
   hasModelInCache?: (model: string, appConfig: AppConfig) => Promise<boolean>;
 }
 
-/** The phase of a load, from WebLLM's progress text (notes §7). */
-export function loadPhase(text: string): string {
-  if (text.startsWith('Fetching param cache')) return 'fetch';
-  if (text.startsWith('Loading model from cache')) return 'load';
-  if (text.startsWith('Loading GPU shader modules')) return 'compile';
-  if (text.startsWith('Finish loading')) return 'done';
-  return 'start';
-}
-
 /** The record WebLLM needs for `entry`: its own `model_id`, absolute URLs. */
 function recordOf(entry: WebLLMEntry, appUrl: string): ModelRecord {
   const record: ModelRecord = {
@@ -110,57 +105,6 @@ function appConfigOf(entry: WebLLMEntry, appUrl: string): AppConfig {
   return { model_list: [recordOf(entry, appUrl)], cacheBackend: 'cache' };
 }
 
-/** The slice of the WebGPU API used to watch devices (TypeScript's DOM types lack WebGPU). */
-interface GpuDeviceLike {
-  lost: Promise<{ reason?: string; message?: string }>;
-}
-
-/** Who hears of devices and their loss; the adapter is patched once, whatever the engines. */
-interface DeviceWatch {
-  created(device: GpuDeviceLike): void;
-  lost(device: GpuDeviceLike, info: { reason?: string; message?: string }): void;
-}
-const deviceWatches = new Set<DeviceWatch>();
-
-/**
- * Tells `watch` of every GPU device the adapter hands out and of its loss, whatever the reason.
- * WebLLM unloads the model and only logs when a device is lost after loading, and answers a
- * failed allocation (out of memory) by destroying the device itself (notes §4), so a
- * `destroyed` device is a loss too unless Hearth disposed of it.
- */
-function watchDevices(watch: DeviceWatch): void {
-  deviceWatches.add(watch);
-  const proto = (globalThis as { GPUAdapter?: { prototype: Record<string, unknown> } }).GPUAdapter
-    ?.prototype;
-  if (!proto || typeof proto.requestDevice !== 'function' || proto.hearthWatched) return;
-  const requestDevice = proto.requestDevice as (...args: unknown[]) => Promise<GpuDeviceLike>;
-  proto.hearthWatched = true;
-  proto.requestDevice = async function (this: unknown, ...args: unknown[]) {
-    const device = await requestDevice.apply(this, args);
-    for (const w of deviceWatches) w.created(device);
-    void device.lost.then((info) => {
-      for (const w of deviceWatches) w.lost(device, info);
-    });
-    return device;
-  };
-}
-
-function deviceLostError(model: string, detail: string): OpenAIError {
-  return new OpenAIError(
-    'webgpu_unavailable',
-    `The GPU device was lost while running ${model} (most often: not enough GPU memory): ${detail}. Try a smaller model or a shorter conversation; the model loads again for the next request.`,
-    { shouldRetry: false },
-  );
-}
-
-function outOfMemory(model: string, detail: string): OpenAIError {
-  return new OpenAIError(
-    'webgpu_unavailable',
-    `${model} does not fit this device: the GPU device was lost while loading it (most often: not enough GPU memory; ${detail}). Try a smaller model, or one with a shorter context.`,
-    { shouldRetry: false },
-  );
-}
-
 /** WebLLM behind the `Engine` interface. */
 export class WebLLMEngine implements Engine {
   readonly #options: WebLLMEngineOptions;
@@ -184,8 +128,7 @@ export class WebLLMEngine implements Engine {
   /** Models whose loss record is known to be clear since this host started. */
   readonly #clean = new Set<string>();
   /** Rejects when the current device is lost; replaced at every load. */
-  #deviceLost: { promise: Promise<never>; reject: (err: OpenAIError) => void } =
-    this.#newLossWatch();
+  #deviceLost: LossWatch = lossWatch();
 
   constructor(options: WebLLMEngineOptions) {
     this.#options = options;
@@ -202,13 +145,6 @@ export class WebLLMEngine implements Engine {
       },
     });
     void this.refresh();
-  }
-
-  #newLossWatch() {
-    let reject: (err: OpenAIError) => void = () => undefined;
-    const promise = new Promise<never>((_, r) => (reject = r));
-    promise.catch(() => undefined);
-    return { promise, reject };
   }
 
   get loadedModel(): string | null {
@@ -357,14 +293,10 @@ export class WebLLMEngine implements Engine {
     this.#loaded = null;
     // WebLLM's reload disposes the model before: that device's loss is expected.
     this.#device = null;
-    this.#deviceLost = this.#newLossWatch();
+    this.#deviceLost = lossWatch();
     this.#lostInLoad = null;
     engine.setInitProgressCallback((report) => {
-      const progress = {
-        phase: loadPhase(report.text),
-        progress: report.progress,
-        text: report.text,
-      };
+      const progress = progressOf(report);
       this.#progress = { model, ...progress };
       onProgress?.(progress);
       this.#options.onChange();
@@ -374,20 +306,14 @@ export class WebLLMEngine implements Engine {
     try {
       await engine.reload(entry.model_id);
     } catch (err) {
-      if (this.#lostInLoad !== null) throw outOfMemory(model, this.#lostInLoad);
-      const error = fromWebLLMError(err);
-      if (error.code !== 'engine_error') throw error;
-      // Most often its files could not be fetched: say which model, and what went wrong.
-      const { name, message } = errorParts(err);
-      throw new OpenAIError('engine_error', `Loading ${model} failed: ${name}: ${message}`);
+      throw loadFailure(err, model, this.#lostInLoad);
     } finally {
       this.#busy = null;
     }
     // `reload()` resolves without a model when it was aborted (WebLLM unloads on a lost device).
     if (!(await this.#pipeline(entry.model_id))) {
       this.#device = null;
-      if (this.#lostInLoad !== null) throw outOfMemory(model, this.#lostInLoad);
-      throw new OpenAIError('engine_error', `Loading ${model} was cut short; try again.`);
+      throw loadCutShort(model, this.#lostInLoad);
     }
     this.#loaded = model;
     // The load fetched whatever was missing: the model is on the device now.
@@ -438,90 +364,22 @@ export class WebLLMEngine implements Engine {
     const model: MappedModel = { webllmId: entry.model_id, reasoning: entry.reasoning };
     const body = toWebLLMRequest(request, model);
     const engine = await this.#mlc();
-    const lost = this.#deviceLost.promise;
-    let chunks: AsyncIterable<WebLLMChunk>;
-    try {
-      // Field errors are thrown here; the context window only at the first `next()`.
-      const created: unknown = await engine.chat.completions.create(body as never);
-      chunks = created as AsyncIterable<WebLLMChunk>;
-    } catch (err) {
-      throw this.#failure(err, request.model);
-    }
-    const iterator = chunks[Symbol.asyncIterator]();
-    const reader = new ChunkReader({
-      model,
-      tools: body.tools !== undefined,
-      ...(request.logprobs && { topLogprobs: request.top_logprobs ?? 0 }),
-    });
-    // The stop strings WebLLM was given (none beside offered tools: see `toWebLLMRequest`).
-    const stops = new StopFilter(body.stop);
-    // Engine-wide, but the queue runs one request at a time: this one holds the model's lock.
-    const interrupt = () => void engine.interruptGenerate();
-    signal.addEventListener('abort', interrupt);
-    let promptTokens: number | undefined;
-    let pipeline = await this.#pipeline(entry.model_id);
-    let written: number | undefined;
-    // The request lives by the engine's steps (prefill chunks, decoded tokens), not by its text:
-    // a long prefill, or a reply to tools held back whole, sends none for a long time.
-    const pulse = new Pulse(PROGRESS_EVERY_MS);
-    const unwatch = beatOnSteps(pipeline, pulse);
-    /** Whether WebLLM is computing a chunk that nobody will read now. */
-    let waiting = false;
-    try {
-      for (;;) {
-        let result: IteratorResult<WebLLMChunk>;
-        try {
-          waiting = true;
-          result = yield* pulse.during(Promise.race([iterator.next(), lost]));
-          waiting = false;
-        } catch (err) {
-          throw this.#failure(err, request.model);
-        }
-        if (result.done) break;
-        pipeline ??= await this.#pipeline(entry.model_id);
-        // The first chunk comes right after prefill: the KV cache holds the whole prompt.
-        if (promptTokens === undefined && typeof pipeline?.filledKVCacheLength === 'number') {
-          promptTokens = pipeline.filledKVCacheLength;
-        }
-        if (signal.aborted || stops.stopped) continue; // drain to WebLLM's end and its lock
-        written ??= writtenIds(body, pipeline);
-        for (const output of filtered(
-          stops,
-          reader.read(result.value, pipelineView(pipeline, written)),
-        )) {
-          pulse.sent();
-          yield output;
-        }
-        if (stops.stopped) interrupt();
-      }
-      if (signal.aborted || (reader.aborted && !stops.stopped)) return;
-      const { outputs, retract } = reader.finish(
-        promptTokens,
-        pipelineView(pipeline, written ?? writtenIds(body, pipeline)),
-      );
-      for (const output of outputs) {
-        if (output.type === 'token') {
-          yield* filtered(stops, [output]);
-          continue;
-        }
-        if (output.type === 'end') {
-          yield* stops.end(retract).map(outputOf);
-          const end = stops.stopped ? { ...output, finish_reason: 'stop' as const } : output;
+    yield* streamReply(
+      {
+        request,
+        model,
+        body,
+        engine,
+        lost: this.#deviceLost.promise,
+        pipeline: () => this.#pipeline(entry.model_id),
+        failure: (err) => this.#failure(err, request.model),
+        ended: (end) => {
           this.#noteSpeed(end);
           void this.#succeeded(request.model);
-          yield end;
-          continue;
-        }
-        yield output;
-      }
-    } finally {
-      unwatch();
-      // Closed while a sign of life was out: stop WebLLM rather than wait for its whole reply.
-      if (waiting) interrupt();
-      signal.removeEventListener('abort', interrupt);
-      // Releases WebLLM's per-model lock even when the loop ended early (notes §8).
-      await iterator.return?.();
-    }
+        },
+      },
+      signal,
+    );
   }
 
   /**
