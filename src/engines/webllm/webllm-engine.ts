@@ -1,10 +1,11 @@
 /**
  * @module
- * src/engines/webllm/ is the WebLLM engine: the engine (this file: loads, the device's losses,
- * the models on the device), one streamed reply (webllm-stream.ts), the request mapping
+ * src/engines/webllm/ is the WebLLM engine: the engine (this file: loads, the calls into WebLLM),
+ * one streamed reply (webllm-stream.ts), embeddings (webllm-embed.ts), the request mapping
  * (webllm-mapping.ts), the reading of its stream (webllm-chunks.ts, webllm-thinking.ts), its
- * errors (webllm-errors.ts), a load's reports (webllm-load.ts), the GPU devices it watches
- * (webllm-devices.ts), what it reads of WebLLM's pipeline and its signs of life. It imports
+ * errors (webllm-errors.ts), a load's reports (webllm-load.ts), the GPU device and its losses
+ * (webllm-devices.ts), the models on the device (webllm-on-device.ts), what it reads of
+ * WebLLM's pipeline (webllm-pipeline.ts) and its signs of life (pulse.ts). It imports
  * src/engines, the API's folders, the engine host's device losses, and (this file only) WebLLM.
  *
  * The WebLLM engine: `@mlc-ai/web-llm` 0.2.86 behind the `Engine` interface, in the engine
@@ -22,30 +23,19 @@ import type { AppConfig, CreateEmbeddingResponse, MLCEngine, ModelRecord } from 
 import type { SpeedFigures } from '../../protocol/host/backend';
 import type { WebLLMEntry } from '../../models/catalog';
 import { OpenAIError } from '../../protocol/errors';
-import {
-  missingFiles,
-  modelBaseUrl,
-  modelLibUrl,
-  type CacheStorageLike,
-} from '../../models/on-device';
+import { modelBaseUrl, modelLibUrl, type CacheStorageLike } from '../../models/on-device';
 import type { HostStatus } from '../../protocol/host/status';
-import { normalizeInPlace } from '../../protocol/vectors';
 import type { ChatRequest, EmbeddingRequest } from '../../protocol/types';
-import { DeviceLosses, LOSSES_TO_FAIL } from '../../engine-host/device-losses';
-import { findTooLong, inputTooLong } from '../embed-inputs';
+import { DeviceLosses } from '../../engine-host/device-losses';
 import type { EmbedOutput, Engine, EngineOutput, LoadProgress } from '../engine';
 import { choicesOneByOne } from '../engine-outputs';
 import type { PipelineLike } from './webllm-pipeline';
-import {
-  deviceLostError,
-  lossWatch,
-  watchDevices,
-  type GpuDeviceLike,
-  type LossWatch,
-} from './webllm-devices';
+import { DeviceGuard, type LossStore } from './webllm-devices';
+import { embedReply } from './webllm-embed';
 import { errorParts, fromWebLLMError } from './webllm-errors';
 import { loadCutShort, loadFailure, progressOf, type LoadState } from './webllm-load';
 import { toWebLLMRequest, type MappedModel } from './webllm-mapping';
+import { ModelsOnDevice } from './webllm-on-device';
 import { streamReply } from './webllm-stream';
 
 /** The part of WebLLM's `MLCEngine` this engine drives (tests give a fake one). */
@@ -59,9 +49,6 @@ export type MLCEngineLike = Pick<
   | 'embeddings'
   | 'setAppConfig'
 >;
-
-/** Where device losses are counted (IndexedDB in the worker; a fake in tests). */
-export type LossStore = Pick<DeviceLosses, 'record' | 'failing' | 'clear'>;
 
 /** What the engine needs from the worker. */
 export interface WebLLMEngineOptions {
@@ -109,40 +96,27 @@ function appConfigOf(entry: WebLLMEntry, appUrl: string): AppConfig {
 export class WebLLMEngine implements Engine {
   readonly #options: WebLLMEngineOptions;
   readonly #byId: Map<string, WebLLMEntry>;
-  readonly #losses: LossStore;
+  readonly #gpu: DeviceGuard;
+  readonly #onDevice: ModelsOnDevice;
   #engine: Promise<MLCEngineLike> | undefined;
   #loaded: string | null = null;
   #loading: { model: string; done: Promise<void> } | undefined;
   #progress: LoadState | null = null;
   #loadError: HostStatus['load_error'] = null;
-  #models: string[] = [];
-  #refreshed: Promise<void> = Promise.resolve();
-  #failing: Record<string, string> = {};
   #lastSpeed: SpeedFigures | null = null;
-  /** The GPU device of the model loaded or loading; the loss of any other is not ours. */
-  #device: GpuDeviceLike | null = null;
-  /** What runs on the GPU now: a loss then counts against the model. */
-  #busy: 'load' | 'generate' | null = null;
-  /** Why the device of the load under way was lost, if it was. */
-  #lostInLoad: string | null = null;
-  /** Models whose loss record is known to be clear since this host started. */
-  readonly #clean = new Set<string>();
-  /** Rejects when the current device is lost; replaced at every load. */
-  #deviceLost: LossWatch = lossWatch();
 
   constructor(options: WebLLMEngineOptions) {
     this.#options = options;
     this.#byId = new Map(options.catalog.map((e) => [e.id, e]));
-    this.#losses = options.losses ?? new DeviceLosses();
-    watchDevices({
-      created: (device) => {
-        // Devices made while a model loads are that model's (WebLLM makes one per load).
-        if (this.#busy === 'load') this.#device = device;
-      },
-      lost: (device, info) => {
-        if (device !== this.#device) return; // one Hearth disposed of, or not an engine's
-        void this.deviceLost(info.message || info.reason || 'unknown');
-      },
+    const losses = options.losses ?? new DeviceLosses();
+    this.#gpu = new DeviceGuard(losses, (detail) => void this.deviceLost(detail));
+    const { catalog, appUrl, caches } = options;
+    this.#onDevice = new ModelsOnDevice({
+      catalog,
+      appUrl,
+      caches,
+      losses,
+      onChange: () => options.onChange(),
     });
     void this.refresh();
   }
@@ -153,7 +127,7 @@ export class WebLLMEngine implements Engine {
 
   /** The downloaded models this engine can answer with now. */
   get models(): readonly string[] {
-    return this.#models;
+    return this.#onDevice.models;
   }
 
   /** The load in progress, if any. */
@@ -168,7 +142,7 @@ export class WebLLMEngine implements Engine {
 
   /** Models marked as failing on this device, with why. */
   get failing(): Readonly<Record<string, string>> {
-    return this.#failing;
+    return this.#onDevice.failing;
   }
 
   /** WebLLM's speed figures of the last reply, for the UI. */
@@ -184,31 +158,14 @@ export class WebLLMEngine implements Engine {
     return this.#loaded === model;
   }
 
-  /**
-   * Reads again which models are on the device and which are failing. Reads run one after
-   * another, so that an older one never overwrites what a newer one found.
-   */
+  /** Reads again which models are on the device and which are failing (one read at a time). */
   refresh(): Promise<void> {
-    this.#refreshed = this.#refreshed.then(() => this.#read());
-    return this.#refreshed;
+    return this.#onDevice.refresh();
   }
 
   /** Resolves once the reads asked for so far are done. */
   settled(): Promise<void> {
-    return this.#refreshed;
-  }
-
-  async #read(): Promise<void> {
-    const { caches, appUrl } = this.#options;
-    const present: string[] = [];
-    for (const entry of this.#options.catalog) {
-      if ((await missingFiles(entry, appUrl, caches).catch(() => ['?'])).length === 0) {
-        present.push(entry.id);
-      }
-    }
-    this.#models = present;
-    this.#failing = await this.#losses.failing().catch(() => ({}));
-    this.#options.onChange();
+    return this.#onDevice.settled();
   }
 
   #entry(model: string): WebLLMEntry {
@@ -234,7 +191,7 @@ export class WebLLMEngine implements Engine {
     if (this.#loaded === null || !this.#engine) return;
     this.#loaded = null;
     // Disposing destroys the device: that loss is Hearth's doing, not the model's.
-    this.#device = null;
+    this.#gpu.release();
     await (await this.#engine).unload();
     this.#options.onChange();
   }
@@ -270,7 +227,7 @@ export class WebLLMEngine implements Engine {
       if (loading === model && this.#loaded === model) return;
     }
     if (this.#loaded === model) return;
-    const reason = this.#failing[model];
+    const reason = this.#onDevice.failing[model];
     if (reason) throw new OpenAIError('webgpu_unavailable', reason, { shouldRetry: false });
     const done = this.#reload(model, onProgress);
     this.#loading = { model, done };
@@ -291,10 +248,7 @@ export class WebLLMEngine implements Engine {
     const entry = this.#entry(model);
     const engine = await this.#mlc();
     this.#loaded = null;
-    // WebLLM's reload disposes the model before: that device's loss is expected.
-    this.#device = null;
-    this.#deviceLost = lossWatch();
-    this.#lostInLoad = null;
+    this.#gpu.loadBegins();
     engine.setInitProgressCallback((report) => {
       const progress = progressOf(report);
       this.#progress = { model, ...progress };
@@ -302,18 +256,18 @@ export class WebLLMEngine implements Engine {
       this.#options.onChange();
     });
     engine.setAppConfig(appConfigOf(entry, this.#options.appUrl));
-    this.#busy = 'load';
+    this.#gpu.busy = 'load';
     try {
       await engine.reload(entry.model_id);
     } catch (err) {
-      throw loadFailure(err, model, this.#lostInLoad);
+      throw loadFailure(err, model, this.#gpu.lostInLoad);
     } finally {
-      this.#busy = null;
+      this.#gpu.busy = null;
     }
     // `reload()` resolves without a model when it was aborted (WebLLM unloads on a lost device).
     if (!(await this.#pipeline(entry.model_id))) {
-      this.#device = null;
-      throw loadCutShort(model, this.#lostInLoad);
+      this.#gpu.release();
+      throw loadCutShort(model, this.#gpu.lostInLoad);
     }
     this.#loaded = model;
     // The load fetched whatever was missing: the model is on the device now.
@@ -328,33 +282,18 @@ export class WebLLMEngine implements Engine {
   async deviceLost(detail: string): Promise<void> {
     const model = this.#loaded ?? this.#loading?.model ?? null;
     this.#loaded = null;
-    this.#device = null;
-    if (this.#busy === 'load') this.#lostInLoad = detail;
-    this.#deviceLost.reject(deviceLostError(model ?? 'the model', detail));
-    if (model === null || this.#busy === null) {
-      this.#options.onChange();
-      return;
-    }
-    this.#clean.delete(model);
-    const record = await this.#losses.record(model, detail).catch(() => undefined);
-    if (record && record.losses >= LOSSES_TO_FAIL) await this.refresh();
+    const counted = this.#gpu.lose(model, detail);
+    if (counted && (await counted)) await this.refresh();
     this.#options.onChange();
   }
 
-  /** A reply came through: earlier losses of the model were not its fault. */
-  async #succeeded(model: string): Promise<void> {
-    if (this.#clean.has(model)) return;
-    this.#clean.add(model);
-    await this.#losses.clear(model).catch(() => undefined);
-  }
-
   async *generate(request: ChatRequest, signal: AbortSignal): AsyncGenerator<EngineOutput> {
-    this.#busy = 'generate';
+    this.#gpu.busy = 'generate';
     try {
       if (request.n <= 1) yield* this.#stream(request, signal);
       else yield* choicesOneByOne(request, signal, (one) => this.#stream(one, signal));
     } finally {
-      this.#busy = null;
+      this.#gpu.busy = null;
     }
   }
 
@@ -370,12 +309,12 @@ export class WebLLMEngine implements Engine {
         model,
         body,
         engine,
-        lost: this.#deviceLost.promise,
+        lost: this.#gpu.lost,
         pipeline: () => this.#pipeline(entry.model_id),
         failure: (err) => this.#failure(err, request.model),
         ended: (end) => {
           this.#noteSpeed(end);
-          void this.#succeeded(request.model);
+          void this.#gpu.succeeded(request.model);
         },
       },
       signal,
@@ -391,45 +330,26 @@ export class WebLLMEngine implements Engine {
     const entry = this.#entry(request.model);
     const engine = await this.#mlc();
     if (signal.aborted) return;
-    const lost = this.#deviceLost.promise;
+    const lost = this.#gpu.lost;
     const embedAll = async (input: string[] | number[][]) => {
       const created = engine.embeddings.create({ input, model: entry.model_id });
       return (await Promise.race([created, lost])) as CreateEmbeddingResponse;
     };
-    this.#busy = 'generate';
+    this.#gpu.busy = 'generate';
     try {
-      let response: CreateEmbeddingResponse;
-      try {
-        response = await embedAll(request.input);
-      } catch (err) {
-        throw await this.#embedFailure(err, request, embedAll, signal);
-      }
-      if (signal.aborted) return;
-      const data = [...response.data].sort((a, b) => a.index - b.index);
-      const vectors = data.map(({ embedding }) => normalizeInPlace(Float32Array.from(embedding)));
-      void this.#succeeded(request.model);
-      yield { type: 'embeddings', vectors, prompt_tokens: response.usage.prompt_tokens };
+      yield* embedReply(
+        {
+          request,
+          context: entry.context_window,
+          embedAll,
+          failure: (err) => this.#failure(err, request.model),
+          succeeded: () => void this.#gpu.succeeded(request.model),
+        },
+        signal,
+      );
     } finally {
-      this.#busy = null;
+      this.#gpu.busy = null;
     }
-  }
-
-  /** Why WebLLM refused an embeddings request, naming the input that was too long. */
-  async #embedFailure(
-    err: unknown,
-    request: EmbeddingRequest,
-    embedAll: (input: string[] | number[][]) => Promise<unknown>,
-    signal: AbortSignal,
-  ): Promise<OpenAIError> {
-    const error = this.#failure(err, request.model);
-    const isTooLong = (e: unknown) =>
-      errorParts(e).name === 'EmbeddingExceedContextWindowSizeError';
-    if (!isTooLong(err)) return error;
-    const context = this.#entry(request.model).context_window;
-    const { input } = request;
-    const embedOne = (one: string | number[]) => embedAll([one] as string[] | number[][]);
-    const i = await findTooLong(input, context, embedOne, isTooLong, signal);
-    return i === null ? error : inputTooLong(request.model, context, i, input.length);
   }
 
   /** A failure of WebLLM's, as the API's; a model WebLLM no longer has is loaded again. */
@@ -438,7 +358,7 @@ export class WebLLMEngine implements Engine {
     if (name === 'ModelNotLoadedError' || name === 'SpecifiedModelNotFoundError') {
       // WebLLM dropped the model (it unloads on a lost device): load it again next time.
       this.#loaded = null;
-      this.#device = null;
+      this.#gpu.release();
       this.#options.onChange();
       return new OpenAIError(
         'engine_unavailable',
