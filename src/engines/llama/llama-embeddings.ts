@@ -10,7 +10,7 @@ import { MAX_EMBEDDING_TOKENS } from '../../protocol/vectors';
 import { findTooLong, inputParam, inputTooLong } from '../embed-inputs';
 import type { EmbedOutput } from '../engine';
 import type { LlamaEmbeddingResponse, WllamaLike } from './llama-library';
-import { fromLlamaError, isFatal } from './llama-mapping';
+import { fromLlamaError, isFatal } from './llama-errors';
 
 /** An embedding model in memory. */
 export interface Embedder {

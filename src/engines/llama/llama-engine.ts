@@ -1,7 +1,8 @@
 /**
  * @module
  * src/engines/llama/ is the llama.cpp engine (wllama): the engine, its loads, its runtime facts,
- * its embeddings, and its request and chunk mapping. It imports src/engines, the API's folders
+ * its embeddings, its request mapping (llama-mapping.ts), the reading of its stream
+ * (llama-chunks.ts) and its errors (llama-errors.ts). It imports src/engines, the API's folders
  * and wllama.
  *
  * The llama.cpp engine: `@wllama/wllama` 3.13 (llama.cpp and llama-server compiled to
@@ -24,13 +25,9 @@ import { choicesOneByOne, filtered, outputOf } from '../engine-outputs';
 import { embedInputs, type Embedder } from './llama-embeddings';
 import type { WllamaLike } from './llama-library';
 import { startWllama, type GgufFiles, type LlamaLoadOptions, type StartParams } from './llama-load';
-import {
-  fromLlamaError,
-  isFatal,
-  LlamaChunkReader,
-  toLlamaRequest,
-  unknownBiasTokens,
-} from './llama-mapping';
+import { LlamaChunkReader } from './llama-chunks';
+import { fromLlamaError, isFatal } from './llama-errors';
+import { toLlamaRequest, unknownBiasTokens } from './llama-mapping';
 import { llamaPlan, thisPlatform, type LlamaPlan, type LlamaPlatform } from './llama-runtime';
 
 /** What the engine needs from the worker (with what a load needs). */

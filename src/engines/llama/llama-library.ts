@@ -7,7 +7,7 @@
 import wasmUrl from '@wllama/wllama/esm/wasm/wllama.wasm?url';
 import type { LlamaRuntime } from '../../protocol/host/status';
 import { llamaCompatUrls } from '../../models/llama-compat';
-import type { LlamaChunk } from './llama-mapping';
+import type { LlamaChunk } from './llama-chunks';
 
 /** What `loadModel` is given (the fields Hearth sets of wllama's `LoadModelParams`). */
 export interface LlamaLoadParams {

@@ -1,52 +1,42 @@
 /**
  * @module
- * src/engines/webllm/ is the WebLLM engine: the engine, the request and chunk mapping, what it
- * reads of WebLLM's pipeline and its signs of life. It imports src/engines, the API's folders,
- * the engine host's device losses, and (this file only) WebLLM.
+ * src/engines/webllm/ is the WebLLM engine: the engine (this file: loads, the calls into WebLLM),
+ * one streamed reply (webllm-stream.ts), embeddings (webllm-embed.ts), the request mapping
+ * (webllm-mapping.ts), the reading of its stream (webllm-chunks.ts, webllm-thinking.ts), its
+ * errors (webllm-errors.ts), a load's reports (webllm-load.ts), the GPU device and its losses
+ * (webllm-devices.ts), the models on the device (webllm-on-device.ts), what it reads of
+ * WebLLM's pipeline (webllm-pipeline.ts) and its signs of life (pulse.ts). It imports
+ * src/engines, the API's folders, the engine host's device losses, and (this file only) WebLLM.
  *
  * The WebLLM engine: `@mlc-ai/web-llm` 0.2.86 behind the `Engine` interface, in the engine
  * worker. The only file that imports the library, and lazily, so that a host that serves only
- * the echo engine never loads its 6.8 MB. Its traps (notes/webllm-0.2.86.md) are handled here:
- * a stream holds the model's lock until `return()`; `interruptGenerate()` is engine-wide;
- * `prompt_tokens` leaves out a reused prefix; a device lost after loading is not thrown (and an
- * out-of-memory shows only as a destroyed device); records are found by WebLLM's bare
- * `model_id`, first match; deltas keep the start of a matched stop string and hold back text
- * that ends mid-character, so the reply is settled against the pipeline's own text at the end.
+ * the echo engine never loads its 6.8 MB. Its traps (notes/webllm-0.2.86.md) are handled here
+ * and in the modules it hands them to: a stream holds the model's lock until `return()`;
+ * `interruptGenerate()` is engine-wide; `prompt_tokens` leaves out a reused prefix; a device
+ * lost after loading is not thrown (and an out-of-memory shows only as a destroyed device);
+ * records are found by WebLLM's bare `model_id`, first match; deltas keep the start of a
+ * matched stop string and hold back text that ends mid-character, so the reply is settled
+ * against the pipeline's own text at the end.
  * tests/unit/engines/webllm/webllm-harness.ts runs this file against WebLLM's real engine code.
  */
 import type { AppConfig, CreateEmbeddingResponse, MLCEngine, ModelRecord } from '@mlc-ai/web-llm';
 import type { SpeedFigures } from '../../protocol/host/backend';
 import type { WebLLMEntry } from '../../models/catalog';
 import { OpenAIError } from '../../protocol/errors';
-import {
-  missingFiles,
-  modelBaseUrl,
-  modelLibUrl,
-  type CacheStorageLike,
-} from '../../models/on-device';
+import { modelBaseUrl, modelLibUrl, type CacheStorageLike } from '../../models/on-device';
 import type { HostStatus } from '../../protocol/host/status';
-import { normalizeInPlace } from '../../protocol/vectors';
 import type { ChatRequest, EmbeddingRequest } from '../../protocol/types';
-import { DeviceLosses, LOSSES_TO_FAIL } from '../../engine-host/device-losses';
-import { findTooLong, inputTooLong } from '../embed-inputs';
+import { DeviceLosses } from '../../engine-host/device-losses';
 import type { EmbedOutput, Engine, EngineOutput, LoadProgress } from '../engine';
-import { PROGRESS_EVERY_MS, choicesOneByOne, filtered, outputOf } from '../engine-outputs';
-import { Pulse, beatOnSteps } from './pulse';
-import { pipelineView, writtenIds, type PipelineLike } from './webllm-pipeline';
-import { StopFilter } from '../../protocol/host/stop';
-import {
-  ChunkReader,
-  errorParts,
-  fromWebLLMError,
-  toWebLLMRequest,
-  type MappedModel,
-  type WebLLMChunk,
-} from './webllm-mapping';
-
-/** A model load in progress, for the host's status. */
-export interface LoadState extends LoadProgress {
-  model: string;
-}
+import { choicesOneByOne } from '../engine-outputs';
+import type { PipelineLike } from './webllm-pipeline';
+import { DeviceGuard, type LossStore } from './webllm-devices';
+import { embedReply } from './webllm-embed';
+import { errorParts, fromWebLLMError } from './webllm-errors';
+import { loadCutShort, loadFailure, progressOf, type LoadState } from './webllm-load';
+import { toWebLLMRequest, type MappedModel } from './webllm-mapping';
+import { ModelsOnDevice } from './webllm-on-device';
+import { streamReply } from './webllm-stream';
 
 /** The part of WebLLM's `MLCEngine` this engine drives (tests give a fake one). */
 export type MLCEngineLike = Pick<
@@ -59,9 +49,6 @@ export type MLCEngineLike = Pick<
   | 'embeddings'
   | 'setAppConfig'
 >;
-
-/** Where device losses are counted (IndexedDB in the worker; a fake in tests). */
-export type LossStore = Pick<DeviceLosses, 'record' | 'failing' | 'clear'>;
 
 /** What the engine needs from the worker. */
 export interface WebLLMEngineOptions {
@@ -76,15 +63,6 @@ export interface WebLLMEngineOptions {
   createEngine?: (appConfig: AppConfig) => Promise<MLCEngineLike>;
   /** WebLLM's own `hasModelInCache`; by default, the library's, imported on first use. */
   hasModelInCache?: (model: string, appConfig: AppConfig) => Promise<boolean>;
-}
-
-/** The phase of a load, from WebLLM's progress text (notes §7). */
-export function loadPhase(text: string): string {
-  if (text.startsWith('Fetching param cache')) return 'fetch';
-  if (text.startsWith('Loading model from cache')) return 'load';
-  if (text.startsWith('Loading GPU shader modules')) return 'compile';
-  if (text.startsWith('Finish loading')) return 'done';
-  return 'start';
 }
 
 /** The record WebLLM needs for `entry`: its own `model_id`, absolute URLs. */
@@ -114,105 +92,33 @@ function appConfigOf(entry: WebLLMEntry, appUrl: string): AppConfig {
   return { model_list: [recordOf(entry, appUrl)], cacheBackend: 'cache' };
 }
 
-/** The slice of the WebGPU API used to watch devices (TypeScript's DOM types lack WebGPU). */
-interface GpuDeviceLike {
-  lost: Promise<{ reason?: string; message?: string }>;
-}
-
-/** Who hears of devices and their loss; the adapter is patched once, whatever the engines. */
-interface DeviceWatch {
-  created(device: GpuDeviceLike): void;
-  lost(device: GpuDeviceLike, info: { reason?: string; message?: string }): void;
-}
-const deviceWatches = new Set<DeviceWatch>();
-
-/**
- * Tells `watch` of every GPU device the adapter hands out and of its loss, whatever the reason.
- * WebLLM unloads the model and only logs when a device is lost after loading, and answers a
- * failed allocation (out of memory) by destroying the device itself (notes §4), so a
- * `destroyed` device is a loss too unless Hearth disposed of it.
- */
-function watchDevices(watch: DeviceWatch): void {
-  deviceWatches.add(watch);
-  const proto = (globalThis as { GPUAdapter?: { prototype: Record<string, unknown> } }).GPUAdapter
-    ?.prototype;
-  if (!proto || typeof proto.requestDevice !== 'function' || proto.hearthWatched) return;
-  const requestDevice = proto.requestDevice as (...args: unknown[]) => Promise<GpuDeviceLike>;
-  proto.hearthWatched = true;
-  proto.requestDevice = async function (this: unknown, ...args: unknown[]) {
-    const device = await requestDevice.apply(this, args);
-    for (const w of deviceWatches) w.created(device);
-    void device.lost.then((info) => {
-      for (const w of deviceWatches) w.lost(device, info);
-    });
-    return device;
-  };
-}
-
-function deviceLostError(model: string, detail: string): OpenAIError {
-  return new OpenAIError(
-    'webgpu_unavailable',
-    `The GPU device was lost while running ${model} (most often: not enough GPU memory): ${detail}. Try a smaller model or a shorter conversation; the model loads again for the next request.`,
-    { shouldRetry: false },
-  );
-}
-
-function outOfMemory(model: string, detail: string): OpenAIError {
-  return new OpenAIError(
-    'webgpu_unavailable',
-    `${model} does not fit this device: the GPU device was lost while loading it (most often: not enough GPU memory; ${detail}). Try a smaller model, or one with a shorter context.`,
-    { shouldRetry: false },
-  );
-}
-
 /** WebLLM behind the `Engine` interface. */
 export class WebLLMEngine implements Engine {
   readonly #options: WebLLMEngineOptions;
   readonly #byId: Map<string, WebLLMEntry>;
-  readonly #losses: LossStore;
+  readonly #gpu: DeviceGuard;
+  readonly #onDevice: ModelsOnDevice;
   #engine: Promise<MLCEngineLike> | undefined;
   #loaded: string | null = null;
   #loading: { model: string; done: Promise<void> } | undefined;
   #progress: LoadState | null = null;
   #loadError: HostStatus['load_error'] = null;
-  #models: string[] = [];
-  #refreshed: Promise<void> = Promise.resolve();
-  #failing: Record<string, string> = {};
   #lastSpeed: SpeedFigures | null = null;
-  /** The GPU device of the model loaded or loading; the loss of any other is not ours. */
-  #device: GpuDeviceLike | null = null;
-  /** What runs on the GPU now: a loss then counts against the model. */
-  #busy: 'load' | 'generate' | null = null;
-  /** Why the device of the load under way was lost, if it was. */
-  #lostInLoad: string | null = null;
-  /** Models whose loss record is known to be clear since this host started. */
-  readonly #clean = new Set<string>();
-  /** Rejects when the current device is lost; replaced at every load. */
-  #deviceLost: { promise: Promise<never>; reject: (err: OpenAIError) => void } =
-    this.#newLossWatch();
 
   constructor(options: WebLLMEngineOptions) {
     this.#options = options;
     this.#byId = new Map(options.catalog.map((e) => [e.id, e]));
-    this.#losses = options.losses ?? new DeviceLosses();
-    watchDevices({
-      created: (device) => {
-        // Devices made while a model loads are that model's (WebLLM makes one per load).
-        if (this.#busy === 'load') this.#device = device;
-      },
-      lost: (device, info) => {
-        if (device !== this.#device) return; // one Hearth disposed of, or not an engine's
-        void this.deviceLost(info.message || info.reason || 'unknown');
-      },
+    const losses = options.losses ?? new DeviceLosses();
+    this.#gpu = new DeviceGuard(losses, (detail) => void this.deviceLost(detail));
+    const { catalog, appUrl, caches } = options;
+    this.#onDevice = new ModelsOnDevice({
+      catalog,
+      appUrl,
+      caches,
+      losses,
+      onChange: () => options.onChange(),
     });
     void this.refresh();
-  }
-
-  #newLossWatch() {
-    let reject: (err: OpenAIError) => void = () => undefined;
-    const promise = new Promise<never>((_, r) => (reject = r));
-    promise.catch(() => undefined);
-    return { promise, reject };
   }
 
   get loadedModel(): string | null {
@@ -221,7 +127,7 @@ export class WebLLMEngine implements Engine {
 
   /** The downloaded models this engine can answer with now. */
   get models(): readonly string[] {
-    return this.#models;
+    return this.#onDevice.models;
   }
 
   /** The load in progress, if any. */
@@ -236,7 +142,7 @@ export class WebLLMEngine implements Engine {
 
   /** Models marked as failing on this device, with why. */
   get failing(): Readonly<Record<string, string>> {
-    return this.#failing;
+    return this.#onDevice.failing;
   }
 
   /** WebLLM's speed figures of the last reply, for the UI. */
@@ -252,31 +158,14 @@ export class WebLLMEngine implements Engine {
     return this.#loaded === model;
   }
 
-  /**
-   * Reads again which models are on the device and which are failing. Reads run one after
-   * another, so that an older one never overwrites what a newer one found.
-   */
+  /** Reads again which models are on the device and which are failing (one read at a time). */
   refresh(): Promise<void> {
-    this.#refreshed = this.#refreshed.then(() => this.#read());
-    return this.#refreshed;
+    return this.#onDevice.refresh();
   }
 
   /** Resolves once the reads asked for so far are done. */
   settled(): Promise<void> {
-    return this.#refreshed;
-  }
-
-  async #read(): Promise<void> {
-    const { caches, appUrl } = this.#options;
-    const present: string[] = [];
-    for (const entry of this.#options.catalog) {
-      if ((await missingFiles(entry, appUrl, caches).catch(() => ['?'])).length === 0) {
-        present.push(entry.id);
-      }
-    }
-    this.#models = present;
-    this.#failing = await this.#losses.failing().catch(() => ({}));
-    this.#options.onChange();
+    return this.#onDevice.settled();
   }
 
   #entry(model: string): WebLLMEntry {
@@ -302,7 +191,7 @@ export class WebLLMEngine implements Engine {
     if (this.#loaded === null || !this.#engine) return;
     this.#loaded = null;
     // Disposing destroys the device: that loss is Hearth's doing, not the model's.
-    this.#device = null;
+    this.#gpu.release();
     await (await this.#engine).unload();
     this.#options.onChange();
   }
@@ -338,7 +227,7 @@ export class WebLLMEngine implements Engine {
       if (loading === model && this.#loaded === model) return;
     }
     if (this.#loaded === model) return;
-    const reason = this.#failing[model];
+    const reason = this.#onDevice.failing[model];
     if (reason) throw new OpenAIError('webgpu_unavailable', reason, { shouldRetry: false });
     const done = this.#reload(model, onProgress);
     this.#loading = { model, done };
@@ -359,39 +248,26 @@ export class WebLLMEngine implements Engine {
     const entry = this.#entry(model);
     const engine = await this.#mlc();
     this.#loaded = null;
-    // WebLLM's reload disposes the model before: that device's loss is expected.
-    this.#device = null;
-    this.#deviceLost = this.#newLossWatch();
-    this.#lostInLoad = null;
+    this.#gpu.loadBegins();
     engine.setInitProgressCallback((report) => {
-      const progress = {
-        phase: loadPhase(report.text),
-        progress: report.progress,
-        text: report.text,
-      };
+      const progress = progressOf(report);
       this.#progress = { model, ...progress };
       onProgress?.(progress);
       this.#options.onChange();
     });
     engine.setAppConfig(appConfigOf(entry, this.#options.appUrl));
-    this.#busy = 'load';
+    this.#gpu.busy = 'load';
     try {
       await engine.reload(entry.model_id);
     } catch (err) {
-      if (this.#lostInLoad !== null) throw outOfMemory(model, this.#lostInLoad);
-      const error = fromWebLLMError(err);
-      if (error.code !== 'engine_error') throw error;
-      // Most often its files could not be fetched: say which model, and what went wrong.
-      const { name, message } = errorParts(err);
-      throw new OpenAIError('engine_error', `Loading ${model} failed: ${name}: ${message}`);
+      throw loadFailure(err, model, this.#gpu.lostInLoad);
     } finally {
-      this.#busy = null;
+      this.#gpu.busy = null;
     }
     // `reload()` resolves without a model when it was aborted (WebLLM unloads on a lost device).
     if (!(await this.#pipeline(entry.model_id))) {
-      this.#device = null;
-      if (this.#lostInLoad !== null) throw outOfMemory(model, this.#lostInLoad);
-      throw new OpenAIError('engine_error', `Loading ${model} was cut short; try again.`);
+      this.#gpu.release();
+      throw loadCutShort(model, this.#gpu.lostInLoad);
     }
     this.#loaded = model;
     // The load fetched whatever was missing: the model is on the device now.
@@ -406,33 +282,18 @@ export class WebLLMEngine implements Engine {
   async deviceLost(detail: string): Promise<void> {
     const model = this.#loaded ?? this.#loading?.model ?? null;
     this.#loaded = null;
-    this.#device = null;
-    if (this.#busy === 'load') this.#lostInLoad = detail;
-    this.#deviceLost.reject(deviceLostError(model ?? 'the model', detail));
-    if (model === null || this.#busy === null) {
-      this.#options.onChange();
-      return;
-    }
-    this.#clean.delete(model);
-    const record = await this.#losses.record(model, detail).catch(() => undefined);
-    if (record && record.losses >= LOSSES_TO_FAIL) await this.refresh();
+    const counted = this.#gpu.lose(model, detail);
+    if (counted && (await counted)) await this.refresh();
     this.#options.onChange();
   }
 
-  /** A reply came through: earlier losses of the model were not its fault. */
-  async #succeeded(model: string): Promise<void> {
-    if (this.#clean.has(model)) return;
-    this.#clean.add(model);
-    await this.#losses.clear(model).catch(() => undefined);
-  }
-
   async *generate(request: ChatRequest, signal: AbortSignal): AsyncGenerator<EngineOutput> {
-    this.#busy = 'generate';
+    this.#gpu.busy = 'generate';
     try {
       if (request.n <= 1) yield* this.#stream(request, signal);
       else yield* choicesOneByOne(request, signal, (one) => this.#stream(one, signal));
     } finally {
-      this.#busy = null;
+      this.#gpu.busy = null;
     }
   }
 
@@ -442,90 +303,22 @@ export class WebLLMEngine implements Engine {
     const model: MappedModel = { webllmId: entry.model_id, reasoning: entry.reasoning };
     const body = toWebLLMRequest(request, model);
     const engine = await this.#mlc();
-    const lost = this.#deviceLost.promise;
-    let chunks: AsyncIterable<WebLLMChunk>;
-    try {
-      // Field errors are thrown here; the context window only at the first `next()`.
-      const created: unknown = await engine.chat.completions.create(body as never);
-      chunks = created as AsyncIterable<WebLLMChunk>;
-    } catch (err) {
-      throw this.#failure(err, request.model);
-    }
-    const iterator = chunks[Symbol.asyncIterator]();
-    const reader = new ChunkReader({
-      model,
-      tools: body.tools !== undefined,
-      ...(request.logprobs && { topLogprobs: request.top_logprobs ?? 0 }),
-    });
-    // The stop strings WebLLM was given (none beside offered tools: see `toWebLLMRequest`).
-    const stops = new StopFilter(body.stop);
-    // Engine-wide, but the queue runs one request at a time: this one holds the model's lock.
-    const interrupt = () => void engine.interruptGenerate();
-    signal.addEventListener('abort', interrupt);
-    let promptTokens: number | undefined;
-    let pipeline = await this.#pipeline(entry.model_id);
-    let written: number | undefined;
-    // The request lives by the engine's steps (prefill chunks, decoded tokens), not by its text:
-    // a long prefill, or a reply to tools held back whole, sends none for a long time.
-    const pulse = new Pulse(PROGRESS_EVERY_MS);
-    const unwatch = beatOnSteps(pipeline, pulse);
-    /** Whether WebLLM is computing a chunk that nobody will read now. */
-    let waiting = false;
-    try {
-      for (;;) {
-        let result: IteratorResult<WebLLMChunk>;
-        try {
-          waiting = true;
-          result = yield* pulse.during(Promise.race([iterator.next(), lost]));
-          waiting = false;
-        } catch (err) {
-          throw this.#failure(err, request.model);
-        }
-        if (result.done) break;
-        pipeline ??= await this.#pipeline(entry.model_id);
-        // The first chunk comes right after prefill: the KV cache holds the whole prompt.
-        if (promptTokens === undefined && typeof pipeline?.filledKVCacheLength === 'number') {
-          promptTokens = pipeline.filledKVCacheLength;
-        }
-        if (signal.aborted || stops.stopped) continue; // drain to WebLLM's end and its lock
-        written ??= writtenIds(body, pipeline);
-        for (const output of filtered(
-          stops,
-          reader.read(result.value, pipelineView(pipeline, written)),
-        )) {
-          pulse.sent();
-          yield output;
-        }
-        if (stops.stopped) interrupt();
-      }
-      if (signal.aborted || (reader.aborted && !stops.stopped)) return;
-      const { outputs, retract } = reader.finish(
-        promptTokens,
-        pipelineView(pipeline, written ?? writtenIds(body, pipeline)),
-      );
-      for (const output of outputs) {
-        if (output.type === 'token') {
-          yield* filtered(stops, [output]);
-          continue;
-        }
-        if (output.type === 'end') {
-          yield* stops.end(retract).map(outputOf);
-          const end = stops.stopped ? { ...output, finish_reason: 'stop' as const } : output;
+    yield* streamReply(
+      {
+        request,
+        model,
+        body,
+        engine,
+        lost: this.#gpu.lost,
+        pipeline: () => this.#pipeline(entry.model_id),
+        failure: (err) => this.#failure(err, request.model),
+        ended: (end) => {
           this.#noteSpeed(end);
-          void this.#succeeded(request.model);
-          yield end;
-          continue;
-        }
-        yield output;
-      }
-    } finally {
-      unwatch();
-      // Closed while a sign of life was out: stop WebLLM rather than wait for its whole reply.
-      if (waiting) interrupt();
-      signal.removeEventListener('abort', interrupt);
-      // Releases WebLLM's per-model lock even when the loop ended early (notes §8).
-      await iterator.return?.();
-    }
+          void this.#gpu.succeeded(request.model);
+        },
+      },
+      signal,
+    );
   }
 
   /**
@@ -537,45 +330,26 @@ export class WebLLMEngine implements Engine {
     const entry = this.#entry(request.model);
     const engine = await this.#mlc();
     if (signal.aborted) return;
-    const lost = this.#deviceLost.promise;
+    const lost = this.#gpu.lost;
     const embedAll = async (input: string[] | number[][]) => {
       const created = engine.embeddings.create({ input, model: entry.model_id });
       return (await Promise.race([created, lost])) as CreateEmbeddingResponse;
     };
-    this.#busy = 'generate';
+    this.#gpu.busy = 'generate';
     try {
-      let response: CreateEmbeddingResponse;
-      try {
-        response = await embedAll(request.input);
-      } catch (err) {
-        throw await this.#embedFailure(err, request, embedAll, signal);
-      }
-      if (signal.aborted) return;
-      const data = [...response.data].sort((a, b) => a.index - b.index);
-      const vectors = data.map(({ embedding }) => normalizeInPlace(Float32Array.from(embedding)));
-      void this.#succeeded(request.model);
-      yield { type: 'embeddings', vectors, prompt_tokens: response.usage.prompt_tokens };
+      yield* embedReply(
+        {
+          request,
+          context: entry.context_window,
+          embedAll,
+          failure: (err) => this.#failure(err, request.model),
+          succeeded: () => void this.#gpu.succeeded(request.model),
+        },
+        signal,
+      );
     } finally {
-      this.#busy = null;
+      this.#gpu.busy = null;
     }
-  }
-
-  /** Why WebLLM refused an embeddings request, naming the input that was too long. */
-  async #embedFailure(
-    err: unknown,
-    request: EmbeddingRequest,
-    embedAll: (input: string[] | number[][]) => Promise<unknown>,
-    signal: AbortSignal,
-  ): Promise<OpenAIError> {
-    const error = this.#failure(err, request.model);
-    const isTooLong = (e: unknown) =>
-      errorParts(e).name === 'EmbeddingExceedContextWindowSizeError';
-    if (!isTooLong(err)) return error;
-    const context = this.#entry(request.model).context_window;
-    const { input } = request;
-    const embedOne = (one: string | number[]) => embedAll([one] as string[] | number[][]);
-    const i = await findTooLong(input, context, embedOne, isTooLong, signal);
-    return i === null ? error : inputTooLong(request.model, context, i, input.length);
   }
 
   /** A failure of WebLLM's, as the API's; a model WebLLM no longer has is loaded again. */
@@ -584,7 +358,7 @@ export class WebLLMEngine implements Engine {
     if (name === 'ModelNotLoadedError' || name === 'SpecifiedModelNotFoundError') {
       // WebLLM dropped the model (it unloads on a lost device): load it again next time.
       this.#loaded = null;
-      this.#device = null;
+      this.#gpu.release();
       this.#options.onChange();
       return new OpenAIError(
         'engine_unavailable',

@@ -4,7 +4,8 @@
  * these facts): the reply's text and its logprob entries, one per sampled token.
  */
 import type { TokenLogprob } from '../../protocol/types';
-import type { PipelineView, WebLLMRequest } from './webllm-mapping';
+import type { PipelineView } from './webllm-chunks';
+import type { WebLLMRequest } from './webllm-mapping';
 
 /** What the engine reads of WebLLM's pipeline (0.2.86 exposes no other way to these facts). */
 export interface PipelineLike {

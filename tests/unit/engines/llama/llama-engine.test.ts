@@ -9,7 +9,7 @@ import { choiceSeed } from '../../../../src/engines/seeds';
 import { LlamaEngine, type LlamaEngineOptions } from '../../../../src/engines/llama/llama-engine';
 import type { LlamaLoadParams, WllamaLike } from '../../../../src/engines/llama/llama-library';
 import { llamaThreads } from '../../../../src/engines/llama/llama-runtime';
-import type { LlamaChunk } from '../../../../src/engines/llama/llama-mapping';
+import type { LlamaChunk } from '../../../../src/engines/llama/llama-chunks';
 import { ggufEntry, LLAMA_MAX_CONTEXT, type GpuFacts } from '../../../../src/models/catalog';
 import { OpenAIError } from '../../../../src/protocol/errors';
 import { parseChatRequest } from '../../../../src/protocol/validate';

@@ -5,14 +5,15 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { EngineOutput } from '../../../../src/engines/engine';
 import {
-  fromLlamaError,
-  isFatal,
-  llamaSeed,
   LlamaChunkReader,
   speedOf,
+  type LlamaChunk,
+} from '../../../../src/engines/llama/llama-chunks';
+import { fromLlamaError, isFatal } from '../../../../src/engines/llama/llama-errors';
+import {
+  llamaSeed,
   toLlamaRequest,
   unknownBiasTokens,
-  type LlamaChunk,
 } from '../../../../src/engines/llama/llama-mapping';
 import { OpenAIError } from '../../../../src/protocol/errors';
 import { parseChatRequest } from '../../../../src/protocol/validate';

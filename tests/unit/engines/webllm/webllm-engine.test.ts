@@ -8,7 +8,8 @@
 import type { EmbeddingCreateParams } from '@mlc-ai/web-llm';
 import { describe, expect, it } from 'vitest';
 import type { EmbedOutput } from '../../../../src/engines/engine';
-import { WebLLMEngine, loadPhase } from '../../../../src/engines/webllm/webllm-engine';
+import { WebLLMEngine } from '../../../../src/engines/webllm/webllm-engine';
+import { loadPhase } from '../../../../src/engines/webllm/webllm-load';
 import { NO_TOOL_ROLE, WebLLMHarness, type ScriptedModel } from './webllm-harness';
 import {
   CALL,

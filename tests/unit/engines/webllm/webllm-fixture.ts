@@ -5,11 +5,8 @@
 import type { CreateEmbeddingResponse, EmbeddingCreateParams } from '@mlc-ai/web-llm';
 import { afterAll, beforeAll } from 'vitest';
 import type { EngineOutput } from '../../../../src/engines/engine';
-import {
-  WebLLMEngine,
-  type LossStore,
-  type MLCEngineLike,
-} from '../../../../src/engines/webllm/webllm-engine';
+import type { LossStore } from '../../../../src/engines/webllm/webllm-devices';
+import { WebLLMEngine, type MLCEngineLike } from '../../../../src/engines/webllm/webllm-engine';
 import {
   catalogEntry,
   prebuiltCatalog,

@@ -5,15 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import type { EngineOutput } from '../../../../src/engines/engine';
 import { webllmSeed } from '../../../../src/engines/seeds';
-import {
-  ChunkReader,
-  errorParts,
-  fromWebLLMError,
-  startsThinking,
-  ThinkSplitter,
-  toWebLLMRequest,
-  type WebLLMChunk,
-} from '../../../../src/engines/webllm/webllm-mapping';
+import { ChunkReader, type WebLLMChunk } from '../../../../src/engines/webllm/webllm-chunks';
+import { errorParts, fromWebLLMError } from '../../../../src/engines/webllm/webllm-errors';
+import { toWebLLMRequest } from '../../../../src/engines/webllm/webllm-mapping';
+import { startsThinking, ThinkSplitter } from '../../../../src/engines/webllm/webllm-thinking';
 import { parseChatRequest } from '../../../../src/protocol/validate';
 
 /** A whole reply split into its thinking and its answer. */
