@@ -7,17 +7,15 @@
  * versions is on show, ‹ 2 / 3 ›, and switches between them. Its buttons say which message they
  * act on ("Copy reply 3"), for those who hear them away from the message.
  */
-import { css, html, LitElement, nothing, type PropertyValues } from 'lit';
+import { html, LitElement, nothing, type PropertyValues } from 'lit';
 import { unsafeHTML } from 'lit/directives/unsafe-html.js';
 import { versionOf, type Message } from '../conversations/conversation';
 import './markdown/link-confirm';
-import { renderMarkdown } from './markdown/markdown';
+import { COPIED_MS, RenderedMarkdown } from './markdown/rendered-markdown';
 import { isSendKey } from '../shared/preferences';
 import { statsLine } from './reply-stats';
 import { shared } from '../shared/styles';
-
-/** How long "Copied" shows after a copy. */
-const COPIED_MS = 1500;
+import { chatMessageStyles } from './chat-message-styles';
 
 /**
  * @fires edit - `detail: {content}`: the user changed their message and wants a new reply.
@@ -36,265 +34,7 @@ export class ChatMessage extends LitElement {
     copied: { state: true },
   };
 
-  static override styles = [
-    shared,
-    css`
-      :host {
-        display: block;
-      }
-      article {
-        padding: 0.6em 0.9em;
-        border-radius: var(--radius);
-        max-width: 100%;
-        overflow-wrap: anywhere;
-      }
-      article.user {
-        background: var(--user-bubble);
-        margin-left: auto;
-        width: fit-content;
-        max-width: min(100%, 42em);
-      }
-      article.user.editing {
-        width: 100%;
-        max-width: 100%;
-      }
-      .text {
-        white-space: pre-wrap;
-      }
-      .edit textarea {
-        display: block;
-        width: 100%;
-        min-height: 3em;
-        max-height: 60vh;
-        resize: vertical;
-      }
-      .edit .actions {
-        justify-content: flex-end;
-        margin-top: 0.5em;
-      }
-      .md :first-child {
-        margin-top: 0;
-      }
-      .md :last-child {
-        margin-bottom: 0;
-      }
-      .md h1,
-      .md h2,
-      .md h3,
-      .md h4,
-      .md h5,
-      .md h6 {
-        font-size: 1em;
-        line-height: 1.3;
-        margin: 1.1em 0 0.4em;
-      }
-      .md h1 {
-        font-size: 1.3em;
-      }
-      .md h2 {
-        font-size: 1.15em;
-      }
-      .md p,
-      .md ul,
-      .md ol {
-        margin: 0.6em 0;
-      }
-      .md ul,
-      .md ol {
-        padding-left: 1.6em;
-      }
-      .md li + li,
-      .md li > ul,
-      .md li > ol {
-        margin-top: 0.2em;
-      }
-      .md blockquote {
-        margin: 0.8em 0;
-        padding: 0.1em 0 0.1em 0.9em;
-        border-left: 3px solid var(--border);
-        color: var(--fg-soft);
-      }
-      .md hr {
-        border: none;
-        border-top: 1px solid var(--border);
-        margin: 1.2em 0;
-      }
-      .md .code {
-        margin: 0.8em 0;
-        border: 1px solid var(--border);
-        border-radius: 8px;
-        overflow: hidden;
-      }
-      .md .code-head {
-        display: flex;
-        align-items: center;
-        justify-content: space-between;
-        gap: 0.5em;
-        padding: 0.15em 0.3em 0.15em 0.8em;
-        background: var(--bg-soft);
-        border-bottom: 1px solid var(--border);
-        font-size: 0.8em;
-        color: var(--fg-soft);
-      }
-      .md .copy-code {
-        font-size: 1em;
-        padding: 0.1em 0.6em;
-      }
-      .md pre {
-        background: var(--code-bg);
-        padding: 0.7em 0.9em;
-        overflow-x: auto;
-        margin: 0;
-        overflow-wrap: normal;
-      }
-      .md pre code {
-        background: none;
-        padding: 0;
-        border-radius: 0;
-      }
-      .md .table {
-        overflow-x: auto;
-        max-width: 100%;
-        margin: 0.8em 0;
-      }
-      .md table {
-        border-collapse: collapse;
-      }
-      .md td,
-      .md th {
-        border: 1px solid var(--border);
-        padding: 0.3em 0.6em;
-        min-width: 3em;
-        overflow-wrap: normal;
-        word-break: normal;
-        vertical-align: top;
-      }
-      .md .short {
-        white-space: nowrap;
-      }
-      .md th {
-        background: var(--bg-soft);
-        font-weight: 600;
-        text-align: start;
-      }
-      .md img {
-        max-width: 100%;
-      }
-      .md a[data-href] {
-        color: var(--accent);
-        text-decoration: underline;
-        cursor: pointer;
-      }
-      .md .destination {
-        color: var(--fg-soft);
-        font-size: 0.9em;
-      }
-      /* highlight.js's tokens, light and dark, each at least 4.5:1 on --code-bg. */
-      .hljs-keyword,
-      .hljs-selector-tag,
-      .hljs-meta .hljs-keyword,
-      .hljs-doctag,
-      .hljs-template-tag,
-      .hljs-type {
-        color: light-dark(#cf222e, #ff7b72);
-      }
-      .hljs-string,
-      .hljs-regexp,
-      .hljs-meta .hljs-string {
-        color: light-dark(#0a3069, #a5d6ff);
-      }
-      .hljs-number,
-      .hljs-literal,
-      .hljs-attr,
-      .hljs-attribute,
-      .hljs-variable,
-      .hljs-template-variable,
-      .hljs-selector-attr,
-      .hljs-selector-class,
-      .hljs-selector-id,
-      .hljs-operator {
-        color: light-dark(#0550ae, #79c0ff);
-      }
-      .hljs-comment,
-      .hljs-quote,
-      .hljs-meta {
-        color: light-dark(#57606a, #8b949e);
-      }
-      .hljs-title,
-      .hljs-title.class_,
-      .hljs-title.function_,
-      .hljs-section {
-        color: light-dark(#6639ba, #d2a8ff);
-      }
-      .hljs-built_in,
-      .hljs-symbol,
-      .hljs-params,
-      .hljs-property {
-        color: light-dark(#953800, #ffa657);
-      }
-      .hljs-name,
-      .hljs-tag,
-      .hljs-selector-pseudo,
-      .hljs-addition,
-      .hljs-bullet {
-        color: light-dark(#116329, #7ee787);
-      }
-      .hljs-deletion {
-        color: light-dark(#82071e, #ffa198);
-      }
-      .hljs-emphasis {
-        font-style: italic;
-      }
-      .hljs-strong {
-        font-weight: 600;
-      }
-      details {
-        color: var(--fg-soft);
-        margin-bottom: 0.5em;
-        border-left: 3px solid var(--border);
-        padding-left: 0.7em;
-      }
-      .actions {
-        display: flex;
-        gap: 0.2em;
-        flex-wrap: wrap;
-        align-items: center;
-        font-size: 0.85em;
-      }
-      .user + .actions {
-        justify-content: flex-end;
-      }
-      .versions {
-        display: inline-flex;
-        align-items: center;
-        color: var(--fg-soft);
-        margin-right: 0.3em;
-      }
-      .versions button {
-        font-size: 1.15em;
-        line-height: 1;
-        padding: 0.15em 0.45em;
-      }
-      .stats {
-        color: var(--fg-soft);
-        margin-right: 0.5em;
-      }
-      .cursor::after {
-        content: '▍';
-        animation: blink 1s steps(1) infinite;
-      }
-      @keyframes blink {
-        50% {
-          opacity: 0;
-        }
-      }
-      @media (prefers-reduced-motion: reduce) {
-        .cursor::after {
-          animation: none;
-        }
-      }
-    `,
-  ];
+  static override styles = [shared, chatMessageStyles];
 
   declare message: Message;
   /** Its place among the messages of its role, from 1: "reply 3" is the third reply. */
@@ -307,8 +47,8 @@ export class ChatMessage extends LitElement {
   declare busy: boolean;
   declare private editing: boolean;
   declare private copied: boolean;
-  /** The last Markdown rendered, and its HTML: a re-render of the same text costs nothing. */
-  #rendered = new Map<string, string>();
+  /** Its Markdown, rendered, and what answers clicks in it. */
+  readonly #markdown = new RenderedMarkdown(this);
   /** The version button just pressed: if it is disabled now (an end), focus goes to the other. */
   #pressed: 'previous' | 'next' | null = null;
 
@@ -341,24 +81,6 @@ export class ChatMessage extends LitElement {
     return this.renderRoot.querySelector<HTMLButtonElement>(`.versions button.${which}`);
   }
 
-  #markdown(text: string, where: string): string {
-    const key = `${where}\n${text}`;
-    let html = this.#rendered.get(key);
-    if (html === undefined) {
-      html = renderMarkdown(text, {
-        where,
-        // The grammar of its code has loaded: render again, highlighted.
-        onHighlighterLoaded: () => {
-          this.#rendered.clear();
-          this.requestUpdate();
-        },
-      });
-      if (this.#rendered.size > 4) this.#rendered.clear();
-      this.#rendered.set(key, html);
-    }
-    return html;
-  }
-
   #emit(name: string, detail?: unknown): void {
     this.dispatchEvent(new CustomEvent(name, { detail, bubbles: true, composed: true }));
   }
@@ -367,39 +89,6 @@ export class ChatMessage extends LitElement {
     await navigator.clipboard.writeText(text);
     this.copied = true;
     setTimeout(() => (this.copied = false), COPIED_MS);
-  }
-
-  /**
-   * Copies a code block, or asks before a link opens (the buttons and links are part of the
-   * rendered Markdown).
-   */
-  #onMarkdownClick(event: Event): void {
-    const target = event.target as HTMLElement;
-    const link = target.closest<HTMLElement>('a[data-href]');
-    if (link) {
-      event.preventDefault();
-      void this.renderRoot.querySelector('link-confirm')?.ask(link.dataset.href!, link);
-      return;
-    }
-    const button = target.closest('button.copy-code');
-    const code = button?.closest('.code')?.querySelector('pre')?.textContent;
-    if (button && code !== undefined && code !== null) {
-      const name = button.getAttribute('aria-label') ?? 'Copy code';
-      void navigator.clipboard.writeText(code).then(() => {
-        button.textContent = 'Copied';
-        button.setAttribute('aria-label', name.replace(/^Copy/, 'Copied'));
-        setTimeout(() => {
-          button.textContent = 'Copy';
-          button.setAttribute('aria-label', name);
-        }, COPIED_MS);
-      });
-    }
-  }
-
-  /** Enter on a link asks, as a click does (links without `href` get no Enter of their own). */
-  #onMarkdownKey(event: KeyboardEvent): void {
-    const link = (event.target as HTMLElement).closest<HTMLElement>('a[data-href]');
-    if (link && event.key === 'Enter') this.#onMarkdownClick(event);
   }
 
   async #startEdit(): Promise<void> {
@@ -556,21 +245,21 @@ export class ChatMessage extends LitElement {
     return html`<article
         aria-label="Reply"
         aria-busy=${this.streaming ? 'true' : 'false'}
-        @click=${(e: Event) => this.#onMarkdownClick(e)}
-        @keydown=${(e: KeyboardEvent) => this.#onMarkdownKey(e)}
+        @click=${(e: Event) => this.#markdown.click(e)}
+        @keydown=${(e: KeyboardEvent) => this.#markdown.key(e)}
       >
         ${
           m.reasoning
             ? html`<details>
                 <summary>Reasoning</summary>
                 <div class="md">
-                  ${unsafeHTML(this.#markdown(m.reasoning, `the reasoning of ${where}`))}
+                  ${unsafeHTML(this.#markdown.html(m.reasoning, `the reasoning of ${where}`))}
                 </div>
               </details>`
             : nothing
         }
         <div class="md ${this.streaming ? 'cursor' : ''}">
-          ${unsafeHTML(this.#markdown(m.content, where))}
+          ${unsafeHTML(this.#markdown.html(m.content, where))}
         </div>
         ${
           m.error

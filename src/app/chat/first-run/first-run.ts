@@ -9,14 +9,14 @@
  * (offline, a firewall) it says so, and what works here.
  */
 import { css, html, LitElement, nothing } from 'lit';
-import type { DownloadProgress } from '../../protocol/host/downloads';
-import type { HostStatus } from '../../protocol/host/status';
-import { ApiError, call, download, modelPath, type CatalogModel } from '../shared/api-client';
-import { softwareAdapter } from '../device-fit';
-import { describeDownloadFailure } from '../models/downloads/download-failure';
-import { llamaPlace, recommendedModel, sizeOf } from '../models/model-facts';
-import { describeModel } from '../models/model-info';
-import { shared } from '../shared/styles';
+import type { DownloadProgress } from '../../../protocol/host/downloads';
+import type { HostStatus } from '../../../protocol/host/status';
+import { ApiError, call, download, modelPath, type CatalogModel } from '../../shared/api-client';
+import { softwareAdapter } from '../../device-fit';
+import { describeDownloadFailure } from '../../models/downloads/download-failure';
+import { llamaPlace, recommendedModel, sizeOf } from '../../models/model-facts';
+import { describeModel } from '../../models/model-info';
+import { shared } from '../../shared/styles';
 
 /**
  * @fires model-ready - `detail: id`: the model was downloaded; the conversation can use it.
