@@ -5,7 +5,8 @@
  * in both themes.
  */
 import AxeBuilder from '@axe-core/playwright';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
+import { test } from './warm-context';
 import { composer, openChat, replies, send } from './ui';
 
 /** A reply with what Markdown can hold: headings, a wide table, code, a quote, lists, a link. */

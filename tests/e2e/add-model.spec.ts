@@ -8,7 +8,8 @@
  * the device at once. A file that is not a GGUF, a server that does not answer, and an id that
  * exists are refused.
  */
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
+import { test } from './warm-context';
 import {
   FIXTURE_EMBEDDING_DIMENSIONS,
   FIXTURE_SENTENCE,

@@ -4,7 +4,8 @@
  * downloaded through the API, checked by Hearth and by WebLLM's own `hasModelInCache`, resumed,
  * deleted, loaded (and failing to), and stopped by a full disk.
  */
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
+import { test } from './warm-context';
 import type { DownloadProgress } from '../../src/protocol/host/downloads';
 import { ask, downloadInPage, hostStatus, KEY, openApp } from './helpers';
 import { ModelServer, TINY_ID, TINY_URL } from './model-server';

@@ -3,7 +3,8 @@
  * worker killed mid-stream, a frozen host tab, a client that never reads, and a service worker
  * stopped between two requests of the fixture GGUF through llama.cpp.
  */
-import { expect, test, type Browser, type Page } from '@playwright/test';
+import { expect, type Browser, type Page } from '@playwright/test';
+import { test } from './warm-context';
 import { attachToWorkers } from '../../scripts/cdp-workers.mjs';
 import { abusiveCorpus, faultIn, type AbusiveRequest, type Answer } from '../abuse-corpus';
 import { askFixture, downloadFixture, FIXTURE_ID, FIXTURE_SENTENCE } from './fixture-model';

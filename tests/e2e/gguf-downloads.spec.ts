@@ -5,7 +5,8 @@
  * cancel keeps the parts, delete and a full disk leave none; the bytes stored are the file's.
  */
 import { createHash } from 'node:crypto';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
+import { test } from './warm-context';
 import type { DownloadProgress } from '../../src/protocol/host/downloads';
 import { chromiumOnly, downloadInPage, hostStatus, KEY, openApp } from './helpers';
 import {

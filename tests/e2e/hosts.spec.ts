@@ -3,7 +3,8 @@
  * on the fixture GGUF through llama.cpp), service-worker restarts, builds that do not match, and
  * many aborted requests.
  */
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
+import { test } from './warm-context';
 import { E2E_BUILD } from '../../playwright.config';
 import {
   askFixture,
@@ -372,30 +373,34 @@ test.describe('builds', () => {
     expect((await hostStatus(page)).host.build).toBe(E2E_BUILD);
   });
 
-  test('a tab whose Hearth loader is of an older build reloads itself once, and then hosts', async ({
-    page,
-  }) => {
-    const messages: string[] = [];
-    page.on('console', (m) => messages.push(m.text()));
-    // The first load gets Hearth's loader from the network: serve it as an older build. (A
-    // first visit reloads for cross-origin isolation before it joins the election, and the
-    // reload's loader is the service worker's: say the reload was tried, so that it stays.)
-    await page.addInitScript(() => sessionStorage.setItem('hearth:reloaded-for-isolation', '1'));
-    let served = 0;
-    await page.route('**/hearth/hearth.js', async (route) => {
-      served += 1;
-      const response = await route.fetch();
-      const body = (await response.text()).replaceAll(E2E_BUILD, 'e2e-older-build');
-      await route.fulfill({ response, body });
+  test.describe('on a first visit', () => {
+    // The loader must come from the network, not from an installed worker's precache.
+    test.use({ freshContext: true });
+    test('a tab whose Hearth loader is of an older build reloads itself once, and then hosts', async ({
+      page,
+    }) => {
+      const messages: string[] = [];
+      page.on('console', (m) => messages.push(m.text()));
+      // The first load gets Hearth's loader from the network: serve it as an older build. (A
+      // first visit reloads for cross-origin isolation before it joins the election, and the
+      // reload's loader is the service worker's: say the reload was tried, so that it stays.)
+      await page.addInitScript(() => sessionStorage.setItem('hearth:reloaded-for-isolation', '1'));
+      let served = 0;
+      await page.route('**/hearth/hearth.js', async (route) => {
+        served += 1;
+        const response = await route.fetch();
+        const body = (await response.text()).replaceAll(E2E_BUILD, 'e2e-older-build');
+        await route.fulfill({ response, body });
+      });
+      await page.goto('./');
+      await expect(page.locator('api-status')).toHaveAttribute('state', 'ready');
+      await expect(page.locator('api-status')).toContainText('This tab hosts the engine.');
+      expect(served).toBeGreaterThan(0);
+      expect(
+        messages.filter((m) => m.includes('e2e-older-build') && m.includes('reloading')),
+      ).toHaveLength(1);
+      expect((await hostStatus(page)).host.build).toBe(E2E_BUILD);
     });
-    await page.goto('./');
-    await expect(page.locator('api-status')).toHaveAttribute('state', 'ready');
-    await expect(page.locator('api-status')).toContainText('This tab hosts the engine.');
-    expect(served).toBeGreaterThan(0);
-    expect(
-      messages.filter((m) => m.includes('e2e-older-build') && m.includes('reloading')),
-    ).toHaveLength(1);
-    expect((await hostStatus(page)).host.build).toBe(E2E_BUILD);
   });
 });
 

@@ -7,7 +7,8 @@
  * test needs the model, its file is answered with the fixture GGUF (a real model that spells
  * FIXTURE_SENTENCE) from the test's model server.
  */
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
+import { test } from './warm-context';
 import { chromiumOnly } from './helpers';
 import { FIXTURE_SENTENCE } from './fixture-model';
 import { FIXTURE_GGUF_URL, ModelServer } from './model-server';

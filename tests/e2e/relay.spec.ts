@@ -5,7 +5,8 @@
  * fixture GGUFs through llama.cpp: the chat one, and the embedding one on both embeddings paths)
  * through it.
  */
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
+import { test } from './warm-context';
 import OpenAI from 'openai';
 import { fixtureEmbedding, fixtureEmbeddingTokens } from '../../scripts/fixture-gguf.mjs';
 import { downloadFixture, FIXTURE_ID, FIXTURE_SENTENCE, SENTENCE_TOKENS } from './fixture-model';

@@ -2,7 +2,8 @@
  * Changes to the settings from several tabs at once, through the real service worker and its
  * IndexedDB store: each change starts from what the one before it wrote.
  */
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
+import { test } from './warm-context';
 import { KEY, openApp } from './helpers';
 
 /** A request of the settings API from `page`. */

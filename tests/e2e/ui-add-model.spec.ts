@@ -6,7 +6,8 @@
  * the computer answers in the chat), and can be removed; a model added in one tab shows in the
  * others. A file that is not a GGUF, and an id that exists, are refused where they were given.
  */
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
+import { test } from './warm-context';
 import { FIXTURE_SENTENCE, fixtureGguf } from '../../scripts/fixture-gguf.mjs';
 import { FIXTURE_GGUF_URL, HUB_REPO, ModelServer, NOT_GGUF_URL, TINY_ID } from './model-server';
 import { openChat, replies, send } from './ui';

@@ -7,7 +7,8 @@
  * prompts to pick from. The echo engine answers.
  */
 import AxeBuilder from '@axe-core/playwright';
-import { expect, test, type Locator, type Page } from '@playwright/test';
+import { expect, type Locator, type Page } from '@playwright/test';
+import { test } from './warm-context';
 import { composer, openChat, openSettings, replaceNumber, replies, send } from './ui';
 
 const toggle = (page: Page) => page.getByRole('button', { name: 'Chat options', exact: true });

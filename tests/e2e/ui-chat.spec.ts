@@ -5,7 +5,8 @@
  * maximum length that Continue completes.
  */
 import AxeBuilder from '@axe-core/playwright';
-import { expect, test, type BrowserContext } from '@playwright/test';
+import { expect, type BrowserContext } from '@playwright/test';
+import { test } from './warm-context';
 import {
   composer,
   cspViolations,

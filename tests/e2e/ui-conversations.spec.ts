@@ -6,7 +6,8 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test, type Locator, type Page } from '@playwright/test';
+import { expect, type Locator, type Page } from '@playwright/test';
+import { test } from './warm-context';
 import { composer, openChat, openSettings, replaceNumber, replies, send, userMessages } from './ui';
 
 const list = (page: Page) => page.getByRole('list', { name: 'Conversations' });

@@ -7,7 +7,8 @@
  * WebLLM model, in Firefox (no WebGPU) a GGUF: both come from Hugging Face.
  */
 import AxeBuilder from '@axe-core/playwright';
-import { expect, test } from '@playwright/test';
+import { expect } from '@playwright/test';
+import { test } from './warm-context';
 import { openChat } from './ui';
 
 test("a download whose host cannot be reached says so by the model's name, points to what works offline, and offers only a retry", async ({

@@ -3,7 +3,8 @@
  * one Tab stop that the arrow keys move through, and the phone's drawer — a step that Back, Esc
  * and its Close button undo — beside a chat bar with New chat and a Menu named as everywhere.
  */
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
+import { test } from './warm-context';
 import { openApp } from './helpers';
 import { composer, openChat, replies, send, userMessages } from './ui';
 

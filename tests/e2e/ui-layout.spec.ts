@@ -3,7 +3,8 @@
  * with the keyboard alone (where focus goes after each action, the shortcuts), and the pieces
  * around the messages (the growing composer, "↓ Latest", Continue, the title).
  */
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
+import { test } from './warm-context';
 import {
   composer,
   ECHO_MODEL_ID,

@@ -5,7 +5,8 @@
  * is not WebAssembly), delete; the default model; an error shown where it happened; a model
  * marked failing, tried again.
  */
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
+import { test } from './warm-context';
 import { KEY, openApp } from './helpers';
 import { ModelServer, TINY_ID } from './model-server';
 import { composer, openChat, send, userMessages } from './ui';

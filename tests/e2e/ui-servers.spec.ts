@@ -7,7 +7,8 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
+import { test } from './warm-context';
 import { chromiumOnly } from './helpers';
 import { composer, openChat, replies, send } from './ui';
 

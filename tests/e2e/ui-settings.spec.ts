@@ -5,7 +5,8 @@
  * does, said first), prices for `estimated_cost`, and the API's snippets that work as they are.
  */
 import AxeBuilder from '@axe-core/playwright';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
+import { test } from './warm-context';
 import { openApp } from './helpers';
 import { composer, openChat, openSettings, replies, send, userMessages } from './ui';
 

@@ -1,0 +1,205 @@
+/**
+ * `test` for suites whose tests each open the app as a first-time visitor would, but need not pay
+ * for the service worker's install every time.
+ *
+ * In a fresh browser context a test's first `goto` costs about 3.8 s on two cores, 2.5 s of it
+ * the worker's install (it precaches 17 MB: WebLLM's library and llama.cpp's wasm) and the reload
+ * that follows; a page in a context where the worker is already installed is ready in about 1.3 s.
+ * So in Chromium each Playwright worker keeps one context with the app installed, and between
+ * tests puts it back to what a fresh profile holds once the worker is installed:
+ * - every page closed (with them the engine host, its worker and its downloads);
+ * - the service worker stopped (the DevTools protocol's `ServiceWorker.stopAllWorkers`), so that
+ *   the next page starts one with no memory of the last test;
+ * - IndexedDB, localStorage, cookies and the HTTP cache emptied, and every cache but those the
+ *   first boot filled (the precache) deleted: conversations, settings, keys, servers, added and
+ *   downloaded models are gone;
+ * - routes, permissions, offline mode, extra headers and the listeners the test added, undone.
+ *
+ * What cannot be undone (an init script or a binding added to the context), a test that failed, a
+ * context the test closed: the context is dropped and the next test warms a new one. A test that
+ * is about the install itself (first visit, update, boot) must not use this `test`: in it the
+ * first page is controlled from the start.
+ *
+ * Firefox has no such protocol (no way to stop a service worker): there each test gets a fresh
+ * context, as with Playwright's own `test`.
+ */
+import {
+  expect,
+  test as base,
+  type Browser,
+  type BrowserContext,
+  type Page,
+} from '@playwright/test';
+
+/** The context options the suites set (`test.use`), which a warm context must share. */
+interface Options {
+  baseURL: string | undefined;
+  viewport: { width: number; height: number } | null;
+  hasTouch: boolean;
+  isMobile: boolean;
+}
+
+/** Context events whose listeners a test may add (removed after it). */
+const EVENTS = [
+  'page',
+  'request',
+  'response',
+  'requestfinished',
+  'requestfailed',
+  'console',
+  'dialog',
+  'serviceworker',
+  'weberror',
+  'close',
+];
+
+/** Context methods whose effect outlives the test with no way to undo it. */
+const LASTING = ['addInitScript', 'exposeBinding', 'exposeFunction', 'setGeolocation'] as const;
+
+/** What Playwright's context has of Node's EventEmitter but does not declare. */
+interface Emitter {
+  rawListeners(name: string): unknown[];
+  off(name: string, listener: unknown): void;
+}
+
+class WarmContext {
+  /** Set when the test did something a reset cannot undo. */
+  dirty = false;
+  /** The caches the app's first boot filled (the precache): kept between tests. */
+  #keep = new Set<string>();
+  #listeners = new Map<string, unknown[]>();
+
+  private constructor(
+    readonly context: BrowserContext,
+    readonly key: string,
+    /** The app's URL. */
+    readonly base: string,
+  ) {
+    context.on('close', () => (this.dirty = true));
+    for (const name of LASTING) {
+      const method = context[name].bind(context) as (...args: unknown[]) => Promise<unknown>;
+      Object.assign(context, {
+        [name]: (...args: unknown[]) => {
+          this.dirty = true;
+          return method(...args);
+        },
+      });
+    }
+  }
+
+  /** A context with the app installed and then emptied, as the tests will find it. */
+  static async open(browser: Browser, options: Options, key: string): Promise<WarmContext> {
+    const context = await browser.newContext(options);
+    const page = await context.newPage();
+    await page.goto('./');
+    await page.locator('api-status[state="ready"]').waitFor({ state: 'attached', timeout: 30_000 });
+    const warm = new WarmContext(context, key, page.url());
+    // The caches with something in them: the precache. (Looking for a model opens, and so
+    // makes, the model caches; they are empty until a test downloads into them.)
+    const filled = await page.evaluate(async () => {
+      const names = await caches.keys();
+      const sizes = await Promise.all(names.map(async (name) => (await caches.open(name)).keys()));
+      return names.filter((_, i) => sizes[i]!.length > 0);
+    });
+    for (const name of filled) warm.#keep.add(name);
+    await warm.reset();
+    return warm;
+  }
+
+  /** Notes the listeners there are before a test, to remove those it adds. */
+  lend(): BrowserContext {
+    const events = this.context as unknown as Emitter;
+    this.#listeners = new Map(EVENTS.map((name) => [name, events.rawListeners(name)]));
+    return this.context;
+  }
+
+  /** Puts the context back to a fresh install's state (the module comment says what that is). */
+  async reset(): Promise<void> {
+    const { context } = this;
+    const events = context as unknown as Emitter;
+    for (const [name, before] of this.#listeners) {
+      for (const listener of events.rawListeners(name)) {
+        if (!before.includes(listener)) events.off(name, listener);
+      }
+    }
+    await Promise.all(context.pages().map((page) => page.close()));
+    await context.unrouteAll({ behavior: 'ignoreErrors' });
+    await context.clearPermissions();
+    await context.setOffline(false);
+    await context.setExtraHTTPHeaders({});
+    await context.clearCookies();
+    // A page of the app's origin that is not the app (its icon), to reach its caches.
+    const icon: Page = await context.newPage();
+    try {
+      await icon.goto(new URL('favicon.svg', this.base).href);
+      await icon.evaluate(
+        async (keep) => {
+          for (const name of await caches.keys()) {
+            if (!keep.includes(name)) await caches.delete(name);
+          }
+        },
+        [...this.#keep],
+      );
+      const cdp = await context.newCDPSession(icon);
+      await cdp.send('ServiceWorker.enable');
+      await cdp.send('ServiceWorker.stopAllWorkers');
+      await cdp.send('Storage.clearDataForOrigin', {
+        origin: new URL(this.base).origin,
+        storageTypes: 'cookies,file_systems,indexeddb,local_storage,websql,shader_cache',
+      });
+      await cdp.send('Network.clearBrowserCache');
+      await cdp.detach();
+      // A fresh worker, started now by a request from the icon's page (which it controls): one
+      // left stopped makes the next test's first navigation hang once that test has added a route
+      // to the context, as Playwright then intercepts the worker's requests too.
+      expect(await icon.evaluate(() => navigator.serviceWorker.controller !== null)).toBe(true);
+      await icon.evaluate(() => fetch('favicon.svg').then((response) => response.status));
+    } finally {
+      await icon.close();
+    }
+  }
+}
+
+export const test = base.extend<
+  { freshContext: boolean },
+  { warmContexts: { current?: WarmContext } }
+>({
+  /** `test.use({ freshContext: true })` for tests about a first visit: a new context, as usual. */
+  freshContext: [false, { option: true }],
+  warmContexts: [
+    // eslint-disable-next-line no-empty-pattern -- Playwright reads the fixtures a fixture uses from this pattern
+    async ({}, use) => {
+      const pool: { current?: WarmContext } = {};
+      await use(pool);
+      await pool.current?.context.close();
+    },
+    { scope: 'worker' },
+  ],
+  context: async (
+    { browser, browserName, baseURL, viewport, hasTouch, isMobile, freshContext, warmContexts },
+    use,
+    testInfo,
+  ) => {
+    const options: Options = { baseURL, viewport, hasTouch, isMobile };
+    if (browserName !== 'chromium' || freshContext) {
+      const context = await browser.newContext(options);
+      await use(context);
+      await context.close();
+      return;
+    }
+    const key = JSON.stringify(options);
+    if (warmContexts.current?.key !== key) {
+      await warmContexts.current?.context.close();
+      warmContexts.current = undefined;
+      warmContexts.current = await WarmContext.open(browser, options, key);
+    }
+    const warm = warmContexts.current;
+    await use(warm.lend());
+    if (warm.dirty || testInfo.status !== testInfo.expectedStatus) {
+      warmContexts.current = undefined;
+      await warm.context.close().catch(() => undefined);
+      return;
+    }
+    await warm.reset();
+  },
+});
