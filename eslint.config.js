@@ -18,6 +18,16 @@ const RUNTIME_GLOBALS = [
     'src/protocol, src/models, src/servers, src/api and src/bridge are pure: pass what they need in.',
 }));
 
+/** What the chat app may not import: it talks to the engine only over HTTP (DESIGN §2). */
+const APP_IMPORTS = {
+  paths: [{ name: '@mlc-ai/web-llm', message: 'The UI talks to the engine only over HTTP.' }],
+  patterns: [
+    {
+      group: ['**/engine-host/**', '**/engines/**', '**/bridge/**'],
+      message: 'The UI talks to the engine only over HTTP (DESIGN §2).',
+    },
+  ],
+};
 /** `no-restricted-imports` that allows only the given module specifiers (as regexes). */
 function onlyImports(allowed, message) {
   return {
@@ -220,17 +230,22 @@ export default tseslint.config(
   },
   {
     files: ['src/app/**'],
+    rules: { 'no-restricted-imports': ['error', APP_IMPORTS] },
+  },
+  {
+    // The shell's state and work serve <hearth-app> alone: the areas know nothing of the shell.
+    files: ['src/app/**'],
+    ignores: ['src/app/hearth-app.ts', 'src/app/shell/**'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
-          paths: [
-            { name: '@mlc-ai/web-llm', message: 'The UI talks to the engine only over HTTP.' },
-          ],
+          ...APP_IMPORTS,
           patterns: [
+            ...APP_IMPORTS.patterns,
             {
-              group: ['**/engine-host/**', '**/engines/**', '**/bridge/**'],
-              message: 'The UI talks to the engine only over HTTP (DESIGN §2).',
+              group: ['**/shell/**'],
+              message: 'Only src/app/hearth-app.ts imports the shell (src/app/shell/).',
             },
           ],
         },

@@ -3,6 +3,7 @@
  * A server as Hearth keeps it and shows it: the stored record, where records are kept, and the
  * view the API returns (never the key). Shared by the registry and the upstream client.
  */
+import { memoryStore, type RecordStore } from '../protocol/record-store';
 
 /** A server as it is kept (in the service worker's IndexedDB). */
 export interface ServerRecord {
@@ -24,21 +25,12 @@ export interface ServerRecord {
   added_at: number;
 }
 
-/** Where servers are kept (IndexedDB in the service worker, memory in tests). */
-export interface ServerStore {
-  list(): Promise<ServerRecord[]>;
-  put(record: ServerRecord): Promise<void>;
-  delete(name: string): Promise<void>;
-}
+/** Where servers are kept (IndexedDB in the service worker, memory in tests), by name. */
+export type ServerStore = RecordStore<ServerRecord>;
 
-export function memoryServerStore(initial: readonly ServerRecord[] = []): ServerStore {
-  const records = new Map(initial.map((r) => [r.name, { ...r }]));
-  return {
-    list: async () => [...records.values()].map((r) => ({ ...r })),
-    put: async (record) => void records.set(record.name, { ...record }),
-    delete: async (name) => void records.delete(name),
-  };
-}
+/** A store of servers in memory. */
+export const memoryServerStore = (initial: readonly ServerRecord[] = []): ServerStore =>
+  memoryStore((record) => record.name, initial);
 
 /** `fetch` as the service worker has it. */
 export type FetchLike = (url: string, init?: RequestInit) => Promise<Response>;

@@ -26,6 +26,7 @@ import { inspectGguf } from './gguf-check';
 import { HUB_URL, resolveSource, type SourceDeps } from './gguf-source';
 import { assertNetworkAllowed } from '../../protocol/private-network';
 import { jsonResponse } from '../../protocol/respond';
+import { memoryStore, type RecordStore } from '../../protocol/record-store';
 import { paramOf } from '../../protocol/validate';
 
 /** A model the user added, as it is kept. */
@@ -36,22 +37,12 @@ export interface AddedRecord extends GgufRecord {
   added_at: number;
 }
 
-/** Where the added models are kept (IndexedDB in the browser, memory in tests). */
-export interface AddedModelStore {
-  list(): Promise<AddedRecord[]>;
-  put(record: AddedRecord): Promise<void>;
-  delete(id: string): Promise<void>;
-}
+/** Where the added models are kept (IndexedDB in the browser, memory in tests), by id. */
+export type AddedModelStore = RecordStore<AddedRecord>;
 
-/** A store in memory. */
-export function memoryAddedStore(initial: readonly AddedRecord[] = []): AddedModelStore {
-  const records = new Map(initial.map((r) => [r.id, structuredClone(r)]));
-  return {
-    list: async () => [...records.values()].map((r) => structuredClone(r)),
-    put: async (record) => void records.set(record.id, structuredClone(record)),
-    delete: async (id) => void records.delete(id),
-  };
-}
+/** A store of added models in memory. */
+export const memoryAddedStore = (initial: readonly AddedRecord[] = []): AddedModelStore =>
+  memoryStore((record) => record.id, initial);
 
 /**
  * The channel on which a change of the added models is announced, and of the servers the user
