@@ -66,85 +66,90 @@ async function downloadsOf(page: Page): Promise<DownloadProgress[]> {
   return ((await hostStatus(page)) as unknown as { downloads: DownloadProgress[] }).downloads;
 }
 
-test('a self-hosted model downloads with true progress, and both checks find every file', async ({
-  page,
-}) => {
-  await page.addInitScript(() => {
-    // Count the page's requests for persistent storage.
-    const persist = navigator.storage.persist.bind(navigator.storage);
-    (globalThis as { persists?: number }).persists = 0;
-    navigator.storage.persist = () => {
-      (globalThis as { persists?: number }).persists! += 1;
-      return persist();
-    };
-  });
-  await openApp(page);
-  expect(await inspect(page)).toMatchObject({
-    downloaded: false,
-    webllm_has_model_in_cache: false,
-  });
-  const { status, type, events } = await download(page);
-  expect(status).toBe(200);
-  expect(type).toMatch(/^text\/event-stream/);
-  const last = events.at(-1)!;
-  expect(last).toMatchObject({
-    object: 'hearth.download',
-    model: TINY_ID,
-    phase: 'done',
-    bytes_done: model.totalBytes,
-    bytes_total: model.totalBytes,
-    files_done: model.files.length,
-    files_total: model.files.length,
-  });
-  // True progress: many reports, bytes that only grow, and shards reported while they arrive.
-  const during = events.filter((e) => e.phase === 'files');
-  expect(during.length).toBeGreaterThan(5);
-  const bytes = events.map((e) => e.bytes_done);
-  expect(bytes).toEqual([...bytes].sort((a, b) => a - b));
-  expect(during.some((e) => e.bytes_done > 0 && e.bytes_done < model.totalBytes / 2)).toBe(true);
-  // Several files download at once: `file` is the one that started last.
-  const reported = new Set(during.map((e) => e.file));
-  expect(SHARDS.some((shard) => reported.has(TINY_URL + shard))).toBe(true);
+test.describe('in a fresh profile', () => {
+  // Storage made persistent by an earlier test stays so in a warm context, and the page then
+  // has no reason to ask again: this test counts that it asks.
+  test.use({ freshContext: true });
+  test('a self-hosted model downloads with true progress, and both checks find every file', async ({
+    page,
+  }) => {
+    await page.addInitScript(() => {
+      // Count the page's requests for persistent storage.
+      const persist = navigator.storage.persist.bind(navigator.storage);
+      (globalThis as { persists?: number }).persists = 0;
+      navigator.storage.persist = () => {
+        (globalThis as { persists?: number }).persists! += 1;
+        return persist();
+      };
+    });
+    await openApp(page);
+    expect(await inspect(page)).toMatchObject({
+      downloaded: false,
+      webllm_has_model_in_cache: false,
+    });
+    const { status, type, events } = await download(page);
+    expect(status).toBe(200);
+    expect(type).toMatch(/^text\/event-stream/);
+    const last = events.at(-1)!;
+    expect(last).toMatchObject({
+      object: 'hearth.download',
+      model: TINY_ID,
+      phase: 'done',
+      bytes_done: model.totalBytes,
+      bytes_total: model.totalBytes,
+      files_done: model.files.length,
+      files_total: model.files.length,
+    });
+    // True progress: many reports, bytes that only grow, and shards reported while they arrive.
+    const during = events.filter((e) => e.phase === 'files');
+    expect(during.length).toBeGreaterThan(5);
+    const bytes = events.map((e) => e.bytes_done);
+    expect(bytes).toEqual([...bytes].sort((a, b) => a - b));
+    expect(during.some((e) => e.bytes_done > 0 && e.bytes_done < model.totalBytes / 2)).toBe(true);
+    // Several files download at once: `file` is the one that started last.
+    const reported = new Set(during.map((e) => e.file));
+    expect(SHARDS.some((shard) => reported.has(TINY_URL + shard))).toBe(true);
 
-  // Hearth's check and WebLLM's own (the real library's hasModelInCache) agree.
-  expect(await inspect(page)).toMatchObject({
-    downloaded: true,
-    missing_files: [],
-    webllm_has_model_in_cache: true,
-    download: null,
+    // Hearth's check and WebLLM's own (the real library's hasModelInCache) agree.
+    expect(await inspect(page)).toMatchObject({
+      downloaded: true,
+      missing_files: [],
+      webllm_has_model_in_cache: true,
+      download: null,
+    });
+    // Under the keys WebLLM reads; the library (on localhost, which WebLLM never caches) in
+    // Hearth's own cache.
+    expect(await cachedFiles(page)).toEqual({
+      'webllm/config': ['resolve/main/mlc-chat-config.json'],
+      'webllm/model': [
+        ...SHARDS,
+        'resolve/main/tensor-cache.json',
+        'resolve/main/tokenizer.json',
+      ].sort(),
+      'hearth/files': [model.lib],
+    });
+    for (const file of model.files) expect(server.count(file.path)).toBe(1);
+    await expect
+      .poll(async () =>
+        page.evaluate(async (KEY) => {
+          const response = await fetch('v1/openai/models', { headers: KEY });
+          return ((await response.json()) as { data: { id: string }[] }).data.map((m) => m.id);
+        }, KEY),
+      )
+      .toEqual(['hearth/echo', TINY_ID]);
+    // A model on the device is worth keeping: the page asked for persistent storage, and says
+    // what it got.
+    await expect(page.locator('api-status')).toHaveAttribute(
+      'persistence',
+      /^(persisted|best-effort)$/,
+    );
+    expect(await page.evaluate(() => (globalThis as { persists?: number }).persists)).toBe(1);
+    const storage = await page.evaluate(async (KEY) => {
+      const response = await fetch('v1/hearth/status', { headers: KEY });
+      return ((await response.json()) as { storage: { usage_bytes: number } }).storage;
+    }, KEY);
+    expect(storage.usage_bytes).toBeGreaterThan(model.totalBytes);
   });
-  // Under the keys WebLLM reads; the library (on localhost, which WebLLM never caches) in
-  // Hearth's own cache.
-  expect(await cachedFiles(page)).toEqual({
-    'webllm/config': ['resolve/main/mlc-chat-config.json'],
-    'webllm/model': [
-      ...SHARDS,
-      'resolve/main/tensor-cache.json',
-      'resolve/main/tokenizer.json',
-    ].sort(),
-    'hearth/files': [model.lib],
-  });
-  for (const file of model.files) expect(server.count(file.path)).toBe(1);
-  await expect
-    .poll(async () =>
-      page.evaluate(async (KEY) => {
-        const response = await fetch('v1/openai/models', { headers: KEY });
-        return ((await response.json()) as { data: { id: string }[] }).data.map((m) => m.id);
-      }, KEY),
-    )
-    .toEqual(['hearth/echo', TINY_ID]);
-  // A model on the device is worth keeping: the page asked for persistent storage, and says
-  // what it got.
-  await expect(page.locator('api-status')).toHaveAttribute(
-    'persistence',
-    /^(persisted|best-effort)$/,
-  );
-  expect(await page.evaluate(() => (globalThis as { persists?: number }).persists)).toBe(1);
-  const storage = await page.evaluate(async (KEY) => {
-    const response = await fetch('v1/hearth/status', { headers: KEY });
-    return ((await response.json()) as { storage: { usage_bytes: number } }).storage;
-  }, KEY);
-  expect(storage.usage_bytes).toBeGreaterThan(model.totalBytes);
 });
 
 test('delete removes every file, and both checks say so', async ({ page }) => {

@@ -247,6 +247,12 @@ for (const suffix of ['v1/openai', 'v1']) {
         // One running (slow: a minute unless aborted), 32 waiting behind it: the queue is full.
         const slow = Array.from({ length: 60 }, (_, i) => `w${i}`).join(' ');
         const held = [client.chat.completions.create(body(slow, 1000), opts)];
+        // The slow one running before the rest are sent: sent together, they may reach the
+        // worker in any order (Firefox), and a quick one that ran first leaves a place free.
+        for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
+          if ((await status()).queue.running === 1) break;
+          await new Promise((r) => setTimeout(r, 20));
+        }
         for (let i = 0; i < 32; i += 1)
           held.push(client.chat.completions.create(body(`q${i}`, 0), opts));
         // What has already settled, and how, says where a missing request went if one is missing.

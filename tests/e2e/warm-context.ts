@@ -15,6 +15,9 @@
  *   downloaded models are gone;
  * - routes, permissions, offline mode, extra headers and the listeners the test added, undone.
  *
+ * Not reset: whether storage is persistent (Chromium keeps a grant of `navigator.storage.persist()`
+ * for the origin); a test that counts the page's requests for it wants a fresh context.
+ *
  * What cannot be undone (an init script or a binding added to the context), a test that failed, a
  * context the test closed: the context is dropped and the next test warms a new one. A test that
  * is about the install itself (first visit, update, boot) must not use this `test`: in it the
