@@ -4,12 +4,12 @@
  *
  * In a fresh browser context a test's first `goto` costs about 3.8 s on two cores, 2.5 s of it
  * the worker's install (it precaches 17 MB: WebLLM's library and llama.cpp's wasm) and the reload
- * that follows; a page in a context where the worker is already installed is ready in about 1.3 s.
- * So in Chromium each Playwright worker keeps one context with the app installed, and between
+ * that follows; a page in a context where the worker is already installed is ready in about 1.3 s,
+ * and the reset below takes about 1.2 s. So in Chromium each Playwright worker keeps one context with the app installed, and between
  * tests puts it back to what a fresh profile holds once the worker is installed:
  * - every page closed (with them the engine host, its worker and its downloads);
- * - the service worker stopped (the DevTools protocol's `ServiceWorker.stopAllWorkers`), so that
- *   the next page starts one with no memory of the last test;
+ * - the service worker stopped (the DevTools protocol's `ServiceWorker.stopAllWorkers`) and, once
+ *   storage is emptied, started again: the next page finds one with no memory of the last test;
  * - IndexedDB, localStorage, cookies and the HTTP cache emptied, and every cache but those the
  *   first boot filled (the precache) deleted: conversations, settings, keys, servers, added and
  *   downloaded models are gone;
