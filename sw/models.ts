@@ -23,7 +23,12 @@ import {
   type ModelPrice,
   type ResolvedModel,
 } from '../src/models/models';
-import { allFilesStored, planFiles, type CacheStorageLike } from '../src/models/on-device';
+import {
+  allFilesStored,
+  planFiles,
+  presentCaches,
+  type CacheStorageLike,
+} from '../src/models/on-device';
 import type { ServerModel, Servers } from '../src/servers/servers';
 import type { ChatBackend } from '../src/protocol/host/backend';
 import type { HostStatus } from '../src/protocol/host/status';
@@ -173,10 +178,10 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
   }
 
   /** Whether every file of the model is in the caches. */
-  async #downloaded(entry: CatalogEntry): Promise<boolean> {
+  async #downloaded(entry: CatalogEntry, caches = this.#options.caches): Promise<boolean> {
     const known = this.#onDevice.get(entry.id);
     if (known && Date.now() - known.at < ON_DEVICE_TTL_MS) return known.downloaded;
-    const downloaded = await allFilesStored(entry, this.#options.appUrl, this.#options.caches);
+    const downloaded = await allFilesStored(entry, this.#options.appUrl, caches);
     this.#onDevice.set(entry.id, { at: Date.now(), downloaded });
     return downloaded;
   }
@@ -197,14 +202,18 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
   async list(): Promise<ModelInfo[]> {
     const fit = await this.#fit();
     const ready: ModelInfo[] = [ECHO_MODEL];
-    const entries = await this.#entries();
+    const [entries, caches] = await Promise.all([
+      this.#entries(),
+      presentCaches(this.#options.caches),
+    ]);
     // Asked of every catalogue model at once: one by one, a catalogue of a hundred models took
     // a second of cache lookups on a fresh install.
     const listed = await Promise.all(
       // A downloaded model whose fit is not known is listed: it was downloaded here, and a
       // request for it waits for a host, which knows.
       entries.map(
-        async (entry) => fitOf(entry, fit).available !== false && (await this.#downloaded(entry)),
+        async (entry) =>
+          fitOf(entry, fit).available !== false && (await this.#downloaded(entry, caches)),
       ),
     );
     ready.push(...entries.filter((_, i) => listed[i]).map((entry) => catalogModelInfo(entry)));
@@ -312,8 +321,14 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
       tools: false,
       reasoning: false,
     };
-    const models = [echo];
-    for (const entry of await this.#entries()) models.push(await this.#describe(entry, fit, host));
+    // Every model described at once, as `list` asks: one by one, the cache lookups of a hundred
+    // models took over a second on a fresh install, and every page's boot waits for this list.
+    const [entries, caches] = await Promise.all([
+      this.#entries(),
+      presentCaches(this.#options.caches),
+    ]);
+    const described = entries.map((entry) => this.#describe(entry, fit, host, caches));
+    const models = [echo, ...(await Promise.all(described))];
     for (const model of (await this.#options.servers?.models()) ?? []) {
       models.push(this.#describeRemote(model));
     }
@@ -347,7 +362,12 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
   }
 
   /** One model as the catalogue shows it. */
-  async #describe(entry: CatalogEntry, fit: Fit, host: HostFacts): Promise<CatalogModel> {
+  async #describe(
+    entry: CatalogEntry,
+    fit: Fit,
+    host: HostFacts,
+    caches = this.#options.caches,
+  ): Promise<CatalogModel> {
     // A model that lost the GPU device twice here is refused by the host: show why.
     const failing = host?.failing_models[entry.id];
     const { available, reason } = failing
@@ -365,7 +385,7 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
       required_features: entry.required_features,
       available,
       ...(reason !== null && { unavailable_reason: reason }),
-      downloaded: await this.#downloaded(entry),
+      downloaded: await this.#downloaded(entry, caches),
       ...(evicted !== undefined && { evicted }),
       loaded: host?.loaded_model === entry.id || host?.loaded_embedding_model === entry.id,
       source: entry.source,

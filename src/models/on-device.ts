@@ -11,7 +11,37 @@ import { ggufFileStored, ggufParts, readGgufRecord } from './gguf-parts';
 
 /** The part of `CacheStorage` this reads. */
 export interface CacheStorageLike {
-  open(cacheName: string): Promise<{ match(request: string): Promise<Response | undefined> }>;
+  open(cacheName: string): Promise<CacheReaderLike>;
+  /** The names of the caches there are (`CacheStorage.keys`), where the storage can list them. */
+  keys?(): Promise<string[]>;
+}
+
+/** The part of a `Cache` this reads. */
+interface CacheReaderLike {
+  match(request: string): Promise<Response | undefined>;
+}
+
+/** A cache that holds nothing. */
+const NO_CACHE: CacheReaderLike = { match: () => Promise.resolve(undefined) };
+
+/**
+ * `caches` for many lookups at once: the caches there are are listed once, each is opened once,
+ * and a lookup in one that is not there answers "not stored" at once. Each open is a trip to the
+ * browser's storage, and opening a missing cache makes it: a fresh install's catalogue of a hundred
+ * models cost some five hundred of them, most of a second of every page's first visit.
+ */
+export async function presentCaches(caches: CacheStorageLike): Promise<CacheStorageLike> {
+  if (!caches.keys) return caches;
+  const names = new Set(await caches.keys());
+  const opened = new Map<string, Promise<CacheReaderLike>>();
+  return {
+    open(name) {
+      if (!names.has(name)) return Promise.resolve(NO_CACHE);
+      let cache = opened.get(name);
+      if (!cache) opened.set(name, (cache = caches.open(name)));
+      return cache;
+    },
+  };
 }
 
 /** WebLLM's cache names (notes/webllm §5.1), and Hearth's own for what WebLLM will not cache. */

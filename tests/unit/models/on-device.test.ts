@@ -7,6 +7,7 @@ import {
   missingFiles,
   modelBaseUrl,
   planFiles,
+  presentCaches,
   type CacheStorageLike,
 } from '../../../src/models/on-device';
 
@@ -204,6 +205,44 @@ describe('allFilesStored', () => {
     expect(none.seen.matches).toBeLessThan(all.seen.matches);
     // The manifests read to plan the files, then the first file of the plan.
     expect(none.seen.matches).toBe(3);
+  });
+});
+
+describe('presentCaches', () => {
+  /** `fakeCaches` that can list its caches, noting each cache it is asked to open. */
+  function listed(contents: Record<string, Record<string, unknown>>) {
+    const inner = fakeCaches(contents);
+    const opened: string[] = [];
+    const caches: CacheStorageLike = {
+      open(name) {
+        opened.push(name);
+        return inner.open(name);
+      },
+      keys: () => Promise.resolve(Object.keys(contents)),
+    };
+    return { caches, opened };
+  }
+
+  it('answers "not stored" for a cache that is not there without opening it, which would make it', async () => {
+    const { caches, opened } = listed({ 'webllm/config': {} });
+    expect(await allFilesStored(hf, APP, await presentCaches(caches))).toBe(false);
+    const missing = await missingFiles(hf, APP, await presentCaches(caches));
+    expect(missing).toEqual(await missingFiles(hf, APP, fakeCaches({})));
+    expect(missing.length).toBeGreaterThan(0);
+    expect(opened.every((name) => name === 'webllm/config')).toBe(true);
+  });
+
+  it('opens each cache there is once however many lookups it serves, and finds what it holds', async () => {
+    const { caches, opened } = listed(complete());
+    const present = await presentCaches(caches);
+    const answers = await Promise.all([hf, hf, hf].map((e) => allFilesStored(e, APP, present)));
+    expect(answers).toEqual([true, true, true]);
+    expect(opened.sort()).toEqual(['webllm/config', 'webllm/model', 'webllm/wasm']);
+  });
+
+  it('leaves a storage that cannot list its caches as it is', async () => {
+    const caches = fakeCaches(complete());
+    expect(await presentCaches(caches)).toBe(caches);
   });
 });
 
