@@ -4,16 +4,22 @@
  *
  * In a fresh browser context a test's first `goto` costs about 3.8 s on two cores, 2.5 s of it
  * the worker's install (it precaches 17 MB: WebLLM's library and llama.cpp's wasm) and the reload
- * that follows; a page in a context where the worker is already installed is ready in about 1.3 s,
- * and the reset below takes about 1.2 s. So in Chromium each Playwright worker keeps one context with the app installed, and between
- * tests puts it back to what a fresh profile holds once the worker is installed:
- * - every page closed (with them the engine host, its worker and its downloads);
+ * that follows. So in Chromium each Playwright worker keeps one context with the app installed,
+ * and between tests puts it back to what a fresh profile holds once the worker is installed:
+ * - every page closed but the test's own, which is kept for the next test (a page that exists
+ *   opens the app about a second sooner than a new one) and left at the app's icon: leaving the
+ *   app, like closing it, ends its engine host, the host's worker and its downloads; a page the
+ *   test changed for good (an init script, a route, its viewport: `PAGE_LASTING`) is closed;
  * - the service worker stopped (the DevTools protocol's `ServiceWorker.stopAllWorkers`) and, once
  *   storage is emptied, started again: the next page finds one with no memory of the last test;
  * - IndexedDB, localStorage, cookies and the HTTP cache emptied, and every cache but those the
  *   first boot filled (the precache) deleted: conversations, settings, keys, servers, added and
  *   downloaded models are gone;
- * - routes, permissions, offline mode, extra headers and the listeners the test added, undone.
+ * - routes, permissions, offline mode, extra headers and the listeners the test added to the
+ *   context and to the kept page, undone.
+ *
+ * A test then costs about 1 s of reset and 1 s of the app's boot, where a fresh context cost
+ * 3.8 s (a closed page's engine host and a new page's renderer were most of the difference).
  *
  * Not reset: whether storage is persistent (Chromium keeps a grant of `navigator.storage.persist()`
  * for the origin); a test that counts the page's requests for it wants a fresh context.
@@ -59,6 +65,45 @@ const EVENTS = [
 /** Context methods whose effect outlives the test with no way to undo it. */
 const LASTING = ['addInitScript', 'exposeBinding', 'exposeFunction', 'setGeolocation'] as const;
 
+/** Page events whose listeners a test may add (removed after it, when its page is kept). */
+const PAGE_EVENTS = [
+  'close',
+  'console',
+  'crash',
+  'dialog',
+  'domcontentloaded',
+  'download',
+  'filechooser',
+  'frameattached',
+  'framedetached',
+  'framenavigated',
+  'load',
+  'pageerror',
+  'popup',
+  'request',
+  'requestfailed',
+  'requestfinished',
+  'response',
+  'websocket',
+  'worker',
+];
+
+/** Page methods whose effect outlives the test: a page that had one is closed, not kept. */
+const PAGE_LASTING = [
+  'addInitScript',
+  'addLocatorHandler',
+  'emulateMedia',
+  'exposeBinding',
+  'exposeFunction',
+  'route',
+  'routeFromHAR',
+  'routeWebSocket',
+  'setDefaultNavigationTimeout',
+  'setDefaultTimeout',
+  'setExtraHTTPHeaders',
+  'setViewportSize',
+] as const;
+
 /** What Playwright's context has of Node's EventEmitter but does not declare. */
 interface Emitter {
   rawListeners(name: string): unknown[];
@@ -71,6 +116,16 @@ class WarmContext {
   /** The caches the app's first boot filled (the precache): kept between tests. */
   #keep = new Set<string>();
   #listeners = new Map<string, unknown[]>();
+  /**
+   * The page the next test gets: the last test's, emptied (it shows the app's icon). A page that
+   * already exists is ready about half a second sooner than a new one.
+   */
+  #page: Page | undefined;
+  /** Set when the test did something to its page that a reset cannot undo. */
+  #pageDirty = false;
+  #pageListeners = new Map<string, unknown[]>();
+  /** The pages whose lasting methods are watched. */
+  #watched = new WeakSet<Page>();
 
   private constructor(
     readonly context: BrowserContext,
@@ -105,60 +160,95 @@ class WarmContext {
       return names.filter((_, i) => sizes[i]!.length > 0);
     });
     for (const name of filled) warm.#keep.add(name);
+    warm.#page = page;
     await warm.reset();
     return warm;
   }
 
   /** Notes the listeners there are before a test, to remove those it adds. */
   lend(): BrowserContext {
-    const events = this.context as unknown as Emitter;
-    this.#listeners = new Map(EVENTS.map((name) => [name, events.rawListeners(name)]));
+    this.#listeners = listenersOf(this.context, EVENTS);
     return this.context;
+  }
+
+  /** The test's page: the one the reset kept, or a new one. */
+  async lendPage(): Promise<Page> {
+    const page = this.#page ?? (await this.context.newPage());
+    this.#page = page;
+    this.#pageDirty = false;
+    if (!this.#watched.has(page)) {
+      this.#watched.add(page);
+      for (const name of PAGE_LASTING) {
+        const method = page[name].bind(page) as (...args: unknown[]) => Promise<unknown>;
+        Object.assign(page, {
+          [name]: (...args: unknown[]) => {
+            if (this.#page === page) this.#pageDirty = true;
+            return method(...args);
+          },
+        });
+      }
+    }
+    this.#pageListeners = listenersOf(page, PAGE_EVENTS);
+    return page;
   }
 
   /** Puts the context back to a fresh install's state (the module comment says what that is). */
   async reset(): Promise<void> {
     const { context } = this;
-    const events = context as unknown as Emitter;
-    for (const [name, before] of this.#listeners) {
-      for (const listener of events.rawListeners(name)) {
-        if (!before.includes(listener)) events.off(name, listener);
-      }
-    }
-    await Promise.all(context.pages().map((page) => page.close()));
+    removeAdded(context, this.#listeners);
+    let icon = this.#page;
+    if (icon && (icon.isClosed() || this.#pageDirty)) icon = undefined;
+    if (icon) removeAdded(icon, this.#pageListeners);
+    // Opened before the others close: a context's only page opens more slowly.
+    icon ??= await context.newPage();
+    this.#page = undefined;
+    await Promise.all(context.pages().map((page) => (page === icon ? null : page.close())));
     await context.unrouteAll({ behavior: 'ignoreErrors' });
     await context.clearPermissions();
     await context.setOffline(false);
     await context.setExtraHTTPHeaders({});
     await context.clearCookies();
-    // A page of the app's origin that is not the app (its icon), to reach its caches.
-    const icon: Page = await context.newPage();
-    try {
-      await icon.goto(new URL('favicon.svg', this.base).href);
-      await icon.evaluate(
-        async (keep) => {
-          for (const name of await caches.keys()) {
-            if (!keep.includes(name)) await caches.delete(name);
-          }
-        },
-        [...this.#keep],
-      );
-      const cdp = await context.newCDPSession(icon);
-      await cdp.send('ServiceWorker.enable');
-      await cdp.send('ServiceWorker.stopAllWorkers');
-      await cdp.send('Storage.clearDataForOrigin', {
-        origin: new URL(this.base).origin,
-        storageTypes: 'cookies,file_systems,indexeddb,local_storage,websql,shader_cache',
-      });
-      await cdp.send('Network.clearBrowserCache');
-      await cdp.detach();
-      // A fresh worker, started now by a request from the icon's page (which it controls): one
-      // left stopped makes the next test's first navigation hang once that test has added a route
-      // to the context, as Playwright then intercepts the worker's requests too.
-      expect(await icon.evaluate(() => navigator.serviceWorker.controller !== null)).toBe(true);
-      await icon.evaluate(() => fetch('favicon.svg').then((response) => response.status));
-    } finally {
-      await icon.close();
+    // A page of the app's origin that is not the app (its icon), to reach its caches; leaving
+    // the app ends the engine host that ran in it, as closing the page would.
+    await icon.goto(new URL('favicon.svg', this.base).href);
+    await icon.evaluate(
+      async (keep) => {
+        for (const name of await caches.keys()) {
+          if (!keep.includes(name)) await caches.delete(name);
+        }
+      },
+      [...this.#keep],
+    );
+    const cdp = await context.newCDPSession(icon);
+    await cdp.send('ServiceWorker.enable');
+    await cdp.send('ServiceWorker.stopAllWorkers');
+    await cdp.send('Storage.clearDataForOrigin', {
+      origin: new URL(this.base).origin,
+      storageTypes: 'cookies,file_systems,indexeddb,local_storage,websql,shader_cache',
+    });
+    await cdp.send('Network.clearBrowserCache');
+    await cdp.detach();
+    // A fresh worker, started now by a request from the icon's page (which it controls): one
+    // left stopped makes the next test's first navigation hang once that test has added a route
+    // to the context, as Playwright then intercepts the worker's requests too.
+    expect(await icon.evaluate(() => navigator.serviceWorker.controller !== null)).toBe(true);
+    await icon.evaluate(() => fetch('favicon.svg').then((response) => response.status));
+    this.#page = icon;
+  }
+}
+
+/** The listeners `target` has now for each of `events`. */
+function listenersOf(target: object, events: string[]): Map<string, unknown[]> {
+  const emitter = target as Emitter;
+  return new Map(events.map((name) => [name, emitter.rawListeners(name)]));
+}
+
+/** Removes the listeners `target` has that were not there in `before`. */
+function removeAdded(target: object, before: Map<string, unknown[]>): void {
+  const emitter = target as Emitter;
+  for (const [name, had] of before) {
+    for (const listener of emitter.rawListeners(name)) {
+      if (!had.includes(listener)) emitter.off(name, listener);
     }
   }
 }
@@ -178,6 +268,10 @@ export const test = base.extend<
     },
     { scope: 'worker' },
   ],
+  page: async ({ context, warmContexts }, use) => {
+    const warm = warmContexts.current;
+    await use(warm?.context === context ? await warm.lendPage() : await context.newPage());
+  },
   context: async (
     { browser, browserName, baseURL, viewport, hasTouch, isMobile, freshContext, warmContexts },
     use,
