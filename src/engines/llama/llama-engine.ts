@@ -29,6 +29,7 @@ import { LlamaChunkReader } from './llama-chunks';
 import { fromLlamaError, isFatal } from './llama-errors';
 import { toLlamaRequest, unknownBiasTokens } from './llama-mapping';
 import { llamaPlan, thisPlatform, type LlamaPlan, type LlamaPlatform } from './llama-runtime';
+import { SerialReads, storedIds } from '../stored-models';
 
 /** What the engine needs from the worker (with what a load needs). */
 export interface LlamaEngineOptions extends LlamaLoadOptions {
@@ -60,7 +61,7 @@ export class LlamaEngine implements Engine {
   #loading: Promise<void> | undefined;
   #progress: LlamaLoadState | null = null;
   #models: string[] = [];
-  #refreshed: Promise<void> = Promise.resolve();
+  readonly #reads = new SerialReads(() => this.#read());
   #lastSpeed: SpeedFigures | null = null;
   /** How the loaded model runs; null when none is loaded. */
   #runtime: LlamaRuntime | null = null;
@@ -132,21 +133,16 @@ export class LlamaEngine implements Engine {
    * one never overwrites what a newer one found.
    */
   refresh(): Promise<void> {
-    this.#refreshed = this.#refreshed.then(() => this.#read());
-    return this.#refreshed;
+    return this.#reads.refresh();
   }
 
   /** Resolves once the reads asked for so far are done. */
   settled(): Promise<void> {
-    return this.#refreshed;
+    return this.#reads.settled();
   }
 
   async #read(): Promise<void> {
-    const present: string[] = [];
-    for (const entry of this.#options.catalog()) {
-      if (await this.#files.present(entry).catch(() => false)) present.push(entry.id);
-    }
-    this.#models = present;
+    this.#models = await storedIds(this.#options.catalog(), (entry) => this.#files.present(entry));
     this.#options.onChange();
   }
 

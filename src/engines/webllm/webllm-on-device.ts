@@ -1,11 +1,11 @@
 /**
  * @module
  * Which of the WebLLM catalogue's models are on the device now (all their files in the cache)
- * and which are failing on it (device losses), read again on demand. Reads run one after
- * another, so that an older one never overwrites what a newer one found.
+ * and which are failing on it (device losses), read again on demand (stored-models.ts).
  */
 import type { WebLLMEntry } from '../../models/catalog';
-import { missingFiles, type CacheStorageLike } from '../../models/on-device';
+import { allFilesStored, presentCaches, type CacheStorageLike } from '../../models/on-device';
+import { SerialReads, storedIds } from '../stored-models';
 import type { LossStore } from './webllm-devices';
 
 /** Where the models' files and losses are read. */
@@ -24,7 +24,7 @@ export class ModelsOnDevice {
   readonly #source: OnDeviceSource;
   #models: string[] = [];
   #failing: Record<string, string> = {};
-  #refreshed: Promise<void> = Promise.resolve();
+  readonly #reads = new SerialReads(() => this.#read());
 
   constructor(source: OnDeviceSource) {
     this.#source = source;
@@ -42,24 +42,20 @@ export class ModelsOnDevice {
 
   /** Reads again, after the reads asked for before. */
   refresh(): Promise<void> {
-    this.#refreshed = this.#refreshed.then(() => this.#read());
-    return this.#refreshed;
+    return this.#reads.refresh();
   }
 
   /** Resolves once the reads asked for so far are done. */
   settled(): Promise<void> {
-    return this.#refreshed;
+    return this.#reads.settled();
   }
 
   async #read(): Promise<void> {
-    const { caches, appUrl } = this.#source;
-    const present: string[] = [];
-    for (const entry of this.#source.catalog) {
-      if ((await missingFiles(entry, appUrl, caches).catch(() => ['?'])).length === 0) {
-        present.push(entry.id);
-      }
-    }
-    this.#models = present;
+    const { appUrl } = this.#source;
+    const caches = await presentCaches(this.#source.caches);
+    this.#models = await storedIds(this.#source.catalog, (entry) =>
+      allFilesStored(entry, appUrl, caches),
+    );
     this.#failing = await this.#source.losses.failing().catch(() => ({}));
     this.#source.onChange();
   }
