@@ -42,6 +42,24 @@ export function described(ids: string, adding: boolean): string {
   return adding ? `${ids} ${ADDING}`.trim() : ids;
 }
 
+/** The id of the line that shows the form's error. */
+export const FORM_ERROR = 'server-error';
+
+/**
+ * A field's ARIA state: invalid when the form's error is about it; described by its hint (if it
+ * has one), by that error, and while adding, by why it is disabled.
+ */
+export function fieldAria(
+  field: NonNullable<FormError['field']>,
+  hint: string | null,
+  error: FormError | null,
+  adding: boolean,
+): { invalid: 'true' | 'false'; describedBy: string } {
+  const about = error?.field === field;
+  const ids = [hint, about ? FORM_ERROR : null].filter((id) => id !== null).join(' ');
+  return { invalid: about ? 'true' : 'false', describedBy: described(ids, adding) };
+}
+
 /** What an error says, for the user. */
 export function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);

@@ -16,7 +16,7 @@ import {
   sharedOriginWarning,
   thisOriginShared,
 } from './server-key-keeping';
-import { ADDING, described, headingId, type FormError } from './server-form';
+import { ADDING, fieldAria, FORM_ERROR, headingId } from './server-form';
 import { ServersState } from './servers-state';
 import { serversStyles } from './servers-styles';
 import { cards, shared } from '../../shared/styles';
@@ -50,8 +50,10 @@ export class ServersView extends LitElement {
 
   protected override render() {
     const error = this.#state.formError;
-    const invalid = (field: FormError['field']) =>
-      error && error.field === field ? 'true' : 'false';
+    const { adding } = this.#state;
+    const name = fieldAria('name', 'server-name-hint', error, adding);
+    const url = fieldAria('base_url', null, error, adding);
+    const key = fieldAria('api_key', 'server-key-hint', error, adding);
     return html`<section aria-labelledby="servers">
       <h3 id="servers">Servers</h3>
       <p>
@@ -77,8 +79,8 @@ export class ServersView extends LitElement {
           spellcheck="false"
           maxlength="40"
           placeholder="gpu-box"
-          aria-invalid=${invalid('name')}
-          aria-describedby=${described(error?.field === 'name' ? 'server-name-hint server-error' : 'server-name-hint', this.#state.adding)}
+          aria-invalid=${name.invalid}
+          aria-describedby=${name.describedBy}
           ?disabled=${this.#state.adding}
         />
         <p class="hint muted" id="server-name-hint">
@@ -92,8 +94,8 @@ export class ServersView extends LitElement {
           autocomplete="off"
           spellcheck="false"
           placeholder="http://gpu-box:8000/v1"
-          aria-invalid=${invalid('base_url')}
-          aria-describedby=${described(error?.field === 'base_url' ? 'server-error' : '', this.#state.adding) || nothing}
+          aria-invalid=${url.invalid}
+          aria-describedby=${url.describedBy || nothing}
           ?disabled=${this.#state.adding}
         />
         <label for="server-key">Key (optional)</label>
@@ -102,8 +104,8 @@ export class ServersView extends LitElement {
           name="api_key"
           type="password"
           autocomplete="off"
-          aria-invalid=${invalid('api_key')}
-          aria-describedby=${described(error?.field === 'api_key' ? 'server-key-hint server-error' : 'server-key-hint', this.#state.adding)}
+          aria-invalid=${key.invalid}
+          aria-describedby=${key.describedBy}
           ?disabled=${this.#state.adding}
         />
         <p class="hint muted" id="server-key-hint">
@@ -128,7 +130,7 @@ export class ServersView extends LitElement {
           }
         </div>
       </form>
-      ${error ? html`<p class="error" role="alert" id="server-error">${error.text}</p>` : nothing}
+      ${error ? html`<p class="error" role="alert" id=${FORM_ERROR}>${error.text}</p>` : nothing}
       ${this.#state.said ? html`<p class="muted" role="status">${this.#state.said}</p>` : nothing}
       ${this.#renderList()}
     </section>`;

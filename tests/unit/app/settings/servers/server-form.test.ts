@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   described,
+  fieldAria,
   errorField,
   nameFromUrl,
 } from '../../../../../src/app/settings/servers/server-form';
@@ -40,5 +41,29 @@ describe('described', () => {
     expect(described('server-name-hint', false)).toBe('server-name-hint');
     expect(described('server-name-hint', true)).toBe('server-name-hint server-adding');
     expect(described('', true)).toBe('server-adding');
+  });
+});
+
+describe('fieldAria', () => {
+  const nameError = { text: 'The name is taken.', field: 'name' as const };
+
+  it('marks only the field the error is about invalid, and points it at the error after its hint', () => {
+    expect(fieldAria('name', 'server-name-hint', nameError, false)).toEqual({
+      invalid: 'true',
+      describedBy: 'server-name-hint server-error',
+    });
+    expect(fieldAria('api_key', 'server-key-hint', nameError, false)).toEqual({
+      invalid: 'false',
+      describedBy: 'server-key-hint',
+    });
+  });
+
+  it('describes a field with no hint and no error by nothing, or only by why it waits while adding', () => {
+    expect(fieldAria('base_url', null, null, false)).toEqual({ invalid: 'false', describedBy: '' });
+    expect(fieldAria('base_url', null, null, true).describedBy).toBe('server-adding');
+    expect(fieldAria('base_url', null, { text: 'Down.', field: 'base_url' }, true)).toEqual({
+      invalid: 'true',
+      describedBy: 'server-error server-adding',
+    });
   });
 });
