@@ -20,15 +20,27 @@ declare global {
   var HearthSdks: HearthSdksType;
 }
 
-/** Opens the app, waits until its API answers, and loads the `openai` SDK into the page. */
-export async function openApp(page: Page, path = './'): Promise<void> {
+/**
+ * Opens the app, waits until its API answers, and loads the `openai` SDK into the page (`sdk:
+ * false` leaves it out: the chat app's tests drive the page, and evaluating the SDK's 360 kB
+ * costs each boot a tenth of a second).
+ */
+export async function openApp(page: Page, path = './', { sdk = true } = {}): Promise<void> {
   await page.goto(path);
   // A first visit shows the app only after its one reload (src/boot-gate.ts): the worker's
   // install, with its precache, comes first; on a loaded machine that takes a while.
   await expect(page.locator('api-status')).toHaveAttribute('state', 'ready', { timeout: 30_000 });
+  if (sdk) await loadOpenAI(page);
+}
+
+let openAIBundle: string | undefined;
+
+/** Loads the `openai` SDK's browser bundle into the page, as the global `OpenAI`. */
+export async function loadOpenAI(page: Page): Promise<void> {
+  openAIBundle ??= readFileSync(OPENAI_BUNDLE, 'utf8');
   // Evaluated over the DevTools protocol, as the page's Content Security Policy allows no
   // inline script.
-  await page.evaluate(readFileSync(OPENAI_BUNDLE, 'utf8'));
+  await page.evaluate(openAIBundle);
 }
 
 /**

@@ -7,7 +7,7 @@
 import AxeBuilder from '@axe-core/playwright';
 import { expect, type Page } from '@playwright/test';
 import { test } from './warm-context';
-import { openApp } from './helpers';
+import { loadOpenAI, openApp } from './helpers';
 import { composer, openChat, openSettings, replies, send, userMessages } from './ui';
 
 /** Opens Settings from the app's bar, then one of its sections from the row of links. */
@@ -208,6 +208,7 @@ test('the API panel (Settings → Developer, where #/api leads now) gives the ba
   page,
 }) => {
   await openChat(page);
+  await loadOpenAI(page);
   await page.evaluate(() => (location.hash = '#/api'));
   await expect(
     page

@@ -8,14 +8,14 @@ import { openApp } from './helpers';
  * Opens the app (at `path`) on a fresh conversation, with the echo engine answering: picked in
  * the conversation's model picker, as a developer does (a newcomer's conversation has no model
  * until a real one is ready), so that the conversations started after it have it too.
- * `model: null` leaves the picker as the app set it.
+ * `model: null` leaves the picker as the app set it. The `openai` SDK is not loaded (`loadOpenAI`).
  */
 export async function openChat(
   page: Page,
   path = './',
   { model = ECHO_MODEL_ID as string | null } = {},
 ): Promise<void> {
-  await openApp(page, path);
+  await openApp(page, path, { sdk: false });
   await expect(composer(page)).toBeVisible();
   if (model !== null) await pickModel(page, model);
 }
