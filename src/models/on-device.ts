@@ -31,8 +31,10 @@ const NO_CACHE: CacheReaderLike = { match: () => Promise.resolve(undefined) };
  * models cost some five hundred of them, most of a second of every page's first visit.
  */
 export async function presentCaches(caches: CacheStorageLike): Promise<CacheStorageLike> {
-  if (!caches.keys) return caches;
-  const names = new Set(await caches.keys());
+  // A storage that cannot list its caches now is asked cache by cache, as without this.
+  const listed = await caches.keys?.().catch(() => undefined);
+  if (!listed) return caches;
+  const names = new Set(listed);
   const opened = new Map<string, Promise<CacheReaderLike>>();
   return {
     open(name) {

@@ -240,9 +240,11 @@ describe('presentCaches', () => {
     expect(opened.sort()).toEqual(['webllm/config', 'webllm/model', 'webllm/wasm']);
   });
 
-  it('leaves a storage that cannot list its caches as it is', async () => {
+  it('leaves a storage that cannot list its caches, or fails to, as it is', async () => {
     const caches = fakeCaches(complete());
     expect(await presentCaches(caches)).toBe(caches);
+    const failing = { ...caches, keys: () => Promise.reject(new Error('storage went away')) };
+    expect(await presentCaches(failing)).toBe(failing);
   });
 });
 
