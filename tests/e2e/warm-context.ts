@@ -118,8 +118,8 @@ class WarmContext {
   #keep = new Set<string>();
   #listeners = new Map<string, unknown[]>();
   /**
-   * The page the next test gets: the last test's, emptied (it shows the app's icon). A page that
-   * already exists is ready about half a second sooner than a new one.
+   * The page the next test gets: the last test's, emptied (it shows the app's icon): the app
+   * opens sooner in a page that exists than in a new one (the module comment says how much).
    */
   #page: Page | undefined;
   /** Set when the test did something to its page that a reset cannot undo. */
