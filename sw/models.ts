@@ -141,6 +141,15 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
     return [...this.#options.catalog, ...added];
   }
 
+  /** Every catalogue model, and the caches as they are now, to look all of them up at once. */
+  async #lookups(): Promise<{ entries: CatalogEntry[]; caches: CacheStorageLike }> {
+    const [entries, caches] = await Promise.all([
+      this.#entries(),
+      presentCaches(this.#options.caches),
+    ]);
+    return { entries, caches };
+  }
+
   async #entry(id: string): Promise<CatalogEntry | undefined> {
     return this.#byId.get(id) ?? (await this.#options.added?.get(id));
   }
@@ -202,10 +211,7 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
   async list(): Promise<ModelInfo[]> {
     const fit = await this.#fit();
     const ready: ModelInfo[] = [ECHO_MODEL];
-    const [entries, caches] = await Promise.all([
-      this.#entries(),
-      presentCaches(this.#options.caches),
-    ]);
+    const { entries, caches } = await this.#lookups();
     // Asked of every catalogue model at once: one by one, a catalogue of a hundred models took
     // a second of cache lookups on a fresh install.
     const listed = await Promise.all(
@@ -323,10 +329,7 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
     };
     // Every model described at once, as `list` asks: one by one, the cache lookups of a hundred
     // models took over a second on a fresh install, and every page's boot waits for this list.
-    const [entries, caches] = await Promise.all([
-      this.#entries(),
-      presentCaches(this.#options.caches),
-    ]);
+    const { entries, caches } = await this.#lookups();
     const described = entries.map((entry) => this.#describe(entry, fit, host, caches));
     const models = [echo, ...(await Promise.all(described))];
     for (const model of (await this.#options.servers?.models()) ?? []) {

@@ -183,7 +183,7 @@ class WarmContext {
         const method = page[name].bind(page) as (...args: unknown[]) => Promise<unknown>;
         Object.assign(page, {
           [name]: (...args: unknown[]) => {
-            if (this.#page === page) this.#pageDirty = true;
+            this.#pageDirty = true;
             return method(...args);
           },
         });
