@@ -144,8 +144,8 @@ export default tseslint.config(
     files: ['src/api/**'],
     rules: {
       ...onlyImports(
-        ['\\./', '\\.\\./(protocol|models|servers)/', 'valibot$'],
-        'src/api imports only itself, src/protocol, src/models and src/servers (DESIGN §2).',
+        ['\\./', '\\.\\./(protocol|models|servers)/', 'valibot$', 'image-size/types/'],
+        'src/api imports only itself, src/protocol, src/models and src/servers (DESIGN §2), and image-size’s header readers.',
       ),
       'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
     },

@@ -4,7 +4,7 @@
  * e.g. an older one) as its users do, pairs a tab of this script's own that answers each request
  * once its body came, sends `--rounds` rounds of `--callers` uploads of `--mib` MiB at once, and
  * prints the relay process's peak resident memory (Linux: VmHWM) and how many uploads were
- * answered 429. The relay's cap of bodies held is 32 MiB; what it holds beyond its counted bodies
+ * answered 429. The relay's cap of bodies held is 128 MiB; what it holds beyond its counted bodies
  * is copies.
  *
  *   node bench/relay-memory.mjs [--rounds 4] [--callers 60] [--mib 4] [--relay-dir relay]

@@ -11,6 +11,11 @@ import { bearerKey } from './protocol.js';
 
 /** The largest body the API takes (DESIGN §3): the relay answers 413 beyond it, as the API would. */
 export const BODY_LIMIT = 4 * 1024 * 1024;
+/**
+ * The largest body of a chat completion, which may carry images as data URLs (the API's
+ * `IMAGE_BODY_LIMIT`): the API itself answers 413 to one without images over `BODY_LIMIT`.
+ */
+export const IMAGE_BODY_LIMIT = 64 * 1024 * 1024;
 
 /**
  * An OpenAI-shaped error body, as the API's own (DESIGN §3).
@@ -54,9 +59,10 @@ export function fail(res, status, code, type, message, headers = {}) {
  * Whether the tab accepts the key is the tab's to say; that there is one, the relay checks.
  * @param {import('node:http').IncomingHttpHeaders} headers
  * @param {number} declared The `Content-Length`, 0 when there is none.
+ * @param {number} limit The largest body the API takes on this route (`bodyLimitOf`).
  * @returns {[number, string, string, string] | null} The refusal (status, code, type, message).
  */
-export function refusalUnread(headers, declared) {
+export function refusalUnread(headers, declared, limit) {
   if (bearerKey(headers.authorization) === null) {
     return [
       401,
@@ -75,17 +81,23 @@ export function refusalUnread(headers, declared) {
       `The request body must be sent as 'application/json' (got ${got}).`,
     ];
   }
-  if (declared > BODY_LIMIT) return TOO_LARGE;
+  if (declared > limit) return tooLarge(limit);
   return null;
 }
 
-/** 413, as the API answers a body over its limit. @type {[number, string, string, string]} */
-export const TOO_LARGE = [
-  413,
-  'request_too_large',
-  'invalid_request_error',
-  `The request body is larger than the limit of ${BODY_LIMIT} bytes.`,
-];
+/**
+ * 413, as the API answers a body over its `limit`.
+ * @param {number} limit
+ * @returns {[number, string, string, string]}
+ */
+export function tooLarge(limit) {
+  return [
+    413,
+    'request_too_large',
+    'invalid_request_error',
+    `The request body is larger than the limit of ${limit} bytes.`,
+  ];
+}
 
 /**
  * `text` cut to `limit` characters, with `…` where it was cut.

@@ -3,7 +3,6 @@
  * A request's body, read as it arrives and counted against the relay's cap of bodies held, then
  * handed to the tab's socket as one binary message without a copy of it.
  */
-import { BODY_LIMIT } from './answers.js';
 import { frameHeader } from './protocol.js';
 
 /**
@@ -21,9 +20,10 @@ import { frameHeader } from './protocol.js';
  * @param {ReturnType<import('./limits.js').BodyBudget['claim']>} claim
  * @param {number} taken Bytes `claim` took already (the declared `Content-Length`): parts are
  *   taken only past them.
+ * @param {number} limit The largest body the API takes on this route.
  * @returns {Promise<Body | null | 'too_large' | 'busy'>}
  */
-export function readBody(req, claim, taken) {
+export function readBody(req, claim, taken, limit) {
   return new Promise((resolve, reject) => {
     /** @type {Buffer[]} */
     const parts = [];
@@ -38,7 +38,7 @@ export function readBody(req, claim, taken) {
       size += chunk.length;
       const beyond = Math.max(0, size - taken);
       const refusal =
-        size > BODY_LIMIT ? 'too_large' : beyond === 0 || claim.take(beyond) ? null : 'busy';
+        size > limit ? 'too_large' : beyond === 0 || claim.take(beyond) ? null : 'busy';
       taken += beyond;
       if (refusal !== null) {
         stop();

@@ -19,7 +19,7 @@
 export const DEFAULT_LIMITS = {
   maxConnections: 128,
   maxRequests: 64,
-  maxBodyBytes: 32 * 1024 * 1024,
+  maxBodyBytes: 128 * 1024 * 1024,
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 60_000,
   keepAliveTimeoutMs: 5_000,

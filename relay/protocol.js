@@ -49,6 +49,18 @@ export function takesBody(method, pathname) {
   return method === 'POST' && BODY_ROUTE.test(pathname);
 }
 
+/** The chat route, whose bodies may carry images. */
+const CHAT_ROUTE = /^\/v1\/(?:openai\/)?chat\/completions$/;
+
+/**
+ * The largest body the API takes at `pathname`: a chat completion's may carry images.
+ * @param {string} pathname
+ * @param {{ plain: number, images: number }} limits
+ */
+export function bodyLimitOf(pathname, { plain, images }) {
+  return CHAT_ROUTE.test(pathname) ? images : plain;
+}
+
 /**
  * The bearer key in an `Authorization` header, as the API reads it (src/api/router.ts), or
  * null when there is none (missing, not `Bearer`, or empty).

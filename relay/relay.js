@@ -44,7 +44,8 @@ export { DEFAULT_LIMITS, printable, RateLimitedLog };
  *   when every open one carries a request.
  * @property {number} [maxRequests] Requests in flight at once (64): more are 429 `queue_full`.
  * @property {number} [maxBodyBytes] Request bodies held at once, from their first byte read until
- *   the tab's socket has sent their last (32 MiB): a body that does not fit is 429 `queue_full`.
+ *   the tab’s socket has sent their last (128 MiB: two chat requests at the image limit): a body
+ *   that does not fit is 429 `queue_full`.
  * @property {number} [headersTimeoutMs] Time for a request's headers to arrive (10 s), then 408.
  * @property {number} [requestTimeoutMs] Time for a whole request to arrive (60 s), then 408;
  *   the response may take as long as it takes.

@@ -5,11 +5,18 @@
  * first checks would refuse unread), counted against the requests in flight and the bodies held,
  * its body read, and handed to forwarding.js for the paired tab.
  */
-import { fail, LINGER_MS, refusalUnread, TOO_LARGE } from './answers.js';
+import {
+  BODY_LIMIT,
+  fail,
+  IMAGE_BODY_LIMIT,
+  LINGER_MS,
+  refusalUnread,
+  tooLarge,
+} from './answers.js';
 import { readBody } from './body.js';
 import { TAB_GONE } from './forwarding.js';
 import { BodyBudget } from './limits.js';
-import { isApiPath, takesBody } from './protocol.js';
+import { bodyLimitOf, isApiPath, takesBody } from './protocol.js';
 
 /** @typedef {import('node:http').IncomingMessage} IncomingMessage */
 /** @typedef {import('node:http').ServerResponse} ServerResponse */
@@ -132,8 +139,9 @@ export class Requests {
     }
     const withBody = takesBody(req.method ?? 'GET', url.pathname);
     const declared = Number(req.headers['content-length'] ?? 0);
+    const limit = bodyLimitOf(url.pathname, { plain: BODY_LIMIT, images: IMAGE_BODY_LIMIT });
     if (withBody) {
-      const refusal = refusalUnread(req.headers, declared);
+      const refusal = refusalUnread(req.headers, declared, limit);
       if (refusal) return refuse(res, ...refusal);
     }
     const tab = this.#context.tab();
@@ -171,12 +179,12 @@ export class Requests {
       return;
     }
     if (expectsContinue) res.writeContinue();
-    readBody(req, claim, declared).then(
+    readBody(req, claim, declared, limit).then(
       (body) => {
         if (body === 'too_large' || body === 'busy') {
           claim.release();
           this.#closeUnread(req, res);
-          if (body === 'too_large') fail(res, ...TOO_LARGE);
+          if (body === 'too_large') fail(res, ...tooLarge(limit));
           else this.#busy(res, 'The relay holds as many request bodies as it may at once.');
           return;
         }

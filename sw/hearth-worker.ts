@@ -158,6 +158,15 @@ export function startHearthWorker(options: HearthWorkerOptions): HearthWorker {
     status: async () => hearthStatus(await backend.status(), await storageStatus()),
     catalog: () => models.catalog(),
     servers: { registry: servers },
+    images: {
+      fetch: (url) => fetch(url, { credentials: 'same-origin' }),
+      // Decoded whole (a GIF's first frame) and let go: an image that does not decode is refused
+      // before any engine is asked.
+      decode: async (image) => {
+        const bitmap = await createImageBitmap(new Blob([image.bytes], { type: image.type }));
+        bitmap.close();
+      },
+    },
     adding: {
       catalog: models,
       appUrl: scope.href,

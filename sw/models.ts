@@ -10,8 +10,7 @@ import {
   catalogModelInfo,
   unavailableReason,
   type CatalogEntry,
-  type EmbeddingFacts,
-  type EngineName,
+  type CatalogModel,
   type GpuFacts,
 } from '../src/models/catalog';
 import { OpenAIError } from '../src/protocol/errors';
@@ -32,39 +31,6 @@ import {
 import type { ServerModel, Servers } from '../src/servers/servers';
 import type { ChatBackend } from '../src/protocol/host/backend';
 import type { HostStatus } from '../src/protocol/host/status';
-
-/** A catalogue model as `/v1/hearth/catalog` shows it. */
-export interface CatalogModel {
-  id: string;
-  object: 'model';
-  owned_by: string;
-  /** Which engine serves it; `server` for a model of a server the user added. */
-  engine: EngineName | 'echo' | 'server';
-  size_mb: number | null;
-  vram_required_mb: number | null;
-  context_window: number;
-  required_features: string[];
-  /**
-   * Whether this device can run it; null when that is not known yet (no tab hosts the engine,
-   * whose worker measures the GPU). When not true, `unavailable_reason` says why.
-   */
-  available: boolean | null;
-  unavailable_reason?: string;
-  /** Every file is on the device. */
-  downloaded: boolean;
-  /** It was downloaded and has lost files since (evicted by the browser): why. */
-  evicted?: string;
-  /** It is on the GPU now. */
-  loaded: boolean;
-  source: CatalogEntry['source'] | 'built-in' | 'server';
-  tools: boolean;
-  reasoning: boolean;
-  /** Only on embedding models: the length of their vectors, pooling, Matryoshka lengths. */
-  embedding?: EmbeddingFacts;
-  /** Only on a server's models: requests for them leave this device, for this server. */
-  leaves_device?: true;
-  server?: { name: string; host: string; upstream_id: string };
-}
 
 /** What the directory needs from the service worker. */
 export interface DeviceModelsOptions {
@@ -326,6 +292,7 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
       source: 'built-in',
       tools: false,
       reasoning: false,
+      vision: ECHO_MODEL.capabilities.vision,
     };
     // Every model described at once, as `list` asks: one by one, the cache lookups of a hundred
     // models took over a second on a fresh install, and every page's boot waits for this list.
@@ -359,6 +326,7 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
       source: 'server',
       tools: true,
       reasoning: false,
+      vision: null,
       leaves_device: true,
       server: { name, host, upstream_id: model.upstream },
     };
@@ -394,6 +362,7 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
       source: entry.source,
       tools: entry.tools,
       reasoning: entry.reasoning,
+      vision: catalogModelInfo(entry).capabilities.vision,
       ...(entry.embedding && { embedding: { ...entry.embedding } }),
     };
   }

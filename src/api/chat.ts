@@ -7,7 +7,14 @@
  * dies, or else is cut off.
  */
 import type { ChatBackend } from '../protocol/host/backend';
-import { assertJsonContentType, readJsonBody } from '../protocol/body';
+import {
+  assertJsonContentType,
+  parseJson,
+  readBodyBytes,
+  readJsonBody,
+  tooLarge,
+} from '../protocol/body';
+import { hasImages, IMAGE_BODY_LIMIT, readImages, type ImageDeps } from './images';
 import { ChatRun, type Output } from './chat-run';
 import {
   completionBody,
@@ -39,6 +46,10 @@ export interface ChatDeps {
   stallTimeoutMs: number;
   /** Largest body in bytes. */
   bodyLimit: number;
+  /** Largest body of a request with images (default `IMAGE_BODY_LIMIT`, 64 MiB). */
+  imageBodyLimit?: number | undefined;
+  /** How image URLs are read and images decoded (default: `fetch` and `createImageBitmap`). */
+  images?: Omit<ImageDeps, 'origin'> | undefined;
 }
 
 /** What the endpoint knows of the request beyond its body. */
@@ -147,6 +158,43 @@ function jsonBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo
   });
 }
 
+/**
+ * The body as JSON. One with images may be up to `imageBodyLimit`; any other over `bodyLimit` is
+ * a 413 before it is parsed any further, as it always was (DESIGN §3's order: 413 before 400).
+ */
+async function readChatBody(request: Request, deps: ChatDeps): Promise<Record<string, unknown>> {
+  const limit = Math.max(deps.bodyLimit, deps.imageBodyLimit ?? IMAGE_BODY_LIMIT);
+  if (limit === deps.bodyLimit) {
+    return (await readJsonBody(request, limit)) as Record<string, unknown>;
+  }
+  const bytes = await readBodyBytes(request, limit);
+  if (bytes.byteLength <= deps.bodyLimit) return parseJson(bytes) as Record<string, unknown>;
+  let value: unknown;
+  try {
+    value = parseJson(bytes);
+  } catch {
+    // Not JSON, so no images: over the usual limit, that is what is wrong with it first.
+    throw tooLarge(deps.bodyLimit);
+  }
+  if (!mayHaveImages(value)) throw tooLarge(deps.bodyLimit);
+  return value as Record<string, unknown>;
+}
+
+/** Whether a body names an image part anywhere in its messages (before any validation). */
+function mayHaveImages(body: unknown): boolean {
+  const messages = (body as { messages?: unknown } | null)?.messages;
+  return (
+    Array.isArray(messages) &&
+    messages.some((m: unknown) => {
+      const content = (m as { content?: unknown } | null)?.content;
+      return (
+        Array.isArray(content) &&
+        content.some((p: unknown) => (p as { type?: unknown } | null)?.type === 'image_url')
+      );
+    })
+  );
+}
+
 /** Validates a request up to the point where the engine is asked (every 4xx but 429). */
 async function acceptChatRequest(
   request: Request,
@@ -158,12 +206,17 @@ async function acceptChatRequest(
   body: Record<string, unknown>;
 }> {
   assertJsonContentType(request);
-  const body = (await readJsonBody(request, deps.bodyLimit)) as Record<string, unknown>;
+  // A body with images may be larger (they come as data URLs); without, the limit is the usual.
+  const body = await readChatBody(request, deps);
   const chat = parseChatRequest(body);
   // One lookup answers which model, which backend and whether it can answer now.
   const resolved = await resolveModel(deps.models, chat.model);
   assertCapabilities(chat, resolved.model);
   await resolved.ready();
+  // A server's model gets the body as it came, image URLs and all: its images are its own.
+  if (!resolved.model.remote && hasImages(chat)) {
+    await readImages(chat, { origin: new URL(request.url).origin, ...deps.images });
+  }
   return { chat, model: resolved.model, backend: resolved.backend ?? deps.backend, body };
 }
 

@@ -8,6 +8,7 @@
  * The whole `/v1` API as one `Request → Response` function: route (404, 405), then auth (401),
  * then the endpoint. Every response, success or error, carries an `x-request-id`.
  */
+import type { ImageDeps } from './images';
 import { addModel, type AddingDeps } from '../models/added/added-models';
 import type { ChatBackend } from '../protocol/host/backend';
 import { BODY_LIMIT } from '../protocol/body';
@@ -53,6 +54,10 @@ export interface ApiOptions {
   stallTimeoutMs?: number;
   /** Largest request body (default 4 MiB). */
   bodyLimit?: number;
+  /** Largest body of a chat request with images (default 64 MiB, `IMAGE_BODY_LIMIT`). */
+  imageBodyLimit?: number;
+  /** How a chat request's images are read and decoded (`ImageDeps`). */
+  images?: Omit<ImageDeps, 'origin'>;
   /**
    * The servers the user added (`/v1/hearth/servers`). Their models' requests go to the backend
    * the model directory resolves them to.
@@ -110,6 +115,8 @@ export function createApi(options: ApiOptions): Api {
     firstTokenTimeoutMs: options.firstTokenTimeoutMs ?? FIRST_TOKEN_TIMEOUT_MS,
     stallTimeoutMs: options.stallTimeoutMs ?? STALL_TIMEOUT_MS,
     bodyLimit: options.bodyLimit ?? BODY_LIMIT,
+    imageBodyLimit: options.imageBodyLimit,
+    images: options.images,
   };
   const chat: Handler = ({ request, requestId, context }) =>
     handleChatCompletions(request, chatDeps, { requestId, ...context });

@@ -222,6 +222,9 @@ export function catalogModelInfo(entry: CatalogEntry): ModelInfo {
       // llama-server refuses logprobs with tools in a stream, and Hearth always streams from it.
       logprobs_with_tools: !llama,
       response_formats: ['text', 'json_object', 'json_schema'],
+      // Neither engine is given images yet: WebLLM's vision models and llama.cpp's projectors
+      // come with their own mapping.
+      vision: false,
     },
     price: { prompt: 0, completion: 0 },
     ...(entry.embedding && { embedding: { ...entry.embedding } }),
@@ -324,4 +327,39 @@ export function ggufEntry(record: GgufRecord, source: CatalogEntry['source']): G
 /** Whether llama.cpp can run on the GPU here: its WebGPU backend needs `shader-f16`. */
 export function llamaOnGpu(gpu: GpuFacts | null): boolean {
   return gpu?.adapter?.features.includes('shader-f16') ?? false;
+}
+
+/** A catalogue model as `/v1/hearth/catalog` shows it. */
+export interface CatalogModel {
+  id: string;
+  object: 'model';
+  owned_by: string;
+  /** Which engine serves it; `server` for a model of a server the user added. */
+  engine: EngineName | 'echo' | 'server';
+  size_mb: number | null;
+  vram_required_mb: number | null;
+  context_window: number;
+  required_features: string[];
+  /**
+   * Whether this device can run it; null when that is not known yet (no tab hosts the engine,
+   * whose worker measures the GPU). When not true, `unavailable_reason` says why.
+   */
+  available: boolean | null;
+  unavailable_reason?: string;
+  /** Every file is on the device. */
+  downloaded: boolean;
+  /** It was downloaded and has lost files since (evicted by the browser): why. */
+  evicted?: string;
+  /** It is on the GPU now. */
+  loaded: boolean;
+  source: CatalogEntry['source'] | 'built-in' | 'server';
+  tools: boolean;
+  reasoning: boolean;
+  /** Whether it takes images (`image_url` parts); null for a server's model: the server decides. */
+  vision: boolean | null;
+  /** Only on embedding models: the length of their vectors, pooling, Matryoshka lengths. */
+  embedding?: EmbeddingFacts;
+  /** Only on a server's models: requests for them leave this device, for this server. */
+  leaves_device?: true;
+  server?: { name: string; host: string; upstream_id: string };
 }

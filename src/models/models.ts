@@ -45,6 +45,8 @@ export interface ModelCapabilities {
   logprobs_with_tools: boolean;
   /** The `response_format` types it honours. */
   response_formats: ResponseFormat['type'][];
+  /** Whether it takes images (`image_url` parts in user messages). */
+  vision: boolean;
 }
 
 /** A `tool_choice` given as a string. */
@@ -98,6 +100,9 @@ export const ECHO_MODEL: ModelInfo = {
     logprobs: false,
     logprobs_with_tools: false,
     response_formats: ['text'],
+    // It says what each image it got is (api.md, The echo engine): the path an image takes to an
+    // engine, tested without a vision model.
+    vision: true,
   },
   price: { prompt: 0, completion: 0 },
 };
@@ -153,6 +158,7 @@ export function modelObject(model: ModelInfo): ModelObject {
     owned_by: model.owned_by,
     context_window: model.context_window,
     ...(model.embedding && { embeddings: true, dimensions: model.embedding.dimensions }),
+    ...(model.capabilities.vision && !model.remote && { vision: true }),
     ...(model.remote && {
       leaves_device: true,
       server: model.remote.server,
@@ -203,6 +209,13 @@ export function assertCapabilities(request: ChatRequest, model: ModelInfo): void
   if (tools && request.logprobs === true && !caps.logprobs_with_tools) {
     throw unsupported('logprobs', `cannot be combined with tools for ${model.id}.`);
   }
+  const image = request.messages.flatMap((m) => m.parts ?? []).find((p) => p.type === 'image');
+  if (image?.type === 'image' && !caps.vision) {
+    throw unsupported(
+      image.param,
+      `is an image, and ${model.id} does not take images; choose a model that does (\`vision: true\` in GET /v1/openai/models).`,
+    );
+  }
 }
 
 /** `usage.estimated_cost` in US dollars. */
@@ -234,6 +247,8 @@ export function remoteModelInfo(
       logprobs: true,
       logprobs_with_tools: true,
       response_formats: ['text', 'json_object', 'json_schema'],
+      // The part goes to the server as it came; the server decides.
+      vision: true,
     },
     price,
     remote,

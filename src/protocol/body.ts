@@ -21,7 +21,8 @@ export function assertJsonContentType(request: Request): void {
   }
 }
 
-function tooLarge(limit: number): OpenAIError {
+/** 413: the body is larger than `limit`. */
+export function tooLarge(limit: number): OpenAIError {
   return new OpenAIError(
     'request_too_large',
     `The request body is larger than the limit of ${limit} bytes.`,
@@ -35,7 +36,7 @@ function tooLarge(limit: number): OpenAIError {
  * is `undefined` there, not `null`), so there the body is read whole and then measured. A request
  * without a body reads as no bytes. Every body the API reads goes through here.
  */
-async function readBodyBytes(request: Request, limit: number): Promise<Uint8Array> {
+export async function readBodyBytes(request: Request, limit: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
   // Typed as the browsers have it: `undefined` where the property does not exist (Firefox).
@@ -77,7 +78,7 @@ function invalidJson(detail: string): OpenAIError {
 }
 
 /** The bytes as JSON: 400 `invalid_json` for bad UTF-8, an empty body or bad JSON. */
-function parseJson(bytes: Uint8Array): unknown {
+export function parseJson(bytes: Uint8Array): unknown {
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);

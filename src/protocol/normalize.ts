@@ -6,7 +6,7 @@
  */
 import { OpenAIError } from './errors';
 import type { ParsedChatRequest } from './schema';
-import type { ChatMessage, ChatRequest, FunctionTool, ResponseFormat } from './types';
+import type { ChatMessage, ChatRequest, FunctionTool, MessagePart, ResponseFormat } from './types';
 
 /** Text parts of one message are joined with this (a line break keeps words apart). */
 export const PART_SEPARATOR = '\n';
@@ -16,15 +16,35 @@ export const SYSTEM_SEPARATOR = ' ';
 export const MAX_JSON_DEPTH = 64;
 
 /** Message content as the schema lets it through: a string, or parts of which only text counts. */
-type ParsedContent = string | readonly { type: string; text?: unknown }[] | null | undefined;
+type ParsedContent =
+  string | readonly { type: string; text?: unknown; image_url?: unknown }[] | null | undefined;
 
 const wellFormed = (text: string) => text.toWellFormed();
 
 function contentText(content: ParsedContent): string {
   if (content == null) return '';
   if (typeof content === 'string') return wellFormed(content);
-  const texts = content.map((part) => (typeof part.text === 'string' ? part.text : ''));
+  const texts = content.flatMap((part) => (typeof part.text === 'string' ? [part.text] : []));
   return wellFormed(texts.join(PART_SEPARATOR));
+}
+
+/** A user message's parts when it has an image among them (`param`: where its content is). */
+function imageParts(content: ParsedContent, param: string): MessagePart[] | undefined {
+  if (content == null || typeof content === 'string') return undefined;
+  if (!content.some((part) => part.type === 'image_url')) return undefined;
+  return content.map((part, j): MessagePart => {
+    if (part.type !== 'image_url') {
+      return { type: 'text', text: wellFormed(typeof part.text === 'string' ? part.text : '') };
+    }
+    // The schema let only `{url, detail?}` objects through.
+    const image = part.image_url as { url: string; detail?: 'auto' | 'low' | 'high' | null };
+    return {
+      type: 'image',
+      param: `${param}[${j}]`,
+      ...(image.detail != null && { detail: image.detail }),
+      source: { url: image.url },
+    };
+  });
 }
 
 /** A JSON value with every string well-formed; too deep a value is a 400 naming `param`. */
@@ -47,13 +67,17 @@ function cleanJson(value: unknown, param: string, depth = 0): unknown {
 function normalizeMessages(parsed: ParsedChatRequest['messages']): ChatMessage[] {
   const system: string[] = [];
   const conversation: ChatMessage[] = [];
-  for (const m of parsed) {
+  for (const [index, m] of parsed.entries()) {
     if (m.role === 'system' || m.role === 'developer') {
       system.push(contentText(m.content));
       continue;
     }
     if (m.role === 'function') continue; // rejected by the schema; narrows the type
     const out: ChatMessage = { role: m.role, content: contentText(m.content) };
+    if (m.role === 'user') {
+      const parts = imageParts(m.content, `messages[${index}].content`);
+      if (parts) out.parts = parts;
+    }
     // `name` is dropped: WebLLM writes it in place of the role string, which carries the
     // template's special tokens (a ChatML turn would lose `<|im_start|>`), and no engine here
     // has a place for it that every template keeps.

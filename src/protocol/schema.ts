@@ -50,19 +50,44 @@ const nonEmptyString = v.pipe(v.string(), v.minLength(1));
 
 const textPart = v.looseObject({ type: v.literal('text'), text: v.string() });
 
-/** Parts OpenAI defines that Hearth does not take: unsupported in any role (any other type is
- * a wrong value). */
-const unsupportedParts = unsupportedVariant('type', [
-  'image_url',
-  'input_audio',
-  'file',
-  'refusal',
-]);
+/** OpenAI's image part: `url` a `data:` URL or a URL (which `api/images.ts` reads or refuses). */
+const imagePart = v.looseObject({
+  type: v.literal('image_url'),
+  image_url: noArray(
+    v.looseObject({
+      url: nonEmptyString,
+      detail: v.nullish(v.picklist(['auto', 'low', 'high'])),
+    }),
+  ),
+});
 
-/** Content of any message: a string or parts, of which only text is supported. */
+/** Parts OpenAI defines that Hearth does not take in any role (any other type is a wrong
+ * value). */
+const unsupportedParts = ['input_audio', 'file', 'refusal'] as const;
+
+/** Content of a system, assistant or tool message: a string or text parts (OpenAI takes images
+ * only from the user). */
 const content = v.lazy((input) =>
   Array.isArray(input)
-    ? v.array(noArray(v.variant('type', [textPart, unsupportedParts])))
+    ? v.array(
+        noArray(
+          v.variant('type', [
+            textPart,
+            unsupportedVariant('type', ['image_url', ...unsupportedParts]),
+          ]),
+        ),
+      )
+    : v.string(),
+);
+
+/** Content of a user message: a string, or text and image parts. */
+const userContent = v.lazy((input) =>
+  Array.isArray(input)
+    ? v.array(
+        noArray(
+          v.variant('type', [textPart, imagePart, unsupportedVariant('type', unsupportedParts)]),
+        ),
+      )
     : v.string(),
 );
 
@@ -82,7 +107,7 @@ const systemMessage = v.looseObject({
   name,
 });
 
-const userMessage = v.looseObject({ role: v.literal('user'), content, name });
+const userMessage = v.looseObject({ role: v.literal('user'), content: userContent, name });
 
 const assistantMessage = v.pipe(
   v.looseObject({

@@ -17,10 +17,39 @@ export interface ToolCall {
   function: { name: string; arguments: string };
 }
 
+/** The image formats the API takes (GIF: its first frame). */
+export type ImageType = 'image/png' | 'image/jpeg' | 'image/webp' | 'image/gif';
+
+/** An image as an engine gets it: the file's bytes, checked and measured. */
+export interface InputImage {
+  type: ImageType;
+  width: number;
+  height: number;
+  bytes: Uint8Array<ArrayBuffer>;
+}
+
+/** One part of a message that carries images, in the order the client gave them. */
+export type MessagePart =
+  | { type: 'text'; text: string }
+  | {
+      type: 'image';
+      /** Where it was in the request (`messages[1].content[2]`), for the errors that name it. */
+      param: string;
+      detail?: 'auto' | 'low' | 'high';
+      /**
+       * The part's `url` as the client sent it, until `api/images.ts` reads it; then the image.
+       * The URL is dropped once read: a data URL is as big as the file.
+       */
+      source: { url: string } | InputImage;
+    };
+
 /** A message as every engine sees it: content is always a string. */
 export interface ChatMessage {
   role: MessageRole;
+  /** The text (of a message with images, its text parts joined). */
   content: string;
+  /** A user message with images: its parts, text and images in order (`content` has the text). */
+  parts?: MessagePart[];
   /** Tool calls of an assistant message. */
   tool_calls?: ToolCall[];
   /** The call a tool message answers. */
@@ -182,6 +211,8 @@ export interface ModelObject {
   embeddings?: true;
   /** An embedding model's vector length (null until known). */
   dimensions?: number | null;
+  /** Only on models of this device that take images (`image_url` parts). */
+  vision?: true;
   /** A model of a server the user added: requests for it leave this device. */
   leaves_device?: true;
   server?: string;

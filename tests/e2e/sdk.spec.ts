@@ -394,6 +394,133 @@ for (const suffix of ['v1/openai', 'v1']) {
   });
 }
 
+test.describe('images through the openai SDK', () => {
+  test.beforeEach(async ({ page }) => {
+    await page.evaluate(() => {
+      (globalThis as Record<string, unknown>).client = new OpenAI({
+        baseURL: new URL('v1/openai', location.href).href,
+        apiKey: 'sk-local',
+        dangerouslyAllowBrowser: true,
+      });
+    });
+  });
+
+  test('a PNG, a JPEG and a WebP drawn in the page reach the engine, decoded and measured', async ({
+    page,
+  }) => {
+    const result = await page.evaluate(async () => {
+      const canvas = new OffscreenCanvas(32, 16);
+      const context = canvas.getContext('2d')!;
+      context.fillStyle = '#c33';
+      context.fillRect(0, 0, 32, 16);
+      const files = await Promise.all(
+        ['image/png', 'image/jpeg', 'image/webp'].map((type) => canvas.convertToBlob({ type })),
+      );
+      const urls = await Promise.all(
+        files.map(
+          (file) =>
+            new Promise<string>((resolve) => {
+              const reader = new FileReader();
+              reader.onload = () => resolve(reader.result as string);
+              reader.readAsDataURL(file);
+            }),
+        ),
+      );
+      const completion = await client.chat.completions.create({
+        model: 'hearth/echo',
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'which is red?' },
+              ...urls.map((url) => ({ type: 'image_url' as const, image_url: { url } })),
+            ],
+          },
+        ],
+      });
+      return {
+        reply: completion.choices[0]?.message.content,
+        files: files.map((file) => ({ type: file.type, size: file.size })),
+      };
+    });
+    expect(result.reply).toBe(
+      [
+        'which is red?',
+        ...result.files.map((f) => `[image: ${f.type} 32×16, ${f.size} bytes]`),
+      ].join('\n'),
+    );
+  });
+
+  test('an image of the app’s own origin is read by its URL', async ({ page }) => {
+    const reply = await page.evaluate(async () => {
+      const url = new URL('icons/icon-192.png', location.href).href;
+      const size = (await (await fetch(url)).arrayBuffer()).byteLength;
+      const completion = await client.chat.completions.create({
+        model: 'hearth/echo',
+        messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url } }] }],
+      });
+      return { text: completion.choices[0]?.message.content, size };
+    });
+    expect(reply.text).toBe(`[image: image/png 192×192, ${reply.size} bytes]`);
+  });
+
+  test('a damaged image and one on another site are 400s naming their part, and the next request works', async ({
+    page,
+  }) => {
+    const result = await page.evaluate(async () => {
+      const describe = (e: unknown) => {
+        const err = e as InstanceType<typeof OpenAI.APIError>;
+        return {
+          name: err.constructor.name,
+          status: err.status,
+          param: err.param,
+          message: err.message,
+        };
+      };
+      // A real PNG cut short: its header says 64×64, its pixels are missing.
+      const canvas = new OffscreenCanvas(64, 64);
+      canvas.getContext('2d')!.fillRect(0, 0, 64, 64);
+      const png = await canvas.convertToBlob({ type: 'image/png' });
+      const cut = new Uint8Array(await png.arrayBuffer()).slice(0, 40);
+      const damaged = `data:image/png;base64,${btoa(String.fromCharCode(...cut))}`;
+      const ask = (url: string) =>
+        client.chat.completions.create({
+          model: 'hearth/echo',
+          messages: [
+            { role: 'user', content: 'first' },
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: 'x' },
+                { type: 'image_url', image_url: { url } },
+              ],
+            },
+          ],
+        });
+      const broken = await ask(damaged).then(() => null, describe);
+      const remote = await ask('https://example.com/cat.png').then(() => null, describe);
+      const next = await client.chat.completions.create({
+        model: 'hearth/echo',
+        messages: [{ role: 'user', content: 'still here' }],
+      });
+      return { broken, remote, next: next.choices[0]?.message.content };
+    });
+    expect(result.broken).toMatchObject({
+      name: 'BadRequestError',
+      status: 400,
+      param: 'messages[1].content[1]',
+    });
+    expect(result.broken?.message).toContain('could not be decoded');
+    expect(result.remote).toMatchObject({
+      name: 'BadRequestError',
+      status: 400,
+      param: 'messages[1].content[1].image_url.url',
+    });
+    expect(result.remote?.message).toContain('nothing leaves it');
+    expect(result.next).toBe('still here');
+  });
+});
+
 declare global {
   var client: InstanceType<typeof OpenAI>;
 }

@@ -156,6 +156,7 @@ test('lists models in the OpenAI list shape', async ({ page }) => {
         created: expect.any(Number),
         owned_by: 'hearth',
         context_window: expect.any(Number),
+        vision: true,
       },
     ],
   });

@@ -569,9 +569,8 @@ function mutations(): Mutation[] {
       ),
     );
   }
-  // Parts other than text: 400 unsupported_parameter (docs/api.md), in the user's message.
+  // Parts other than text and images: 400 unsupported_parameter (docs/api.md), in any role.
   for (const part of <Record<string, Json>[]>[
-    { type: 'image_url', image_url: { url: 'data:image/png;base64,AA==' } },
     { type: 'input_audio', input_audio: { data: 'AA==', format: 'wav' } },
     { type: 'file', file: { file_id: 'f' } },
   ]) {
@@ -580,13 +579,58 @@ function mutations(): Mutation[] {
         bad('unsupported_parameter', `messages[${i}].content[0].type`),
       ),
     );
-    // A part OpenAI defines but Hearth does not take is unsupported in any role.
     add((rng) =>
       withMessage(rng, `part:${part.type}:system`, { role: 'system', content: [part] }, (i) =>
         bad('unsupported_parameter', `messages[${i}].content[0].type`),
       ),
     );
   }
+  // Images: only the user sends them, and a broken one is refused by its part (docs/api.md,
+  // Images). The echo engine takes images.
+  const image = (url: Json, detail?: Json): Json => ({
+    type: 'image_url',
+    image_url: { url, ...(detail !== undefined && { detail }) },
+  });
+  add((rng) =>
+    withMessage(
+      rng,
+      'part:image_url:system',
+      { role: 'system', content: [image('data:image/png;base64,AA==')] },
+      (i) => bad('unsupported_parameter', `messages[${i}].content[0].type`),
+    ),
+  );
+  add((rng) =>
+    withMessage(
+      rng,
+      'part:image_url-not-an-image:user',
+      { role: 'user', content: [{ type: 'text', text: 'a' }, image('data:image/png;base64,AA==')] },
+      (i) => bad('invalid_value', `messages[${i}].content[1]`),
+    ),
+  );
+  add((rng) =>
+    withMessage(
+      rng,
+      'part:image_url-remote:user',
+      { role: 'user', content: [image('https://example.com/cat.png')] },
+      (i) => bad('invalid_value', `messages[${i}].content[0].image_url.url`),
+    ),
+  );
+  add((rng) =>
+    withMessage(
+      rng,
+      'part:image_url-no-url:user',
+      { role: 'user', content: [{ type: 'image_url', image_url: {} }] },
+      (i) => bad('missing_field', `messages[${i}].content[0].image_url.url`),
+    ),
+  );
+  add((rng) =>
+    withMessage(
+      rng,
+      'part:image_url-bad-detail:user',
+      { role: 'user', content: [image('data:image/png;base64,AA==', 'max')] },
+      (i) => bad('invalid_value', `messages[${i}].content[0].image_url.detail`),
+    ),
+  );
   add((rng) =>
     withMessage(
       rng,

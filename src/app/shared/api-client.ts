@@ -160,6 +160,8 @@ export interface CatalogModel {
   source: 'prebuilt' | 'curated' | 'self-hosted' | 'added' | 'built-in' | 'server';
   tools: boolean;
   reasoning: boolean;
+  /** Whether it takes images; null for a server's model (the server decides). */
+  vision: boolean | null;
   /** Only on embedding models (for retrieval through the API; they do not chat). */
   embedding?: { dimensions: number | null; pooling: string; matryoshka: number[] };
   /** Only on a server's models: requests for them leave this device, for the server. */

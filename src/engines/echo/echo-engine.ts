@@ -9,6 +9,7 @@
  */
 import { OpenAIError } from '../../protocol/errors';
 import { ECHO_MODEL } from '../../models/models';
+import { PART_SEPARATOR } from '../../protocol/normalize';
 import type { ChatMessage, ChatRequest, FinishReason } from '../../protocol/types';
 import type { Engine, EngineOutput } from '../engine';
 
@@ -19,6 +20,25 @@ export function echoTokens(text: string): string[] {
   const lead = text.length - text.trimStart().length;
   if (lead > 0) tokens[0] = text.slice(0, lead) + (tokens[0] ?? '');
   return tokens;
+}
+
+/**
+ * A message's text as the echo engine reads it: its content, or, for a message with images, its
+ * parts in order, each image said as `[image: image/png 64×48, 1234 bytes]` — what reached the
+ * engine, so that a test can tell which image did.
+ */
+export function echoText(message: ChatMessage): string {
+  if (!message.parts) return message.content;
+  return message.parts
+    .map((part) => {
+      if (part.type === 'text') return part.text;
+      if ('url' in part.source) {
+        throw new OpenAIError('engine_error', `The image at '${part.param}' was never read.`);
+      }
+      const { type, width, height, bytes } = part.source;
+      return `[image: ${type} ${width}×${height}, ${bytes.byteLength} bytes]`;
+    })
+    .join(PART_SEPARATOR);
 }
 
 /** The reply R before `stop` and `max_tokens`. */
@@ -35,7 +55,8 @@ export function echoReply(messages: readonly ChatMessage[]): string {
   }
   // Normalisation has merged every system and developer message into one, placed first.
   const system = messages[0]?.role === 'system' ? messages[0].content : undefined;
-  return system === undefined ? last.content : `[${system}] ${last.content}`;
+  const text = echoText(last);
+  return system === undefined ? text : `[${system}] ${text}`;
 }
 
 function cutAtStop(reply: string, stop: readonly string[] | undefined): string {
@@ -95,7 +116,7 @@ export class EchoEngine implements Engine {
     let promptTokens = 0;
     let lastTokens: string[] = [];
     for (const message of request.messages) {
-      lastTokens = echoTokens(message.content);
+      lastTokens = echoTokens(echoText(message));
       promptTokens += lastTokens.length;
     }
     if (promptTokens > ECHO_MODEL.context_window) {
@@ -107,7 +128,8 @@ export class EchoEngine implements Engine {
     }
     const reply = cutAtStop(echoReply(request.messages), request.stop);
     // Without a system prompt or a stop string met, the reply is the last message, split above.
-    let tokens = reply === request.messages.at(-1)?.content ? lastTokens : echoTokens(reply);
+    const last = request.messages.at(-1);
+    let tokens = last && reply === echoText(last) ? lastTokens : echoTokens(reply);
     let finish_reason: FinishReason = 'stop';
     if (request.max_tokens !== undefined && tokens.length > request.max_tokens) {
       tokens = tokens.slice(0, request.max_tokens);

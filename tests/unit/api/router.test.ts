@@ -59,6 +59,7 @@ describe('routes', () => {
           created: ECHO_MODEL.created,
           owned_by: 'hearth',
           context_window: ECHO_MODEL.context_window,
+          vision: true,
         },
       ],
     });

@@ -448,19 +448,14 @@ describe('parseChatRequest: unsupported fields', () => {
     ],
     ['a custom tool', { tools: [{ type: 'custom', custom: { name: 'x' } }] }, 'tools[0].type'],
     [
-      'an image_url part in a user message',
+      'an image_url part in a system message (only the user sends images)',
       {
         messages: [
-          {
-            role: 'user',
-            content: [
-              { type: 'text', text: 'what is this?' },
-              { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
-            ],
-          },
+          { role: 'system', content: [{ type: 'image_url', image_url: { url: 'data:,' } }] },
+          { role: 'user', content: 'hi' },
         ],
       },
-      'messages[0].content[1].type',
+      'messages[0].content[0].type',
     ],
     [
       'an input_audio part in a user message',

@@ -14,6 +14,7 @@ import { loadConfig } from '../../../relay/config.js';
 import { PROTOCOL_VERSION, RELAY_PATH, WINDOW_BYTES } from '../../../relay/protocol.js';
 import { printable, RateLimitedLog, type Relay } from '../../../relay/relay.js';
 import type { Replay } from '../../../src/relay-tab/relay-link';
+import { dataUrl, imageMessage, solidPng } from '../../test-images';
 import { echoBody, echoStack, eventually, sleep } from '../helpers';
 import {
   API_BASE,
@@ -99,6 +100,24 @@ describe('the relay forwards to the paired tab', () => {
     // Five tokens 80 ms apart: the first arrived long before the last.
     expect(arrivals.length).toBeGreaterThan(2);
     expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThan(200);
+  });
+
+  it('passes a chat with a photo-sized image (a 10 MB data URL) to the tab, the part untouched', async () => {
+    const { relay: r } = await relay();
+    await pair(r);
+    // A PNG with 7.5 MB after its end: about a phone photo, 10 MB as base64.
+    const photo = new Uint8Array(7_500_000);
+    photo.set(solidPng(6, 4, [200, 100, 0]));
+    const body = JSON.stringify({
+      model: 'hearth/echo',
+      messages: [imageMessage('what is in it?', dataUrl(photo))],
+    });
+    expect(body.length).toBeGreaterThan(10_000_000);
+    const answer = await send(r, '/v1/openai/chat/completions', { body });
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body).choices[0].message.content).toBe(
+      `what is in it?\n[image: image/png 6×4, ${photo.byteLength} bytes]`,
+    );
   });
 
   it('answers many callers at once, each with its own reply', async () => {
@@ -324,9 +343,10 @@ describe('the relay refuses before it reads a body', () => {
     ],
     ['a key, no content type', ['Authorization: Bearer k'], 1, 415, 'unsupported_media_type'],
     [
+      // A chat's body may carry images: its limit is 64 MiB (the API's IMAGE_BODY_LIMIT).
       'a key, JSON, over the limit',
       ['Authorization: Bearer k', 'Content-Type: application/json; charset=utf-8'],
-      5,
+      65,
       413,
       'request_too_large',
     ],
@@ -413,30 +433,40 @@ describe('the relay refuses before it reads a body', () => {
     expect(bodies).toEqual([undefined, undefined, undefined]);
   });
 
-  it('cuts a body without Content-Length off at 4 MiB as it arrives: 413, and the tab never sees it', async () => {
-    const { relay: r } = await relay();
-    const { requests } = await fakeTab(r);
-    const c = rawConnection(r);
-    c.socket.write(
-      [
-        'POST /v1/chat/completions HTTP/1.1',
-        'Host: 127.0.0.1',
-        'Authorization: Bearer k',
-        'Content-Type: application/json',
-        'Transfer-Encoding: chunked',
-        '',
-        '',
-      ].join('\r\n'),
-    );
-    const piece = 'a'.repeat(64 * 1024);
-    // 4 MiB and 64 KiB, and the body never ends: an answer is the cut.
-    for (let i = 0; i < 65; i += 1) c.socket.write(`${piece.length.toString(16)}\r\n${piece}\r\n`);
-    await eventually(c.closed, 5000);
-    const answer = rawAnswer(c.received());
-    expect(answer.status).toBe(413);
-    expect((answer.body as { error: { code: string } }).error.code).toBe('request_too_large');
-    expect(requests).toHaveLength(0);
-  });
+  it.each([
+    ['an embedding request', '/v1/embeddings', 4],
+    ['a chat request (which may carry images)', '/v1/chat/completions', 64],
+  ])(
+    'cuts %s without Content-Length off past %i MiB as it arrives: 413, and the tab never sees it',
+    async (_what, path, mib) => {
+      const { relay: r } = await relay();
+      const { requests } = await fakeTab(r);
+      const c = rawConnection(r);
+      c.socket.write(
+        [
+          `POST ${path} HTTP/1.1`,
+          'Host: 127.0.0.1',
+          'Authorization: Bearer k',
+          'Content-Type: application/json',
+          'Transfer-Encoding: chunked',
+          '',
+          '',
+        ].join('\r\n'),
+      );
+      const piece = 'a'.repeat(64 * 1024);
+      // The limit and 64 KiB, and the body never ends: an answer is the cut.
+      for (let i = 0; i < mib * 16 + 1; i += 1) {
+        c.socket.write(`${piece.length.toString(16)}\r\n${piece}\r\n`);
+      }
+      await eventually(c.closed, 10_000);
+      const answer = rawAnswer(c.received());
+      expect(answer.status).toBe(413);
+      expect((answer.body as { error: { message: string } }).error.message).toContain(
+        String(mib * 1024 * 1024),
+      );
+      expect(requests).toHaveLength(0);
+    },
+  );
 
   it('answers 429 queue_full with retry-after past its cap of requests in flight, and takes them again after', async () => {
     const { relay: r } = await relay({ maxRequests: 3 });

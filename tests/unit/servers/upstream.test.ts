@@ -721,6 +721,25 @@ describe('server models through the API', () => {
     return { api, sent };
   }
 
+  it('forwards image parts untouched, a URL of another site too: the server reads its images itself', async () => {
+    const { api, sent } = stack(() =>
+      Response.json({ choices: [{ message: { content: 'a cat' }, finish_reason: 'stop' }] }),
+    );
+    const messages = [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'what is this?' },
+          { type: 'image_url', image_url: { url: 'https://example.com/cat.png', detail: 'high' } },
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,AA==' } },
+        ],
+      },
+    ];
+    const response = await api.fetch(chatRequest({ model: MODEL, messages }));
+    expect(response.status).toBe(200);
+    expect(JSON.parse(sent[0]!.init!.body as string).messages).toEqual(messages);
+  });
+
   it("answers a streamed reply in Hearth's shape: one id, role first, final chunk, usage, [DONE]", async () => {
     const text = sse(
       [

@@ -410,6 +410,7 @@ describe('DeviceModels with servers the user added', () => {
       source: 'server',
       tools: true,
       reasoning: false,
+      vision: null,
       leaves_device: true,
       server: { name: 'gpu-box', host: 'gpu-box:8000', upstream_id: 'meta-llama/Llama-3-8B' },
     });

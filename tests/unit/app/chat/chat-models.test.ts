@@ -17,6 +17,7 @@ function model(id: string, extra: Partial<CatalogModel> = {}): CatalogModel {
     source: 'curated',
     tools: false,
     reasoning: false,
+    vision: false,
     ...extra,
   };
 }

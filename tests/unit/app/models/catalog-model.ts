@@ -19,6 +19,7 @@ export function catalogModel(id: string, fields: Partial<CatalogModel> = {}): Ca
     source: 'prebuilt',
     tools: false,
     reasoning: false,
+    vision: false,
     ...fields,
   };
 }

@@ -41,6 +41,7 @@ beforeAll(async () => {
     source: 'built-in',
     tools: false,
     reasoning: false,
+    vision: true,
   });
 }, 30_000);
 
