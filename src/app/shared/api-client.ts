@@ -12,6 +12,7 @@ import type { DownloadProgress } from '../../protocol/host/downloads';
 import { decodeSse } from '../../protocol/sse';
 import type { HearthStatus } from '../../protocol/host/status';
 import type { ServerView } from '../../servers/servers';
+import type { CatalogModel as WireCatalogModel } from '../../models/catalog';
 import type { ChatCompletionChunk, ListBody, ModelObject, Usage } from '../../protocol/types';
 
 /** The key the app sends while any non-empty key is accepted. */
@@ -137,44 +138,15 @@ export async function listModels(signal?: AbortSignal): Promise<ModelObject[]> {
   return (await callJson<ListBody<ModelObject>>('openai/models', signal && { signal })).data;
 }
 
-/** A model of `GET /v1/hearth/catalog`. */
-export interface CatalogModel {
-  id: string;
-  owned_by: string;
-  /** Which engine serves it; `server` for a model of a server the user added (it leaves the device). */
-  engine: 'webllm' | 'llama.cpp' | 'echo' | 'server';
-  size_mb: number | null;
-  vram_required_mb: number | null;
-  context_window: number;
-  required_features: string[];
-  /** Null when it is not known yet (no tab hosts the engine, which measures the GPU). */
-  available: boolean | null;
-  unavailable_reason?: string;
-  downloaded: boolean;
-  evicted?: string;
-  loaded: boolean;
-  /**
-   * WebLLM's list, Hearth's list of GGUFs, the app's own file, the user, built in (echo), or a
-   * server the user added.
-   */
-  source: 'prebuilt' | 'curated' | 'self-hosted' | 'added' | 'built-in' | 'server';
-  tools: boolean;
-  reasoning: boolean;
-  /** Whether it takes images; null for a server's model (the server decides). */
-  vision: boolean | null;
-  /** Only on embedding models (for retrieval through the API; they do not chat). */
-  embedding?: { dimensions: number | null; pooling: string; matryoshka: number[] };
-  /** Only on a server's models: requests for them leave this device, for the server. */
-  leaves_device?: boolean;
-  /** Only on a server's models: which server, its host, and the model's id there. */
-  server?: { name: string; host: string; upstream_id: string };
+/** A model of `GET /v1/hearth/catalog`, as the service worker describes it. */
+export type CatalogModel = WireCatalogModel & {
   /**
    * Not the API's: set by the app (device-fit.ts) on a model that runs here, but too slowly to
    * suggest (WebLLM on a software GPU adapter), with why. It is never recommended, and its card
    * says so; it can still be downloaded.
    */
   slow_here?: string;
-}
+};
 
 /** The host a model's requests go to when they leave this device; null for models run here. */
 export function leavesFor(m: CatalogModel | undefined): string | null {

@@ -5,6 +5,7 @@ import { chatModels, defaultModel, NO_MODEL } from '../../../../src/app/chat/cha
 function model(id: string, extra: Partial<CatalogModel> = {}): CatalogModel {
   return {
     id,
+    object: 'model',
     owned_by: id.split('/')[0]!,
     engine: 'llama.cpp',
     size_mb: 100,
@@ -27,7 +28,7 @@ const local = model('a/local:Q4');
 const loaded = model('b/loaded:Q4', { loaded: true });
 const remote = model('box/remote', { engine: 'server', source: 'server', leaves_device: true });
 const embed = model('c/embed:Q8', {
-  embedding: { dimensions: 8, pooling: 'mean', matryoshka: [] },
+  embedding: { dimensions: 8, pooling: 'mean', normalized: true, matryoshka: [] },
 });
 const away = model('d/away:Q4', { downloaded: false });
 

@@ -7,6 +7,7 @@ import type { CatalogModel } from '../../../../src/app/shared/api-client';
 export function catalogModel(id: string, fields: Partial<CatalogModel> = {}): CatalogModel {
   return {
     id,
+    object: 'model',
     owned_by: id.split('/')[0]!,
     engine: 'webllm',
     size_mb: 300,

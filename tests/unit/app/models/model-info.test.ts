@@ -140,7 +140,7 @@ describe('describeModel', () => {
       ],
       [
         gguf('nomic-ai/nomic-embed-text-v1.5-GGUF:Q8_0', {
-          embedding: { dimensions: 768, pooling: 'mean', matryoshka: [] },
+          embedding: { dimensions: 768, pooling: 'mean', normalized: true, matryoshka: [] },
         }),
         'Nomic Embed Text v1.5',
         'Nomic Embed Text',

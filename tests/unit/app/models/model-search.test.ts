@@ -29,6 +29,7 @@ beforeAll(async () => {
   });
   catalog.push({
     id: 'hearth/echo',
+    object: 'model',
     owned_by: 'hearth',
     engine: 'echo',
     size_mb: null,
