@@ -11,6 +11,7 @@ import type { IImage } from 'image-size/types/interface';
 import { JPG } from 'image-size/types/jpg';
 import { PNG } from 'image-size/types/png';
 import { WEBP } from 'image-size/types/webp';
+import { readBodyBytes } from '../protocol/body';
 import { OpenAIError } from '../protocol/errors';
 import type { ChatRequest, ImageType, InputImage, MessagePart } from '../protocol/types';
 
@@ -68,15 +69,8 @@ function invalid(param: string, why: string): OpenAIError {
 }
 
 async function readImage(url: string, param: string, deps: ImageDeps): Promise<InputImage> {
-  const urlParam = `${param}.image_url.url`;
-  const bytes = await fileBytes(url, urlParam, deps);
-  if (bytes.byteLength > IMAGE_BYTES_LIMIT) {
-    throw new OpenAIError(
-      'request_too_large',
-      `The image at '${param}' is ${bytes.byteLength} bytes; the limit is ${IMAGE_BYTES_LIMIT} bytes (20 MiB).`,
-      { param },
-    );
-  }
+  const bytes = await fileBytes(url, param, deps);
+  if (bytes.byteLength > IMAGE_BYTES_LIMIT) throw tooBig(param, bytes.byteLength);
   const image = measure(bytes, param);
   await deps.decode?.(image).catch(() => {
     throw invalid(
@@ -87,12 +81,16 @@ async function readImage(url: string, param: string, deps: ImageDeps): Promise<I
   return image;
 }
 
-/** The file a URL names: a data URL's bytes, or a same-origin URL's body. */
+/**
+ * The file a URL names: a data URL's bytes, or a same-origin URL's body. A fault of the URL names
+ * it (`…image_url.url`); one of the file, the part (`part`).
+ */
 async function fileBytes(
   url: string,
-  param: string,
+  part: string,
   deps: ImageDeps,
 ): Promise<Uint8Array<ArrayBuffer>> {
+  const param = `${part}.image_url.url`;
   let parsed: URL;
   try {
     parsed = new URL(url, deps.origin);
@@ -122,16 +120,20 @@ async function fileBytes(
       `${parsed.pathname} could not be read (${response?.status ?? 'no answer'}).`,
     );
   }
-  const declared = Number(response.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > IMAGE_BYTES_LIMIT) {
-    await response.body?.cancel().catch(() => undefined);
-    throw new OpenAIError(
-      'request_too_large',
-      `The image at '${param}' is ${declared} bytes; the limit is ${IMAGE_BYTES_LIMIT} bytes (20 MiB).`,
-      { param },
-    );
-  }
-  return new Uint8Array(await response.arrayBuffer());
+  // Counted as it arrives: a file with no length, or a wrong one, is cut off at the limit.
+  return readBodyBytes(response, IMAGE_BYTES_LIMIT).catch((err: unknown) => {
+    throw err instanceof OpenAIError && err.code === 'request_too_large' ? tooBig(part) : err;
+  });
+}
+
+/** 413: the image at `param` is over `IMAGE_BYTES_LIMIT`. */
+function tooBig(param: string, bytes?: number): OpenAIError {
+  const size = bytes === undefined ? 'larger than the limit' : `${bytes} bytes; the limit is`;
+  return new OpenAIError(
+    'request_too_large',
+    `The image at '${param}' is ${size} ${IMAGE_BYTES_LIMIT} bytes (20 MiB).`,
+    { param },
+  );
 }
 
 /** The image's type and size from its header, within the pixel limit. */

@@ -34,9 +34,13 @@ export function tooLarge(limit: number): OpenAIError {
  * over the limit, before anything is read). Where `Request.body` is a stream it is read with a
  * running count, never holding more than the limit; Firefox has no `Request.prototype.body` (it
  * is `undefined` there, not `null`), so there the body is read whole and then measured. A request
- * without a body reads as no bytes. Every body the API reads goes through here.
+ * without a body reads as no bytes. Every body the API reads goes through here, and so do the
+ * images it fetches (a `Response`).
  */
-export async function readBodyBytes(request: Request, limit: number): Promise<Uint8Array> {
+export async function readBodyBytes(
+  request: Request | Response,
+  limit: number,
+): Promise<Uint8Array<ArrayBuffer>> {
   const declared = Number(request.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
   // Typed as the browsers have it: `undefined` where the property does not exist (Firefox).
@@ -48,10 +52,13 @@ export async function readBodyBytes(request: Request, limit: number): Promise<Ui
   }
   if (stream === null) return new Uint8Array(0);
   const reader = stream.getReader();
-  const parts: Uint8Array[] = [];
+  // A fetched body's chunks are never on shared memory.
+  const parts: Uint8Array<ArrayBuffer>[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = (await reader.read()) as ReadableStreamReadResult<
+      Uint8Array<ArrayBuffer>
+    >;
     if (done) break;
     size += value.byteLength;
     if (size > limit) {

@@ -206,6 +206,28 @@ describe('readImages', () => {
     expect(err.param).toBe('messages[0].content[1]');
   });
 
+  it('cuts off a file of its origin sent without a length once it passes the limit, reading no further', async () => {
+    let pulled = 0;
+    let cancelled = false;
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled += 1;
+        controller.enqueue(new Uint8Array(1024 * 1024));
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    const err = await errorOf(() =>
+      read([imageMessage('x', '/endless.png')], { fetch: async () => new Response(endless) }),
+    );
+    expect(err.status).toBe(413);
+    expect(err.param).toBe('messages[0].content[1]');
+    expect(cancelled).toBe(true);
+    // 20 MiB and one chunk, not the endless rest (the stream may pull a little ahead).
+    expect(pulled).toBeLessThan(IMAGE_BYTES_LIMIT / (1024 * 1024) + 4);
+  });
+
   it('refuses a data: URL that cannot be read', async () => {
     const err = await errorOf(() => read([imageMessage('x', 'data:image/png;base64,%%%')]));
     expect(err.status).toBe(400);
