@@ -11,6 +11,23 @@ export function solidPng(width: number, height: number, [r, g, b]: [number, numb
   return new Uint8Array(PNG.sync.write(png));
 }
 
+/**
+ * A `width`×`height` PNG of noise, which compresses about as badly as a photo: 1600×1200 is a
+ * file of about 7 MB, like a phone's. The same `seed` gives the same file.
+ */
+export function noisePng(width: number, height: number, seed = 1) {
+  const png = new PNG({ width, height });
+  let state = seed >>> 0 || 1;
+  for (let i = 0; i < png.data.length; i += 1) {
+    // xorshift32: cheap, and enough to defeat deflate.
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    png.data[i] = (i & 3) === 3 ? 255 : state & 255;
+  }
+  return new Uint8Array(PNG.sync.write(png));
+}
+
 /** `bytes` as a base64 `data:` URL of `type`. */
 export function dataUrl(bytes: Uint8Array, type = 'image/png'): string {
   return `data:${type};base64,${Buffer.from(bytes).toString('base64')}`;

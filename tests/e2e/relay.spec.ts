@@ -10,6 +10,7 @@ import { test } from './warm-context';
 import OpenAI from 'openai';
 import { fixtureEmbedding, fixtureEmbeddingTokens } from '../../scripts/fixture-gguf.mjs';
 import { downloadFixture, FIXTURE_ID, FIXTURE_SENTENCE, SENTENCE_TOKENS } from './fixture-model';
+import { dataUrl, imageMessage, noisePng } from '../test-images';
 import { words } from './helpers';
 import { ModelServer } from './model-server';
 import { curl, pairTab, sseData, startPortkey, startRelay, type RunningRelay } from './relay';
@@ -183,6 +184,44 @@ test.describe('paired by its link', () => {
     await expect.poll(async () => await runningNow(page, relay.key), { timeout: 2_000 }).toBe(0);
     const next = await postChat(echo('still here'));
     expect(JSON.parse(next.body).choices[0].message.content).toBe('still here');
+  });
+
+  test('the openai SDK in Node sends a phone-sized photo through the relay, answered as the page is; a remote image is the same 400', async ({
+    page,
+  }) => {
+    const client = new OpenAI({ baseURL: relay.sdkBaseUrl, apiKey: relay.key, maxRetries: 0 });
+    const photo = noisePng(1600, 1200);
+    expect(photo.byteLength).toBeGreaterThan(5_000_000);
+    const messages = [imageMessage('what is in this photo?', dataUrl(photo))];
+    const reply = await client.chat.completions.create({ model: 'hearth/echo', messages });
+    const text = `what is in this photo?\n[image: image/png 1600×1200, ${photo.byteLength} bytes]`;
+    expect(reply.choices[0]?.message.content).toBe(text);
+    const here = await direct(
+      page,
+      '/v1/openai/chat/completions',
+      relay.key,
+      JSON.stringify({ model: 'hearth/echo', messages }),
+    );
+    expect(JSON.parse(here.body).choices[0].message.content).toBe(text);
+    expect(reply.usage?.prompt_tokens).toBe(JSON.parse(here.body).usage.prompt_tokens);
+
+    const remote = [imageMessage('and this?', 'https://example.com/cat.png')];
+    const refused = await client.chat.completions
+      .create({ model: 'hearth/echo', messages: remote })
+      .then(
+        () => null,
+        (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
+      );
+    const refusedHere = await direct(
+      page,
+      '/v1/openai/chat/completions',
+      relay.key,
+      JSON.stringify({ model: 'hearth/echo', messages: remote }),
+    );
+    expect(refused?.status).toBe(400);
+    expect(refusedHere.status).toBe(400);
+    expect(refused?.param).toBe('messages[0].content[1].image_url.url');
+    expect(refused?.error).toEqual(JSON.parse(refusedHere.body).error);
   });
 
   test('the openai SDK in Node: a reply, a stream, and a stream it aborts', async ({ page }) => {
