@@ -48,7 +48,7 @@ export interface ChatDeps {
   bodyLimit: number;
   /** Largest body of a request with images (default `IMAGE_BODY_LIMIT`, 64 MiB). */
   imageBodyLimit?: number | undefined;
-  /** How image URLs are read and images decoded (default: `fetch` and `createImageBitmap`). */
+  /** How image URLs are read and images decoded (`ImageDeps`; the service worker passes both). */
   images?: Omit<ImageDeps, 'origin'> | undefined;
 }
 

@@ -1,8 +1,9 @@
 /**
  * @module
  * Normalisation, once, for every engine (DESIGN §3): system and developer messages merge into
- * one system message placed first, text parts join into a string, speakers' `name`s are
- * dropped, lone surrogates become U+FFFD, and null fields disappear.
+ * one system message placed first, text parts join into a string (a user message with images
+ * keeps its parts too, in order, each image named by its place in the request as sent),
+ * speakers' `name`s are dropped, lone surrogates become U+FFFD, and null fields disappear.
  */
 import { OpenAIError } from './errors';
 import type { ParsedChatRequest } from './schema';
