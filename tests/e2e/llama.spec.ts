@@ -9,6 +9,7 @@
 import { expect, test, type Page } from '@playwright/test';
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { FIXTURE_PIECES, FIXTURE_SENTENCE } from '../../scripts/fixture-gguf.mjs';
+import { dataUrl, imageMessage, solidPng } from '../test-images';
 import { KEY, makeClient, openApp } from './helpers';
 import { ModelServer } from './model-server';
 
@@ -315,6 +316,16 @@ test.describe('a GGUF model through llama.cpp', () => {
     });
     expect(bias.status).toBe(400);
     expect(bias.body.error).toMatchObject({ code: 'invalid_value', param: 'logit_bias' });
+    // A GGUF without a projector sees no images: refused by its part, before anything runs.
+    const image = await post(page, 'v1/openai/chat/completions', {
+      model: MODEL,
+      messages: [imageMessage('what is this?', dataUrl(solidPng(2, 2, [255, 0, 0])))],
+    });
+    expect(image.status).toBe(400);
+    expect(image.body.error).toMatchObject({
+      code: 'unsupported_parameter',
+      param: 'messages[0].content[1]',
+    });
     // And the model answers on.
     expect((await complete(page)).choices[0]?.message.content).toBe(FIXTURE_SENTENCE);
   });

@@ -9,6 +9,7 @@ import { cpSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { FIXTURE_SENTENCE } from '../../scripts/fixture-gguf.mjs';
+import { dataUrl, solidPng } from '../test-images';
 import { chromiumOnly } from './helpers';
 import { FIXTURE_GGUF_URL, ModelServer } from './model-server';
 import { PLAIN_PUBLIC, SITES_DIR, VITE_DIST } from './sites/make.mjs';
@@ -141,6 +142,35 @@ test('the stock openai SDK gets hearth/echo’s reply exactly, whole and streame
   expect(hearth.baseURL).toBe(`${site.origin}/repo/v1/openai`);
   expect(await askWithSdk(page, 'Hello from a plain site', false)).toBe('Hello from a plain site');
   expect(await askWithSdk(page, 'one two three four', true)).toBe('one two three four');
+});
+
+test('an image reaches hearth/echo through the site’s worker at /repo/, decoded and measured', async ({
+  page,
+}) => {
+  await open(page);
+  const png = solidPng(5, 3, [0, 128, 255]);
+  const reply = await page.evaluate(async (url) => {
+    const g = globalThis as unknown as { hearth: { baseURL: string } };
+    const response = await fetch(`${g.hearth.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer sk-site', 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'hearth/echo',
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'and this?' },
+              { type: 'image_url', image_url: { url } },
+            ],
+          },
+        ],
+      }),
+    });
+    return ((await response.json()) as { choices: { message: { content: string } }[] }).choices[0]
+      ?.message.content;
+  }, dataUrl(png));
+  expect(reply).toBe(`and this?\n[image: image/png 5×3, ${png.byteLength} bytes]`);
 });
 
 test('one build answers at /, at /repo/ and at /x/y/', async ({ context }) => {
