@@ -13,7 +13,7 @@ import {
 } from '../bridge/messages';
 import { HostServer } from '../bridge/server';
 import { addedModelsChannelName, type AddedModelsMessage } from '../models/added/added-models';
-import type { WebLLMEntry } from '../models/catalog';
+import { ggufModelFiles, type WebLLMEntry } from '../models/catalog';
 import type { GpuFacts } from '../protocol/host/gpu-facts';
 import { setInstall } from '../protocol/install';
 import { statusChannelName, type StatusMessage } from '../protocol/host/status';
@@ -153,7 +153,7 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
         downloaded,
         onChange,
         // From the store itself: a failed read throws, and then nothing is swept.
-        usedFiles: async () => new Set((await idbAddedStore.list()).flatMap((r) => r.files)),
+        usedFiles: async () => new Set((await idbAddedStore.list()).flatMap(ggufModelFiles)),
       });
       server = new HostServer(live.backend(engines), {
         status: () => ({

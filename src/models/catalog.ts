@@ -75,6 +75,11 @@ export interface GgufEntry extends EntryBase {
   engine: 'llama.cpp';
   /** Its file, or the parts of a split GGUF in order (absolute, or relative to the app). */
   files: string[];
+  /**
+   * Its vision projector (llama.cpp's `mmproj` GGUF), which lets it take images: downloaded,
+   * loaded and deleted with `files`, as one model.
+   */
+  mmproj?: string;
   /** The quantisation (`Q4_K_M`, `F32`…): the part of the id after `:`. */
   quant: string;
 }
@@ -222,9 +227,8 @@ export function catalogModelInfo(entry: CatalogEntry): ModelInfo {
       // llama-server refuses logprobs with tools in a stream, and Hearth always streams from it.
       logprobs_with_tools: !llama,
       response_formats: ['text', 'json_object', 'json_schema'],
-      // Neither engine is given images yet: WebLLM's vision models and llama.cpp's projectors
-      // come with their own mapping.
-      vision: false,
+      // A GGUF sees images through its projector; WebLLM's vision models are not served yet.
+      vision: llama && entry.mmproj !== undefined,
     },
     price: { prompt: 0, completion: 0 },
     ...(entry.embedding && { embedding: { ...entry.embedding } }),
@@ -293,6 +297,8 @@ export function parseGgufId(id: string): { owner: string; repo: string; quant: s
 export interface GgufRecord {
   id: string;
   files: string[];
+  /** Its vision projector's file, for a model that takes images. */
+  mmproj?: string;
   context_window?: number;
   size_mb?: number | null;
   /** Memory it takes to run: the file, the KV cache and buffers. */
@@ -301,6 +307,14 @@ export interface GgufRecord {
   reasoning?: boolean;
   /** Present for an embedding model. */
   embedding?: EmbeddingFacts;
+}
+
+/**
+ * Every file of a GGUF model: its file or parts, then its vision projector where it has one
+ * (last: wllama tells the projector from the parts by its metadata, not its place).
+ */
+export function ggufModelFiles(model: { files: readonly string[]; mmproj?: string }): string[] {
+  return model.mmproj === undefined ? [...model.files] : [...model.files, model.mmproj];
 }
 
 /** A catalogue entry for a GGUF model. */
@@ -312,6 +326,7 @@ export function ggufEntry(record: GgufRecord, source: CatalogEntry['source']): G
     owned_by: parts.owner,
     engine: 'llama.cpp',
     files: [...record.files],
+    ...(record.mmproj !== undefined && { mmproj: record.mmproj }),
     quant: parts.quant,
     context_window: record.context_window ?? DEFAULT_CONTEXT_WINDOW,
     vram_required_mb: record.memory_mb ?? null,

@@ -6,7 +6,7 @@
  * shards only) and the deletion. Caches and fetching are passed in, so that this runs the same in
  * the service worker, the engine worker and Node.
  */
-import type { CatalogEntry, GgufEntry, WebLLMEntry } from './catalog';
+import { ggufModelFiles, type CatalogEntry, type GgufEntry, type WebLLMEntry } from './catalog';
 import { ggufFileStored, ggufParts, readGgufRecord } from './gguf-parts';
 
 /** The part of `CacheStorage` this reads. */
@@ -135,11 +135,12 @@ export async function planFiles(
 }
 
 /**
- * A GGUF's files: the model, or the files of a split one, in order. Each is stored in parts
+ * A GGUF's files: the model, or the files of a split one, in order, then its vision projector
+ * where it has one. Each is stored in parts
  * beside a size record (gguf-parts.ts); `url` names the file, not a cache entry.
  */
 export function ggufFiles(entry: GgufEntry, appUrl: string): ModelFile[] {
-  return entry.files.map((file) => ({
+  return ggufModelFiles(entry).map((file) => ({
     url: new URL(file, appUrl).href,
     cache: MODEL_CACHES.gguf,
     kind: 'gguf',

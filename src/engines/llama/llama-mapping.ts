@@ -5,13 +5,20 @@
  * refused in src/api before this). The way back is in ./llama-chunks.ts (its stream) and
  * ./llama-errors.ts (its failures). Facts measured: ../../../shared/notes/wllama-3.13.md.
  */
-import type { ChatMessage, ChatRequest, ToolCall } from '../../protocol/types';
+import type { ChatMessage, ChatRequest, MessagePart, ToolCall } from '../../protocol/types';
+
+/** A part of a message with images, as wllama takes it: the image as its file's bytes. */
+export type LlamaContentPart =
+  { type: 'text'; text: string } | { type: 'image'; data: ArrayBuffer };
 
 /** A message as llama-server takes it: OpenAI's shape, tool calls and results included. */
 export interface LlamaMessage {
   role: ChatMessage['role'];
-  /** Null for an assistant turn that only called tools, as OpenAI sends it. */
-  content: string | null;
+  /**
+   * Null for an assistant turn that only called tools, as OpenAI sends it; parts for a user
+   * message with images (wllama hands each image to the projector by its place among them).
+   */
+  content: string | LlamaContentPart[] | null;
   tool_calls?: ToolCall[];
   tool_call_id?: string;
 }
@@ -64,11 +71,31 @@ export function llamaSeed(seed: number): number {
   return wrapped === RANDOM_SEED ? RANDOM_SEED - 1 : wrapped;
 }
 
+/**
+ * A message's parts as wllama takes them. Its images were read before the queue (api/images.ts);
+ * wllama wants the file's bytes, not OpenAI's data URL, which it cannot load.
+ */
+function toLlamaParts(parts: readonly MessagePart[]): LlamaContentPart[] {
+  return parts.map((part) => {
+    if (part.type === 'text') return { type: 'text', text: part.text };
+    if (!('bytes' in part.source)) throw new Error(`${part.param} reached llama.cpp unread`);
+    const { bytes } = part.source;
+    return {
+      type: 'image',
+      data: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength),
+    };
+  });
+}
+
 function toLlamaMessage(message: ChatMessage): LlamaMessage {
   const calls = message.tool_calls?.length ? message.tool_calls : undefined;
   const out: LlamaMessage = {
     role: message.role,
-    content: calls && message.content === '' ? null : message.content,
+    content: message.parts
+      ? toLlamaParts(message.parts)
+      : calls && message.content === ''
+        ? null
+        : message.content,
   };
   if (calls) out.tool_calls = calls.map((c) => ({ ...c, function: { ...c.function } }));
   if (message.tool_call_id !== undefined) out.tool_call_id = message.tool_call_id;

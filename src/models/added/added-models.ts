@@ -22,8 +22,14 @@ import {
 import { OpenAIError } from '../../protocol/errors';
 import { installName } from '../../protocol/install';
 import { embeddingFactsOf, embeddingLengthOf, readGgufHeader } from './gguf-header';
-import { inspectGguf } from './gguf-check';
-import { HUB_URL, resolveSource, type SourceDeps } from './gguf-source';
+import { inspectGguf, inspectProjector } from './gguf-check';
+import {
+  HUB_URL,
+  projectorUrl,
+  resolveSource,
+  type GgufSource,
+  type SourceDeps,
+} from './gguf-source';
 import { assertNetworkAllowed } from '../../protocol/private-network';
 import { jsonResponse } from '../../protocol/respond';
 import { memoryStore, type RecordStore } from '../../protocol/record-store';
@@ -166,6 +172,11 @@ const addBody = v.strictObject({
    * makes it one when they do not say, `false` a chat model when they do.
    */
   embeddings: v.optional(v.boolean()),
+  /**
+   * Its vision projector (llama.cpp's `mmproj` GGUF): a URL or a path of the app; `false` for
+   * none. By default, a Hugging Face repo's own projector, if it has one.
+   */
+  mmproj: v.optional(v.union([v.pipe(v.string(), v.trim(), v.minLength(1)), v.literal(false)])),
   /** Lets `source` be on the user's network or computer when the app is not (`private-network`). */
   allow_private_network: v.optional(v.boolean()),
 });
@@ -220,11 +231,36 @@ function embeddingOf(
   };
 }
 
+/** A projector given as the model: 400 that says where it goes. */
+function assertNotProjector(head: Uint8Array, url: string): void {
+  if (readGgufHeader(head).metadata.get('general.architecture') !== 'clip') return;
+  throw new OpenAIError(
+    'invalid_value',
+    `${url} is a vision projector (mmproj), not a model: give the model as 'source' and this file as 'mmproj'.`,
+    { param: 'source' },
+  );
+}
+
 /**
- * `POST /v1/hearth/models` `{source, id?, context_window?, tools?, reasoning?, embeddings?}`:
- * resolves the source, checks its files' first bytes (the first file's metadata among them), and
- * adds the model (201, its catalogue entry), an embedding model when the metadata give a pooling
- * type or `embeddings` is true, and `embeddings` is not false.
+ * The projector a model is added with, and the field a refusal of it names: the one the user
+ * gave, none for `false`, else the one its Hugging Face repo has.
+ */
+function projectorOf(
+  given: string | false | undefined,
+  source: GgufSource,
+  deps: SourceDeps,
+): { url: string; param: 'mmproj' | 'source' } | null {
+  if (given === false) return null;
+  if (given !== undefined) return { url: projectorUrl(given, deps), param: 'mmproj' };
+  return source.mmproj === undefined ? null : { url: source.mmproj, param: 'source' };
+}
+
+/**
+ * `POST /v1/hearth/models` `{source, id?, mmproj?, context_window?, tools?, reasoning?, embeddings?}`:
+ * resolves the source, checks its files' first bytes (the first file's metadata among them) and
+ * its projector's (`mmproj`, which lets it take images), and adds the model (201, its catalogue
+ * entry), an embedding model when the metadata give a pooling type or `embeddings` is true, and
+ * `embeddings` is not false.
  */
 export async function addModel(
   request: Request,
@@ -252,12 +288,19 @@ export async function addModel(
   }
   const source = await resolveSource(body.source, deps);
   for (const file of source.files) assertNetworkAllowed(file, allowed, 'source', deps.appUrl);
+  const mmproj = projectorOf(body.mmproj, source, deps);
+  if (mmproj) assertNetworkAllowed(mmproj.url, allowed, mmproj.param, deps.appUrl);
   const id = body.id ?? source.id;
   if (await deps.catalog.has(id)) throw exists(id);
-  const { size: bytes, head } = await inspectGguf(source.files, deps);
+  const [{ size, head }, projectorSize] = await Promise.all([
+    inspectGguf(source.files, deps),
+    mmproj ? inspectProjector(mmproj.url, mmproj.param, deps) : 0,
+  ]);
+  const bytes = size === null || projectorSize === null ? null : size + projectorSize;
   const record: AddedRecord = {
     id,
     files: source.files,
+    ...(mmproj && { mmproj: mmproj.url }),
     size_mb: bytes === null ? null : Math.round(bytes / 1e5) / 10,
     origin: body.source,
     added_at: Date.now(),
@@ -265,6 +308,7 @@ export async function addModel(
   if (body.context_window !== undefined) record.context_window = body.context_window;
   if (body.tools !== undefined) record.tools = body.tools;
   if (body.reasoning !== undefined) record.reasoning = body.reasoning;
+  assertNotProjector(head, source.files[0]!);
   const embedding = embeddingOf(head, body.embeddings);
   if (embedding) record.embedding = embedding;
   return jsonResponse(await deps.catalog.add(record), requestId, 201);

@@ -7,6 +7,8 @@
  */
 import { ggufParts, readGgufRecord } from '../gguf-parts';
 import { MODEL_CACHES } from '../on-device';
+import { OpenAIError } from '../../protocol/errors';
+import { readGgufHeader } from './gguf-header';
 import { reach, refuse, type SourceDeps } from './gguf-source';
 
 /** What every GGUF file begins with. */
@@ -181,4 +183,30 @@ export async function inspectGguf(
   deps: SourceDeps,
 ): Promise<GgufInspection> {
   return checkAll(files, (i) => (i === 0 ? HEADER_BYTES : MAGIC_BYTES), deps);
+}
+
+/**
+ * Checks that `url` is a vision projector: a GGUF whose `general.architecture` is `clip` (what
+ * llama.cpp's multimodal library loads). Its size, or null when the server does not say. A
+ * refusal names `param`: `mmproj` when the user gave the file, `source` when the repo did.
+ */
+export async function inspectProjector(
+  url: string,
+  param: 'mmproj' | 'source',
+  deps: SourceDeps,
+): Promise<number | null> {
+  try {
+    const { size, head } = await checkFile(url, HEADER_BYTES, deps);
+    const arch = readGgufHeader(head).metadata.get('general.architecture');
+    if (arch !== 'clip') {
+      const what = typeof arch === 'string' ? `a '${arch}' model` : 'no model llama.cpp names';
+      throw refuse(
+        `${url} is not a vision projector: its general.architecture says ${what}, and a projector's says 'clip'.`,
+      );
+    }
+    return size;
+  } catch (err) {
+    if (!(err instanceof OpenAIError) || err.param === param) throw err;
+    throw new OpenAIError(err.code, err.message, { param });
+  }
 }

@@ -40,6 +40,8 @@ export interface GgufSource {
   id: string;
   /** Absolute URLs: the file, or the parts of a split GGUF in order. */
   files: string[];
+  /** The vision projector a Hugging Face repo has beside the model (absolute URL). */
+  mmproj?: string;
 }
 
 export function refuse(message: string): OpenAIError {
@@ -183,11 +185,12 @@ async function hubSource(id: string, deps: SourceDeps): Promise<GgufSource> {
   const listing = (await response.json().catch(() => null)) as {
     siblings?: { rfilename?: unknown }[];
   } | null;
-  const ggufs = (listing?.siblings ?? [])
+  const names = (listing?.siblings ?? [])
     .map((s) => s.rfilename)
-    .filter((name): name is string => typeof name === 'string' && /\.gguf$/i.test(name))
-    // A vision projector is not a model of its own.
-    .filter((name) => !/mmproj/i.test(stemOf(name)));
+    .filter((name): name is string => typeof name === 'string' && /\.gguf$/i.test(name));
+  // A vision projector is not a model of its own: it goes with the model.
+  const isProjector = (name: string) => /mmproj/i.test(stemOf(name));
+  const ggufs = names.filter((name) => !isProjector(name));
   if (ggufs.length === 0) throw refuse(`${repo} on Hugging Face has no .gguf files.`);
   const escaped = quant.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   // A whole quantisation: `Q4_K` is in `…-Q4_K.gguf`, not in `…-Q4_K_M.gguf`.
@@ -209,10 +212,50 @@ async function hubSource(id: string, deps: SourceDeps): Promise<GgufSource> {
   // The id spells the quantisation as the file does.
   const tag = pattern.exec(stemOf(files[0]!))?.[1] ?? quant;
   const path = (name: string) => name.split('/').map(encodeURIComponent).join('/');
+  const url = (name: string) => `${hub}/${repo}/resolve/main/${path(name)}`;
+  const projector = chooseProjector(names.filter(isProjector), tag);
   return {
     id: `${repo}:${tag}`,
-    files: files.map((name) => `${hub}/${repo}/resolve/main/${path(name)}`),
+    files: files.map(url),
+    ...(projector !== undefined && { mmproj: url(projector) }),
   };
+}
+
+/** Projector quantisations in the order they are taken when none matches the model's. */
+const PROJECTOR_QUANTS = ['F16', 'BF16', 'Q8_0', 'F32'];
+
+/**
+ * The projector of a repo's model (`mmproj-*.gguf`; `llama-server -hf` loads the repo's too):
+ * the only one; else the one of the model's quantisation; else the first of F16, BF16, Q8_0, F32 (a
+ * projector is small, and quantising it costs more than it saves); else the first by name.
+ */
+export function chooseProjector(names: readonly string[], quant: string): string | undefined {
+  if (names.length <= 1) return names[0];
+  const of = (q: string) => names.find((name) => quantOf(name)?.toUpperCase() === q.toUpperCase());
+  for (const q of [quant, ...PROJECTOR_QUANTS]) {
+    const found = of(q);
+    if (found) return found;
+  }
+  return [...names].sort()[0];
+}
+
+/**
+ * The URL of a projector the user names (`mmproj`): an http(s) URL or a path of the app, ending
+ * in `.gguf`; a 400 on `mmproj` otherwise.
+ */
+export function projectorUrl(mmproj: string, deps: SourceDeps): string {
+  let url: URL | null = null;
+  try {
+    url = new URL(mmproj, deps.appUrl);
+  } catch {
+    // Said below.
+  }
+  if (url && /^https?:$/.test(url.protocol) && /\.gguf$/i.test(url.pathname)) return url.href;
+  throw new OpenAIError(
+    'invalid_value',
+    `'mmproj' must be the http(s) URL of a vision projector's .gguf file, or a path of this app ending in .gguf (got ${JSON.stringify(mmproj)}).`,
+    { param: 'mmproj' },
+  );
 }
 
 /** The files of one model in order: a split GGUF's parts, checked to be all there. */

@@ -41,9 +41,18 @@ function ggufOf(arch: string, own: Record<string, number>): Uint8Array<ArrayBuff
 /** A BERT-like embedding model (mean pooling) and a chat model, by URL. */
 const EMBED_FILE = 'https://models.example/embed-Q8_0.gguf';
 const CHAT_FILE = 'https://models.example/chat-Q8_0.gguf';
+/** A vision projector (llama.cpp's `clip` architecture) by URL. */
+const PROJECTOR_FILE = 'https://models.example/mmproj-chat-f16.gguf';
+/** A Hub repo with a model in two quantisations and a projector in two. */
+const VISION_REPO = `${HUB}/acme/Vision-GGUF/resolve/main`;
 const FILES: Record<string, Uint8Array<ArrayBuffer>> = {
   [EMBED_FILE]: ggufOf('bert', { embedding_length: 384, pooling_type: 1, context_length: 512 }),
   [CHAT_FILE]: ggufOf('qwen3', { embedding_length: 1024, context_length: 40960 }),
+  [PROJECTOR_FILE]: ggufOf('clip', { 'vision.image_size': 224 }),
+  [`${VISION_REPO}/vision-Q4_K_M.gguf`]: ggufOf('qwen3', { embedding_length: 1024 }),
+  [`${VISION_REPO}/vision-Q8_0.gguf`]: ggufOf('qwen3', { embedding_length: 1024 }),
+  [`${VISION_REPO}/mmproj-vision-Q8_0.gguf`]: ggufOf('clip', { 'vision.image_size': 224 }),
+  [`${VISION_REPO}/mmproj-vision-f16.gguf`]: ggufOf('clip', { 'vision.image_size': 224 }),
 };
 const BUILT_IN = ggufEntry(
   { id: 'acme/Built-GGUF:Q4_0', files: ['https://m.example/b.gguf'] },
@@ -65,6 +74,12 @@ const network: FetchLike = async (url) => {
   if (url === 'https://models.example/page.gguf') return new Response('<!doctype html>');
   if (url === `${HUB}/api/models/acme/Tiny-GGUF`) {
     return Response.json({ siblings: [{ rfilename: 'tiny-Q8_0.gguf' }] });
+  }
+  if (url === `${HUB}/api/models/acme/Vision-GGUF`) {
+    const names = ['vision-Q4_K_M.gguf', 'vision-Q8_0.gguf', 'mmproj-vision-Q8_0.gguf'];
+    return Response.json({
+      siblings: [...names, 'mmproj-vision-f16.gguf'].map((rfilename) => ({ rfilename })),
+    });
   }
   if (url.startsWith('https://down.example/')) throw new TypeError('Failed to fetch');
   const file = FILES[url];
@@ -408,6 +423,91 @@ describe('POST /v1/hearth/models', () => {
     expect((await next.models.find('models.example/tiny:Q8_0'))?.id).toBe(
       'models.example/tiny:Q8_0',
     );
+  });
+});
+
+describe('POST /v1/hearth/models with a vision projector (mmproj)', () => {
+  /**
+   * What `/v1/hearth/catalog` says of the model (`/v1/openai/models` lists only downloaded
+   * models: the browser tests check it there).
+   */
+  async function listed(api: ReturnType<typeof stack>['api'], id: string) {
+    const response = await api.fetch(
+      new Request(`${URL_BASE}/v1/hearth/catalog`, { headers: KEY }),
+    );
+    const { data } = (await response.json()) as {
+      data: { id: string; vision: boolean | null; size_mb: number | null }[];
+    };
+    return data.find((m) => m.id === id);
+  }
+
+  it("adds a Hugging Face model with its repo's projector, and the catalogue says it takes images", async () => {
+    const store = memoryAddedStore();
+    const { api } = stack(store);
+    const response = await api.fetch(add({ source: 'hf:acme/Vision-GGUF:Q4_K_M' }));
+    expect(response.status).toBe(201);
+    // The repo has no Q4_K_M projector: F16 is taken before Q8_0.
+    expect((await store.list())[0]).toMatchObject({
+      files: [`${VISION_REPO}/vision-Q4_K_M.gguf`],
+      mmproj: `${VISION_REPO}/mmproj-vision-f16.gguf`,
+    });
+    const catalog = await listed(api, 'acme/Vision-GGUF:Q4_K_M');
+    expect(catalog?.vision).toBe(true);
+    // The size is the pair's.
+    expect(catalog?.size_mb).toBe(Math.round((2 * FILES[PROJECTOR_FILE]!.length) / 1e5) / 10);
+  });
+
+  it("takes the repo's projector of the model's own quantisation when there is one", async () => {
+    const store = memoryAddedStore();
+    const { api } = stack(store);
+    expect((await api.fetch(add({ source: 'hf:acme/Vision-GGUF:Q8_0' }))).status).toBe(201);
+    expect((await store.list())[0]?.mmproj).toBe(`${VISION_REPO}/mmproj-vision-Q8_0.gguf`);
+  });
+
+  it('takes the projector the caller names by URL, for a model given by URL', async () => {
+    const store = memoryAddedStore();
+    const { api } = stack(store);
+    const response = await api.fetch(add({ source: CHAT_FILE, mmproj: PROJECTOR_FILE }));
+    expect(response.status).toBe(201);
+    expect((await store.list())[0]?.mmproj).toBe(PROJECTOR_FILE);
+    expect((await listed(api, 'models.example/chat:Q8_0'))?.vision).toBe(true);
+  });
+
+  it('adds the model alone, without images, when told "mmproj": false', async () => {
+    const store = memoryAddedStore();
+    const { api } = stack(store);
+    const body = { source: 'hf:acme/Vision-GGUF:Q4_K_M', mmproj: false };
+    expect((await api.fetch(add(body))).status).toBe(201);
+    expect((await store.list())[0]?.mmproj).toBeUndefined();
+    expect((await listed(api, 'acme/Vision-GGUF:Q4_K_M'))?.vision).toBe(false);
+  });
+
+  it.each([
+    [{ mmproj: CHAT_FILE }, 'mmproj', "general.architecture says a 'qwen3' model"],
+    [{ mmproj: 'https://models.example/mmproj.bin' }, 'mmproj', "'mmproj' must be the http(s) URL"],
+    [{ mmproj: 'https://down.example/mmproj.gguf' }, 'mmproj', 'could not reach down.example'],
+    [{ mmproj: 'https://models.example/page.gguf' }, 'mmproj', 'is not a GGUF file'],
+    [{ mmproj: 3 }, 'mmproj', "Invalid type for 'mmproj'"],
+  ])('refuses a bad projector with 400 on its field: %j', async (extra, param, words) => {
+    const store = memoryAddedStore();
+    const { api } = stack(store);
+    const response = await api.fetch(add({ source: CHAT_FILE, ...extra }));
+    expect(response.status).toBe(400);
+    const { error } = (await response.json()) as { error: { param: string; message: string } };
+    expect(error.param).toBe(param);
+    expect(error.message).toContain(words);
+    expect(await store.list()).toEqual([]);
+  });
+
+  it("refuses a projector given as the model, saying to give it as 'mmproj'", async () => {
+    const { api } = stack();
+    const response = await api.fetch(add({ source: PROJECTOR_FILE }));
+    expect(response.status).toBe(400);
+    expect((await response.json()).error).toMatchObject({
+      code: 'invalid_value',
+      param: 'source',
+      message: `${PROJECTOR_FILE} is a vision projector (mmproj), not a model: give the model as 'source' and this file as 'mmproj'.`,
+    });
   });
 });
 

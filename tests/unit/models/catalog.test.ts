@@ -127,6 +127,34 @@ describe('the prebuilt catalogue', () => {
   });
 });
 
+describe('a GGUF with a vision projector', () => {
+  const files = [
+    'https://m.example/v-00001-of-00002.gguf',
+    'https://m.example/v-00002-of-00002.gguf',
+  ];
+  const mmproj = 'https://m.example/mmproj-v-f16.gguf';
+
+  it('takes images, and a GGUF without one does not', () => {
+    const entry = ggufEntry({ id: 'acme/V-GGUF:Q4_0', files, mmproj }, 'added');
+    expect(catalogModelInfo(entry).capabilities.vision).toBe(true);
+    const plain = ggufEntry({ id: 'acme/V-GGUF:Q4_0', files }, 'added');
+    expect(catalogModelInfo(plain).capabilities.vision).toBe(false);
+  });
+
+  it('downloads the projector with the model, as one model, after its parts', async () => {
+    const entry = ggufEntry({ id: 'acme/V-GGUF:Q4_0', files, mmproj }, 'added');
+    const { files: planned, complete } = await planFiles(entry, 'https://app.example/', () => {
+      throw new Error('a GGUF reads no manifest');
+    });
+    expect(complete).toBe(true);
+    expect(planned.map((f) => [f.url, f.kind])).toEqual([
+      [files[0], 'gguf'],
+      [files[1], 'gguf'],
+      [mmproj, 'gguf'],
+    ]);
+  });
+});
+
 describe('device fit', () => {
   const f32 = byId('mlc-ai/SmolLM2-360M-Instruct-q4f32_1-MLC');
   const f16 = byId('mlc-ai/SmolLM2-360M-Instruct-q4f16_1-MLC');

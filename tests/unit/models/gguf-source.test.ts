@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { OpenAIError } from '../../../src/protocol/errors';
 import { ggufPartKey, ggufSizeKey } from '../../../src/models/gguf-parts';
 import {
+  chooseProjector,
+  projectorUrl,
   quantOf,
   resolveSource,
   type FetchLike,
@@ -75,6 +77,54 @@ describe('quantOf', () => {
     expect(quantOf('fixture.gguf')).toBeNull();
     expect(quantOf('Qwen2.5-0.5B.gguf')).toBeNull();
   });
+});
+
+describe('chooseProjector', () => {
+  const names = [
+    'mmproj-m-Q8_0.gguf',
+    'mmproj-m-BF16.gguf',
+    'mmproj-m-f16.gguf',
+    'mmproj-m-f32.gguf',
+  ];
+
+  it("takes a repo's only projector, whatever its quantisation", () => {
+    expect(chooseProjector(['mmproj-m-Q4_0.gguf'], 'Q8_0')).toBe('mmproj-m-Q4_0.gguf');
+    expect(chooseProjector([], 'Q8_0')).toBeUndefined();
+  });
+
+  it("takes the model's own quantisation first, whatever its case", () => {
+    expect(chooseProjector(names, 'q8_0')).toBe('mmproj-m-Q8_0.gguf');
+  });
+
+  it('else F16, then BF16, Q8_0 and F32, then the first by name', () => {
+    expect(chooseProjector(names, 'Q4_K_M')).toBe('mmproj-m-f16.gguf');
+    expect(chooseProjector(names.slice(0, 2), 'Q4_K_M')).toBe('mmproj-m-BF16.gguf');
+    expect(chooseProjector(['mmproj-b.gguf', 'mmproj-a.gguf'], 'Q4_K_M')).toBe('mmproj-a.gguf');
+  });
+});
+
+describe('projectorUrl', () => {
+  const d = { appUrl: 'https://app.example/hearth/' } as SourceDeps;
+
+  it('resolves a path of the app and keeps an http(s) URL', () => {
+    expect(projectorUrl('models/mmproj.gguf', d)).toBe(
+      'https://app.example/hearth/models/mmproj.gguf',
+    );
+    expect(projectorUrl('http://lan.example/p.GGUF', d)).toBe('http://lan.example/p.GGUF');
+  });
+
+  it.each(['ftp://x.example/p.gguf', 'https://x.example/p.bin', 'http://['])(
+    'refuses %s with 400 on mmproj',
+    (given) => {
+      let error: unknown;
+      try {
+        projectorUrl(given, d);
+      } catch (err) {
+        error = err;
+      }
+      expect(error).toMatchObject({ status: 400, code: 'invalid_value', param: 'mmproj' });
+    },
+  );
 });
 
 describe('resolveSource: a URL or a path', () => {
@@ -151,6 +201,7 @@ describe('resolveSource: hf:<user>/<repo>:<quant>', () => {
     expect(source).toEqual({
       id: 'bartowski/Qwen2.5-0.5B-Instruct-GGUF:Q4_K_M',
       files: [`${FILES}Qwen2.5-0.5B-Instruct-Q4_K_M.gguf`],
+      mmproj: `${FILES}mmproj-Qwen2.5-0.5B-Instruct-f16.gguf`,
     });
     expect(d.requests.map((r) => r.url)).toEqual([API]);
   });
@@ -163,12 +214,13 @@ describe('resolveSource: hf:<user>/<repo>:<quant>', () => {
     expect(source.files).toEqual([`${FILES}Qwen2.5-0.5B-Instruct-Q4_K.gguf`]);
   });
 
-  it('leaves out the vision projector (mmproj) of the same quantisation', async () => {
+  it('takes the vision projector (mmproj) of the same quantisation as its projector, not its model', async () => {
     const source = await resolveSource(
       'hf:bartowski/Qwen2.5-0.5B-Instruct-GGUF:F16',
       deps({ [API]: repo }),
     );
     expect(source.files).toEqual([`${FILES}Qwen2.5-0.5B-Instruct-f16.gguf`]);
+    expect(source.mmproj).toBe(`${FILES}mmproj-Qwen2.5-0.5B-Instruct-f16.gguf`);
     expect(source.id).toBe('bartowski/Qwen2.5-0.5B-Instruct-GGUF:f16');
   });
 

@@ -17,6 +17,8 @@ import {
 } from '../../../../src/engines/llama/llama-mapping';
 import { OpenAIError } from '../../../../src/protocol/errors';
 import { parseChatRequest } from '../../../../src/protocol/validate';
+import { readImages } from '../../../../src/api/images';
+import { dataUrl, imageMessage, solidPng } from '../../../test-images';
 
 const MODEL = 'e2e/fixture-GGUF:F32';
 const request = (extra: Record<string, unknown> = {}) =>
@@ -67,6 +69,29 @@ describe('toLlamaRequest', () => {
       stream_options: { include_usage: true },
       return_progress: true,
     });
+  });
+
+  it("gives a message's images to wllama as their files' bytes, in their place among the text", async () => {
+    const red = solidPng(4, 2, [255, 0, 0]);
+    const blue = solidPng(3, 3, [0, 0, 255]);
+    const sent = imageMessage('What is this?', dataUrl(red));
+    sent.content.push({ type: 'image_url', image_url: { url: dataUrl(blue) } });
+    const parsed = parseChatRequest({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'Hello.' }, sent],
+    });
+    await readImages(parsed, { origin: 'https://app.example' });
+    const { messages } = toLlamaRequest(parsed);
+    expect(messages.slice(0, 2)).toEqual([
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'Hello.' },
+    ]);
+    const parts = messages[2]!.content as { type: string; text?: string; data?: ArrayBuffer }[];
+    expect(parts.map((p) => p.type)).toEqual(['text', 'image', 'image']);
+    expect(parts[0]!.text).toBe('What is this?');
+    // Exactly the file: no data URL (which wllama cannot load), no bytes of a larger buffer.
+    expect(new Uint8Array(parts[1]!.data!)).toEqual(new Uint8Array(red));
+    expect(new Uint8Array(parts[2]!.data!)).toEqual(new Uint8Array(blue));
   });
 
   it('passes the sampling fields under their llama-server names', () => {
