@@ -1,7 +1,8 @@
 /**
  * @module
  * Hearth's short list of GGUF chat models for llama.cpp: small enough for phones and laptops
- * (0.5B to 4B parameters, 4-bit), from the quantisers most people download from. Data only; the
+ * (0.5B to 4B parameters, 4-bit; one that sees images, 8-bit), from the quantisers most people
+ * download from. Data only; the
  * catalogue build adds them (scripts/catalog-plugin.ts). Sizes are the published files' (MB,
  * rounded); `memory_mb` is the file plus the KV cache and buffers for the context Hearth asks for.
  */
@@ -32,6 +33,17 @@ export const CURATED_GGUF: readonly GgufRecord[] = [
     context_window: 4096,
     tools: true,
   }),
+  {
+    // SmolVLM 500M (SmolLM2 360M and a SigLIP encoder): it sees images, through its projector.
+    // ggml-org's conversion, as `llama-server -hf ggml-org/SmolVLM-500M-Instruct-GGUF` takes
+    // it; the sizes are the two files' (437 + 109 MB), checked by tests/real-model.
+    ...hf('ggml-org', 'SmolVLM-500M-Instruct', 'Q8_0', {
+      size_mb: 546,
+      memory_mb: 900,
+      context_window: 4096,
+    }),
+    mmproj: `${HF}/ggml-org/SmolVLM-500M-Instruct-GGUF/resolve/main/mmproj-SmolVLM-500M-Instruct-Q8_0.gguf`,
+  },
   hf('bartowski', 'Llama-3.2-1B-Instruct', 'Q4_K_M', {
     size_mb: 808,
     memory_mb: 1100,

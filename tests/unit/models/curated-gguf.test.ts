@@ -27,6 +27,20 @@ describe('the curated GGUF models', () => {
     expect(entry.vram_required_mb).toBe(CURATED_GGUF[0]!.memory_mb);
   });
 
+  it('have one model that sees images, its projector from its own repository', () => {
+    const vision = CURATED_GGUF.filter((r) => r.mmproj !== undefined);
+    expect(vision.map((r) => r.id)).toEqual(['ggml-org/SmolVLM-500M-Instruct-GGUF:Q8_0']);
+    expect(vision[0]!.mmproj).toBe(
+      'https://huggingface.co/ggml-org/SmolVLM-500M-Instruct-GGUF/resolve/main/mmproj-SmolVLM-500M-Instruct-Q8_0.gguf',
+    );
+    expect(ggufEntry(vision[0]!, 'curated').mmproj).toBe(vision[0]!.mmproj);
+  });
+
+  it('are listed smallest first', () => {
+    const sizes = CURATED_GGUF.map((r) => r.size_mb ?? 0);
+    expect(sizes).toEqual([...sizes].sort((a, b) => a - b));
+  });
+
   it('mark the reasoning models (Qwen3) as thinking aloud', () => {
     const reasoning = CURATED_GGUF.filter((r) => r.reasoning).map((r) => r.id);
     expect(reasoning).toEqual(['unsloth/Qwen3-1.7B-GGUF:Q4_K_M', 'unsloth/Qwen3-4B-GGUF:Q4_K_M']);
