@@ -4,7 +4,8 @@
  * Face) downloaded through the API, loaded with every layer offloaded to WebGPU, and asked
  * through the `openai` SDK. Skips, saying why, where it cannot run: no WebGPU adapter with
  * `shader-f16` (llama.cpp's WebGPU backend needs it; such a device runs GGUFs on the CPU, which
- * `npm test` covers with the fixture model), or Hugging Face out of reach.
+ * `npm test` covers with the fixture model), or Hugging Face out of reach. The curated model that
+ * sees images (SmolVLM 500M) is then downloaded with its projector and shown a red square.
  */
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
@@ -112,4 +113,65 @@ test('answers in words on the GPU, streamed and not, with usage', async () => {
   expect(reply.streamed).toBe(reply.whole);
   expect(reply.usage?.completion_tokens).toBeGreaterThan(0);
   expect(reply.streamUsage).toEqual(reply.usage);
+});
+
+/** The curated model that sees images, with its projector. */
+const VISION = CURATED_GGUF.find((record) => record.mmproj !== undefined)!;
+
+test(`downloads ${VISION.id} and its projector as one model, of the size the catalogue gives`, async () => {
+  test.setTimeout(30 * 60_000);
+  const download = await call('POST', `v1/hearth/models/${VISION.id}/download`);
+  expect(download.body).toMatchObject({ phase: 'done', files_total: 2 });
+  // The curated sizes were read off Hugging Face's pages: within 2% of the bytes that came.
+  const bytes = (download.body as { bytes_total: number }).bytes_total;
+  expect(Math.abs(bytes / 1e6 - VISION.size_mb!)).toBeLessThan(VISION.size_mb! * 0.02);
+  const models = (await call('GET', 'v1/openai/models')).body as {
+    data: { id: string; vision?: boolean }[];
+  };
+  expect(models.data.find((m) => m.id === VISION.id)?.vision).toBe(true);
+});
+
+test(`${VISION.id} says that a plain red square is red, counting the image's tokens`, async () => {
+  test.setTimeout(10 * 60_000);
+  const answer = await page.evaluate(async (model) => {
+    const canvas = new OffscreenCanvas(128, 128);
+    const context = canvas.getContext('2d')!;
+    context.fillStyle = '#ff0000';
+    context.fillRect(0, 0, 128, 128);
+    const blob = await canvas.convertToBlob({ type: 'image/png' });
+    const url = await new Promise<string>((resolve) => {
+      const reader = new FileReader();
+      reader.onload = () => resolve(reader.result as string);
+      reader.readAsDataURL(blob);
+    });
+    const question = 'What colour is this picture? Answer with one word.';
+    const seen = await client.chat.completions.create({
+      model,
+      temperature: 0,
+      max_tokens: 16,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: question },
+            { type: 'image_url', image_url: { url } },
+          ],
+        },
+      ],
+    });
+    const unseen = await client.chat.completions.create({
+      model,
+      temperature: 0,
+      max_tokens: 1,
+      messages: [{ role: 'user', content: question }],
+    });
+    return {
+      text: seen.choices[0]?.message.content ?? '',
+      withImage: seen.usage?.prompt_tokens ?? 0,
+      without: unseen.usage?.prompt_tokens ?? 0,
+    };
+  }, VISION.id);
+  expect(answer.text).toMatch(/red/i);
+  // SmolVLM's projector makes 64 tokens of an image (more where it tiles a large one).
+  expect(answer.withImage - answer.without).toBeGreaterThanOrEqual(64);
 });
