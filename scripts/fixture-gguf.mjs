@@ -41,7 +41,7 @@ assertPieces(FIXTURE_PIECES);
  * the reply only if each piece has one successor).
  * @param {readonly string[]} pieces
  */
-function assertPieces(pieces) {
+export function assertPieces(pieces) {
   if (pieces.length === 0 || pieces.some((piece) => piece === '')) {
     throw new Error('a reply needs at least one piece, and no empty one');
   }
@@ -196,8 +196,9 @@ const SHORT_WORDS = ['is', 'to', 'in', 'of', 'on', 'at', 'me', 'my', 'we', 'be',
  * The vocabulary, in id order: the control tokens, the 256 byte tokens (so that any character
  * tokenizes), the reply's pieces (the sentence's by default), then ordinary pieces: `▁`, the letters, `▁`+letter and a few
  * short words, each reachable by SentencePiece's pairwise merges, so prompts make several tokens.
+ * Shared with scripts/fixture-vision.mjs, whose model speaks the same vocabulary.
  */
-function vocabulary(/** @type {readonly string[]} */ replyPieces) {
+export function vocabulary(/** @type {readonly string[]} */ replyPieces) {
   const specials = ['<unk>', '<s>', '</s>', '<|im_start|>', '<|im_end|>'];
   const bytes = Array.from(
     { length: 256 },
@@ -230,7 +231,7 @@ function vocabulary(/** @type {readonly string[]} */ replyPieces) {
  * values, the feed-forward input): small, varied, the same bytes on every run.
  * @param {number} seed
  */
-function noise(seed) {
+export function noise(seed) {
   let state = seed >>> 0 || 1;
   return (/** @type {Float32Array} */ data) => {
     for (let i = 0; i < data.length; i++) {
@@ -639,10 +640,12 @@ const MAGIC = new TextEncoder().encode('GGUF');
 /**
  * Lays out a GGUF v3 file: header, key/values, tensor infos, padding, then each tensor's data
  * (F32, filled in place, little-endian like every platform that runs this) padded to ALIGNMENT.
+ * Tensors without `fill` stay zero.
  * @param {[string, Value][]} kv
  * @param {TensorSpec[]} tensors
+ * @returns {Uint8Array}
  */
-function encodeGguf(kv, tensors) {
+export function encodeGguf(kv, tensors) {
   const w = new Writer();
   w.bytes(MAGIC);
   w.u32(3);
@@ -702,6 +705,12 @@ const array = (type, items, write) => (w) => {
   w.u64(items.length);
   for (const item of items) write(w, item);
 };
+
+/**
+ * The key/value writers `encodeGguf` takes, and GGUF's value types (for `array`): what another
+ * fixture (scripts/fixture-vision.mjs) needs to write a GGUF of its own.
+ */
+export const ggufValue = Object.freeze({ string, u32, i32, f32, bool, array, type: GGUF });
 
 /** A growing little-endian byte buffer. */
 class Writer {
