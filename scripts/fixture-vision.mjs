@@ -8,8 +8,10 @@
  * types; the GGUF writer is fixture-gguf.mjs's.
  *
  * The projector (what llama.cpp's `clip_graph_llava` computes, tools/mtmd/models/llava.cpp):
- * - Preprocessing: the picture is made square and resized to `clip.vision.image_size`, then each
- *   channel becomes `(value / 255 - 0.5) / 0.5`, in [-1, 1] (`image_mean`, `image_std` 0.5 each).
+ * - Preprocessing: a picture that is not square is padded to one with llava's grey (122, 116, 104:
+ *   its red is a little below half, so padding counts against red), resized to
+ *   `clip.vision.image_size`, and each channel becomes `(value / 255 - 0.5) / 0.5`, in [-1, 1]
+ *   (`image_mean`, `image_std` 0.5 each).
  * - `v.patch_embd.weight` (a convolution, one output per patch): vision dimension 0 is the mean of
  *   the patch's red channel, `m`, dimension 1 is `-m`; `v.patch_embd.bias` puts `+B` and `-B` on
  *   dimensions 2 and 3 (`B` = 4). Every other dimension is 0, and `v.position_embd` is zero.
@@ -23,7 +25,7 @@
  *   down; here `n_ff` is 4·`d`.) No `v.post_ln`, no class embedding: one token per patch.
  * - `mm.0` + GELU + `mm.2`: two hidden units read `±a·dim0` (`a = B·sqrt(2 / d)`, which makes the
  *   pair `±m / sqrt(1 + m²/B²)`), and `GELU(x) - GELU(-x) = x` exactly, so `mm.2` writes
- *   `s = m / sqrt(1 + m²/B²)`, within ±0.98, on the language model's SIGN dimension; `mm.2.bias`
+ *   `s = m / sqrt(1 + m²/B²)`, within ±0.97, on the language model's SIGN dimension; `mm.2.bias`
  *   writes `MARKER_VALUE` on its MARKER dimension, on every image token. `mm.2`'s output width is
  *   the language model's `n_embd`, which llama.cpp checks.
  *
@@ -36,20 +38,22 @@
  *   the generation prompt's `\n`) reads direction 0, the key of an image token reads MARKER, both
  *   on the head's dimension 31; their score, ~25 after `1/sqrt(32)`, puts all the attention on
  *   the image tokens. The value reads SIGN; `attn_output` writes `VERDICT_WEIGHT` times it to
- *   VERDICT: about ±10.8 for a red or blue square, 0 with no image (text tokens' values are 0).
+ *   VERDICT: about ±10.6 for a pure red or blue square, 0 with no image (text tokens' values are 0).
  * - RoPE would turn those scores with the distance between the tokens. Pair `i` of a head turns by
  *   `pos·base^(-2i/32)` (pair 0 always by `pos` radians), and llama.cpp requires the llama
- *   architecture's `rope.dimension_count` to be the head size, so the signal sits in dimensions
- *   30 and 31, in the last pair for both of ggml's pairings (adjacent, or `i` with `i + 16`), and
- *   `rope.freq_base` is 1e12: they turn by less than 1e-8 radians at position 2048.
+ *   architecture's `rope.dimension_count` to be the head size, so the signals sit in dimensions
+ *   30 and 31, the last pair (llama pairs adjacent dimensions; pairing `i` with `i + 16`, as NeoX
+ *   does, would make them pairs 14 and 15), and `rope.freq_base` is 1e12: they turn by less than
+ *   1e-7 radians at position 2048.
  * - The head fires at every step of the reply too. There the query is a reply piece's, which reads
  *   the piece directions on the head's dimension 30, where the key of every direction-0 token
  *   (the prompt's text) sits: the attention goes to the text, whose values are 0, and VERDICT
  *   stays ~1e-10: the reply follows its chain.
  * - `output.weight` (after `output_norm`, RMS): direction 0 gives the other reply's first piece
- *   `LOGIT_GAP` (80) (with no image it wins by 80), VERDICT gives the red reply's first piece
- *   `+2·LOGIT_GAP` per unit and the other's `-2·LOGIT_GAP`; so the red reply starts once VERDICT
- *   passes 0.25, i.e. the picture's mean normalised red `s` passes ~0.023 (a red channel above
+ *   the fixture's weight (a one-hot direction makes a logit of `LOGIT_GAP`, 80, so with no image
+ *   that piece wins by 80); VERDICT gives the red reply's first piece twice that weight, and the
+ *   other's minus twice. The residual is direction 0 at 1 plus VERDICT, so the red reply starts
+ *   once VERDICT passes 0.25, i.e. the picture's mean normalised red `s` passes ~0.023 (a red channel above
  *   ~51 % of full scale, averaged over the patches, give or take the attention's weighting).
  *   Then each piece leads to the next with a gap of 80, the last to `<|im_end|>` (and, second,
  *   to its reply's first piece, so that ignoring end-of-generation repeats it), as the fixture.
@@ -118,7 +122,7 @@ export const VISION_BENCH_OPTIONS = Object.freeze({
 
 /** Width of the language model (`n_embd`), and so of what the projector writes. */
 const WIDTH = 64;
-/** Size of one attention head, in both models' language side. */
+/** Size of one attention head of the language model. */
 const HEAD_SIZE = 32;
 /** Logit of the intended next token above every other (after the final RMS norm). */
 const LOGIT_GAP = 80;
@@ -137,7 +141,7 @@ const HEAD_DIM = Object.freeze({ sink: HEAD_SIZE - 2, image: HEAD_SIZE - 1 });
 
 /**
  * The vision fixture: the language model and its projector, as GGUF v3 files (F32). The defaults
- * make ~420 KB and ~60 KB; `VISION_BENCH_OPTIONS` a ~13 MB projector. The same options give the
+ * make ~390 KB and ~150 KB; `VISION_BENCH_OPTIONS` a ~13.6 MB projector. The same options give the
  * same bytes.
  * @param {{ imageSize?: number, patchSize?: number, visionWidth?: number, visionBlocks?: number }}
  *   [options]
