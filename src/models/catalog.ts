@@ -68,6 +68,8 @@ export interface WebLLMEntry extends EntryBase {
   overrides?: Record<string, unknown>;
   integrity?: object;
   model_manifest?: string;
+  /** A vision-language model (WebLLM's `ModelType.VLM`): it takes images. */
+  vision?: true;
 }
 
 /** A GGUF model llama.cpp runs, on WebGPU where it can, else on the CPU. */
@@ -87,9 +89,10 @@ export interface GgufEntry extends EntryBase {
 /** One model of the catalogue. */
 export type CatalogEntry = WebLLMEntry | GgufEntry;
 
-/** WebLLM's `ModelType.LLM`, and `ModelType.embedding`; vision (2) models are not served here. */
+/** WebLLM's `ModelType.LLM`, `ModelType.embedding` and `ModelType.VLM` (it sees images). */
 const LLM = 0;
 const EMBEDDING = 1;
+const VLM = 2;
 
 /**
  * WebLLM's prebuilt embedding models (Snowflake Arctic Embed, a BERT encoder: the first token's
@@ -180,6 +183,7 @@ export function prebuiltCatalog(
       tools: functionCallingModelIds.includes(record.model_id),
     };
     if (type === LLM) entries.push(catalogEntry(record, options));
+    if (type === VLM) entries.push({ ...catalogEntry(record, options), vision: true });
     const embedding = type === EMBEDDING ? webllmEmbedding(record.model_id) : null;
     if (!embedding) continue;
     const entry = catalogEntry(record, { ...options, tools: false });
@@ -227,8 +231,8 @@ export function catalogModelInfo(entry: CatalogEntry): ModelInfo {
       // llama-server refuses logprobs with tools in a stream, and Hearth always streams from it.
       logprobs_with_tools: !llama,
       response_formats: ['text', 'json_object', 'json_schema'],
-      // A GGUF sees images through its projector; WebLLM's vision models are not served yet.
-      vision: llama && entry.mmproj !== undefined,
+      // A GGUF sees images through its projector; WebLLM's vision-language models natively.
+      vision: llama ? entry.mmproj !== undefined : entry.vision === true,
     },
     price: { prompt: 0, completion: 0 },
     ...(entry.embedding && { embedding: { ...entry.embedding } }),

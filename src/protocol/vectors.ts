@@ -3,6 +3,7 @@
  * Embedding vectors as the API hands them out, and the limits of a request: small and free of
  * dependencies, for the engine worker and the service worker alike.
  */
+import { base64Bytes } from './base64';
 
 /** Most inputs in one request (OpenAI's limit too). */
 export const MAX_EMBEDDING_INPUTS = 2048;
@@ -31,10 +32,5 @@ export function base64Vector(vector: Float32Array): string {
   const bytes = new Uint8Array(vector.length * 4);
   const view = new DataView(bytes.buffer);
   for (let i = 0; i < vector.length; i++) view.setFloat32(i * 4, vector[i] ?? 0, true);
-  let binary = '';
-  // In slices: spreading a long array into fromCharCode overflows the stack.
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(binary);
+  return base64Bytes(bytes);
 }

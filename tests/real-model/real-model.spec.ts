@@ -741,3 +741,69 @@ test('answers a tools request with n: 2 with two choices, each a call', async ()
 declare global {
   var client: InstanceType<typeof OpenAI>;
 }
+
+/** WebLLM's vision-language models, f16 first (smaller and faster where the GPU has shader-f16). */
+const VISION_IDS = [
+  'Phi-3.5-vision-instruct-q4f16_1-MLC',
+  'Phi-3.5-vision-instruct-q4f32_1-MLC',
+] as const;
+
+test('Phi-3.5-vision on WebGPU says that a plain red square is red, counting the image in its prompt', async () => {
+  test.setTimeout(60 * 60_000);
+  const candidates = [];
+  for (const modelId of VISION_IDS) {
+    const entry = await catalogEntry(`mlc-ai/${modelId}`);
+    expect(entry, `mlc-ai/${modelId} is in the catalogue`).toBeDefined();
+    if (entry!.available) candidates.push(modelId);
+  }
+  const modelId = candidates[0];
+  const record = prebuiltAppConfig.model_list.find((r) => r.model_id === modelId);
+  const vision = record && {
+    id: `mlc-ai/${modelId}`,
+    record,
+    dir: undefined,
+    catalogue: undefined,
+  };
+  const why = !vision
+    ? 'neither Phi-3.5-vision model can run on this GPU'
+    : await filesUnreachable(vision).then((u) =>
+        u ? `the files of ${vision.id} cannot be had: ${u}` : null,
+      );
+  if (why) console.log(`test:real-model skips the vision test: ${why}`);
+  test.skip(why !== null, why ?? '');
+
+  await ready(vision!.id);
+  const answer = await page.evaluate(async (id) => {
+    const canvas = new OffscreenCanvas(336, 336);
+    const context = canvas.getContext('2d')!;
+    context.fillStyle = '#ff0000';
+    context.fillRect(0, 0, 336, 336);
+    const blob = await canvas.convertToBlob({ type: 'image/png' });
+    const url = await new Promise<string>((resolve) => {
+      const reader = new FileReader();
+      reader.onload = () => resolve(reader.result as string);
+      reader.readAsDataURL(blob);
+    });
+    const question = 'What colour is this picture? Answer with one word.';
+    const ask = (content: ChatCompletionMessageParam['content']) =>
+      client.chat.completions.create({
+        model: id,
+        temperature: 0,
+        max_tokens: 16,
+        messages: [{ role: 'user', content } as ChatCompletionMessageParam],
+      });
+    const seen = await ask([
+      { type: 'text', text: question },
+      { type: 'image_url', image_url: { url } },
+    ]);
+    const unseen = await ask(question);
+    return {
+      text: seen.choices[0]?.message.content ?? '',
+      withImage: seen.usage?.prompt_tokens ?? 0,
+      without: unseen.usage?.prompt_tokens ?? 0,
+    };
+  }, vision!.id);
+  expect(answer.text).toMatch(/red/i);
+  // Phi-3.5-vision embeds a 336×336 image in several hundred positions.
+  expect(answer.withImage - answer.without).toBeGreaterThan(100);
+});

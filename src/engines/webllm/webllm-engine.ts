@@ -79,8 +79,10 @@ function recordOf(entry: WebLLMEntry, appUrl: string): ModelRecord {
   if (entry.overrides) record.overrides = entry.overrides;
   if (entry.integrity) record.integrity = entry.integrity as ModelRecord['integrity'];
   if (entry.model_manifest) record.model_manifest = entry.model_manifest;
-  // WebLLM builds an embedding pipeline, not a chat one, for `ModelType.embedding` (1).
+  // WebLLM builds an embedding pipeline, not a chat one, for `ModelType.embedding` (1), and
+  // takes images only in a `ModelType.VLM` (2) model's messages.
   if (entry.embedding) record.model_type = 1;
+  if (entry.vision) record.model_type = 2;
   return record;
 }
 

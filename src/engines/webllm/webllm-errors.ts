@@ -17,6 +17,10 @@ const ERRORS: Record<string, [ErrorCode, string | null]> = {
   UnsupportedContentPartError: ['unsupported_parameter', 'messages'],
   UnsupportedDetailError: ['unsupported_parameter', 'messages'],
   UnsupportedImageURLError: ['unsupported_parameter', 'messages'],
+  // An image whose embedding (Phi-3.5-vision: more crops for a larger image) outgrows the
+  // prefill chunk, which an image cannot be split across.
+  PrefillChunkSizeSmallerThanImageError: ['invalid_value', 'messages'],
+  CannotFindImageEmbedError: ['unsupported_parameter', 'messages'],
   // A system prompt cannot be combined with tools on WebLLM's function-calling models.
   CustomSystemPromptError: ['unsupported_parameter', 'messages'],
   CustomResponseFormatError: ['unsupported_parameter', 'response_format'],

@@ -5,13 +5,19 @@
  * content, no `json_schema` type, a top-p above 0). The way back is in ./webllm-chunks.ts (its
  * stream) and ./webllm-errors.ts (its errors). Notes: ../../../shared/notes/webllm-0.2.86.md.
  */
-import type { ChatMessage, ChatRequest } from '../../protocol/types';
+import { base64Bytes } from '../../protocol/base64';
+import type { ChatMessage, ChatRequest, MessagePart } from '../../protocol/types';
 import { webllmSeed } from '../seeds';
+
+/** A part of a message with images, as WebLLM's vision-language models take it. */
+export type WebLLMContentPart =
+  { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
 
 /** A message as WebLLM takes it: no `name` (WebLLM would write it in place of the role). */
 export interface WebLLMMessage {
   role: ChatMessage['role'];
-  content: string;
+  /** Parts only for a user message with images, which only a vision-language model is sent. */
+  content: string | WebLLMContentPart[];
   tool_call_id?: string;
 }
 
@@ -72,7 +78,24 @@ function callsAsContent(message: ChatMessage): string {
   return message.content === '' ? text : `${message.content}\n${text}`;
 }
 
+/**
+ * A message's images as WebLLM takes them (notes §3): its text as one part (WebLLM refuses a
+ * second), then each image as a `data:` URL of the file it was sent as (WebLLM reads nothing
+ * else but `http` URLs, and knows no `detail`). The images were read before the queue
+ * (api/images.ts).
+ */
+function toWebLLMParts(message: ChatMessage, parts: readonly MessagePart[]): WebLLMContentPart[] {
+  const images = parts.flatMap((part): WebLLMContentPart[] => {
+    if (part.type === 'text') return [];
+    if (!('bytes' in part.source)) throw new Error(`${part.param} reached WebLLM unread`);
+    const { type, bytes } = part.source;
+    return [{ type: 'image_url', image_url: { url: `data:${type};base64,${base64Bytes(bytes)}` } }];
+  });
+  return message.content === '' ? images : [{ type: 'text', text: message.content }, ...images];
+}
+
 function toWebLLMMessage(message: ChatMessage): WebLLMMessage {
+  if (message.parts) return { role: message.role, content: toWebLLMParts(message, message.parts) };
   const content = message.tool_calls?.length ? callsAsContent(message) : message.content;
   return message.role === 'tool' && message.tool_call_id !== undefined
     ? { role: 'tool', content, tool_call_id: message.tool_call_id }

@@ -46,12 +46,15 @@ const withLimits = (limits: Partial<NonNullable<GpuFacts['adapter']>['limits']>)
 });
 
 describe('the prebuilt catalogue', () => {
-  it('lists WebLLM 0.2.86’s 159 chat and 4 embedding models as mlc-ai/<model_id>, without vision models', () => {
-    expect(catalog).toHaveLength(163);
+  it('lists WebLLM 0.2.86’s 159 chat, 2 vision and 4 embedding models as mlc-ai/<model_id>', () => {
+    expect(catalog).toHaveLength(165);
     expect(catalog.every((e) => e.id === `mlc-ai/${e.model_id}` && e.owned_by === 'mlc-ai')).toBe(
       true,
     );
-    expect(catalog.some((e) => e.model_id.includes('vision'))).toBe(false);
+    expect(catalog.filter((e) => e.vision).map((e) => e.model_id)).toEqual([
+      'Phi-3.5-vision-instruct-q4f16_1-MLC',
+      'Phi-3.5-vision-instruct-q4f32_1-MLC',
+    ]);
     const embedding = catalog.filter((e) => e.embedding);
     expect(embedding.map((e) => e.model_id).every((id) => id.startsWith('snowflake-'))).toBe(true);
     expect(embedding).toHaveLength(4);
@@ -124,6 +127,18 @@ describe('the prebuilt catalogue', () => {
     expect(
       catalogModelInfo(byId('mlc-ai/SmolLM2-360M-Instruct-q4f32_1-MLC')).capabilities.tools,
     ).toBe(false);
+  });
+});
+
+describe("WebLLM's vision-language models", () => {
+  it('are in the catalogue as chat models that take images, and no other WebLLM model does', () => {
+    const seeing = catalog.filter((e) => catalogModelInfo(e).capabilities.vision).map((e) => e.id);
+    expect(seeing).toEqual([
+      'mlc-ai/Phi-3.5-vision-instruct-q4f16_1-MLC',
+      'mlc-ai/Phi-3.5-vision-instruct-q4f32_1-MLC',
+    ]);
+    expect(byId(seeing[1]!)).toMatchObject({ engine: 'webllm', vision: true });
+    expect(byId(seeing[1]!).embedding).toBeUndefined();
   });
 });
 

@@ -10,6 +10,8 @@ import { errorParts, fromWebLLMError } from '../../../../src/engines/webllm/webl
 import { toWebLLMRequest } from '../../../../src/engines/webllm/webllm-mapping';
 import { startsThinking, ThinkSplitter } from '../../../../src/engines/webllm/webllm-thinking';
 import { parseChatRequest } from '../../../../src/protocol/validate';
+import { readImages } from '../../../../src/api/images';
+import { dataUrl, imageMessage, solidPng } from '../../../test-images';
 
 /** A whole reply split into its thinking and its answer. */
 function splitThinking(text: string, startsThinking: boolean) {
@@ -109,6 +111,33 @@ describe('toWebLLMRequest', () => {
       logprobs: true,
       top_logprobs: 2,
     });
+  });
+
+  it('gives a vision model the text as one part, then each image as a data URL of its file, without detail', async () => {
+    const red = solidPng(4, 2, [255, 0, 0]);
+    const sent = imageMessage('What is', dataUrl(red));
+    const jpeg = {
+      type: 'image_url',
+      image_url: { url: dataUrl(red, 'image/jpeg'), detail: 'low' },
+    };
+    const parsed = parseChatRequest({
+      model: 'mlc-ai/Phi-3.5-vision-instruct-q4f32_1-MLC',
+      messages: [{ ...sent, content: [...sent.content, { type: 'text', text: 'this?' }, jpeg] }],
+    });
+    await readImages(parsed, { origin: 'https://app.example' });
+    const { messages } = toWebLLMRequest(parsed, MODEL);
+    // WebLLM refuses a second text part and any `detail`; the type is the file's, as read.
+    expect(messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: parsed.messages[0]!.content },
+          { type: 'image_url', image_url: { url: dataUrl(red) } },
+          { type: 'image_url', image_url: { url: dataUrl(red) } },
+        ],
+      },
+    ]);
+    expect(parsed.messages[0]!.content).toContain('this?');
   });
 
   it('always asks for a stream, one choice at a time', () => {
