@@ -14,6 +14,7 @@ import {
   fixtureEmbeddingGguf,
   fixtureGguf,
 } from '../../scripts/fixture-gguf.mjs';
+import { fixtureVisionGguf } from '../../scripts/fixture-vision.mjs';
 import { tinyModel, type TinyModel } from '../tiny-model';
 
 /** The port fixtures/models.json names (E2E_MODEL_PORT moves it, for runs side by side). */
@@ -44,12 +45,23 @@ const GGUF_FILES = new Map<string, () => Uint8Array>([
   // The embedding fixture, whose vectors tests compute themselves (embeddings.spec.ts).
   ['/gguf/llama-fixture-embedding.gguf', once(() => fixtureEmbeddingGguf())],
   ['/gguf/not-a-model.gguf', once(() => new TextEncoder().encode('This is not a model.\n'))],
+  // The vision fixture (scripts/fixture-vision.mjs): a language model and its projector, made
+  // together, for llama-vision.spec.ts.
+  ['/gguf/fixture-vision.gguf', once(() => visionFixture().model)],
+  ['/gguf/mmproj-fixture-vision.gguf', once(() => visionFixture().mmproj)],
 ]);
 
 function once<T>(make: () => T): () => T {
   let value: T | undefined;
   return () => (value ??= make());
 }
+
+/** The vision fixture's two files, made once. */
+const visionFixture = once(() => fixtureVisionGguf());
+
+/** The vision fixture on the model server: its language model and its projector. */
+export const VISION_GGUF_URL = `http://localhost:${MODEL_PORT}/gguf/fixture-vision.gguf`;
+export const VISION_MMPROJ_URL = `http://localhost:${MODEL_PORT}/gguf/mmproj-fixture-vision.gguf`;
 
 /**
  * The fixture GGUFs as the download tests fetch them, under `/ranged/`: by Range (206 with
