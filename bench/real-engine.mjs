@@ -100,7 +100,7 @@ async function engineWorkerHeap(browser) {
  * @param {string} method
  * @param {string} path the bench build is at the origin's root
  */
-async function call(page, method, path) {
+export async function call(page, method, path) {
   const { status, text, ms } = await page.evaluate(
     async ({ method, path, KEY }) => {
       const started = performance.now();
@@ -128,7 +128,7 @@ async function call(page, method, path) {
  * @param {Stop} [stop]
  * @returns {Promise<Run>}
  */
-function viaApi(page, body, { firstOnly = false, maxMs = Infinity } = {}) {
+export function viaApi(page, body, { firstOnly = false, maxMs = Infinity } = {}) {
   return page.evaluate(
     async ({ body, firstOnly, maxMs, KEY }) => {
       const abort = new AbortController();

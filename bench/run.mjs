@@ -2,9 +2,10 @@
 // measured in the same run — a bare service worker with no engine (the floor), the echo engine
 // called in the page itself, and llama.cpp on the benchmark GGUF (~50 MB, on the CPU, one thread
 // and several) called directly in the engine worker (bench/real-engine.mjs), and llama.cpp's
-// embeddings on the benchmark embedding GGUF (~50 MB) likewise (bench/real-embed.mjs), and a
-// model on a server the user added, against the same server fetched directly from the page
-// (bench/servers.mjs). Prints a table and writes bench/results/latest.json.
+// embeddings on the benchmark embedding GGUF (~50 MB) likewise (bench/real-embed.mjs), images
+// with the vision fixture, with and without (bench/vision.mjs), and a model on a server the user
+// added, against the same server fetched directly from the page (bench/servers.mjs). Prints a
+// table and writes bench/results/latest.json.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname } from 'node:path';
@@ -13,10 +14,12 @@ import { build, preview } from 'vite';
 import { browserHelp, CHROMIUM_ARGS, findChromium } from '../scripts/browsers.mjs';
 import { workerHeaps } from '../scripts/cdp-workers.mjs';
 import { BENCH_OPTIONS, fixtureEmbeddingGguf, fixtureGguf } from '../scripts/fixture-gguf.mjs';
+import { fixtureVisionGguf, VISION_BENCH_OPTIONS } from '../scripts/fixture-vision.mjs';
 import { EMBED_TARGETS, measureEmbed } from './real-embed.mjs';
 import { LLAMA_TARGETS, measureLlama } from './real-engine.mjs';
 import { SERVER_TARGETS, measureServers } from './servers.mjs';
 import { SITE_TARGETS, measureSite } from './site.mjs';
+import { VISION_TARGETS, measureVision } from './vision.mjs';
 import { median, round } from './stats.mjs';
 
 const PORT = Number(process.env.BENCH_PORT ?? 4190);
@@ -28,10 +31,24 @@ const GGUF_PATH = 'models/bench/fixture-bench.gguf';
 /** The benchmark embedding GGUF (~50 MB, width 512, context 512), served the same way. */
 const EMBED_ID = 'bench/fixture-embed-bench-GGUF:F32';
 const EMBED_PATH = 'models/bench/fixture-embed-bench.gguf';
+/**
+ * The vision fixture (scripts/fixture-vision.mjs) and its bench projector: one language model, two
+ * projectors, each pair a model of the bench build's catalogue.
+ */
+const VISION = {
+  fixture: { id: 'bench/fixture-vision-GGUF:F32', mmproj: 'models/bench/mmproj-vision.gguf' },
+  bench: {
+    id: 'bench/fixture-vision-bench-GGUF:F32',
+    mmproj: 'models/bench/mmproj-vision-bench.gguf',
+  },
+};
+const VISION_PATH = 'models/bench/fixture-vision.gguf';
 const MODELS_FILE = `${OUT_DIR}.models.json`;
 const quick = process.argv.includes('--quick');
 /** Only the stream rows (the floor and the API, streamed): `npm run bench -- --stream`. */
 const streamOnly = process.argv.includes('--stream');
+/** Only the image rows: `npm run bench -- --vision`. */
+const visionOnly = process.argv.includes('--vision');
 /** Only the embedding rows: `npm run bench -- --embed`. */
 const embedOnly = process.argv.includes('--embed');
 /** Only the rows of a server the user added: `npm run bench -- --servers`. */
@@ -47,7 +64,7 @@ const llamaOnly = process.argv.includes('--llama');
  */
 const siteOnly = process.argv.includes('--site');
 /** A run of some rows only, which writes a file of its own. */
-const partial = streamOnly || embedOnly || serversOnly || llamaOnly || siteOnly;
+const partial = streamOnly || embedOnly || serversOnly || llamaOnly || siteOnly || visionOnly;
 /** Sizes of each measurement (a quick run is for checking the bench itself). */
 const N = quick
   ? {
@@ -68,6 +85,7 @@ const N = quick
         ttftBudgetS: 10,
       },
       embed: { b1BudgetS: 0, b64BudgetS: 0, minRounds: 2 },
+      vision: { runs: 3 },
       servers: {
         ttfbRuns: 10,
         ttfbTokens: 8,
@@ -98,6 +116,7 @@ const N = quick
         ttftBudgetS: 30,
       },
       embed: { b1BudgetS: 15, b64BudgetS: 30, minRounds: 3 },
+      vision: { runs: 15 },
       servers: {
         ttfbRuns: 100,
         ttfbTokens: 8,
@@ -130,6 +149,13 @@ async function buildBench() {
           context_window: 512,
           embedding: { dimensions: 512, pooling: 'mean' },
         },
+        ...Object.values(VISION).map(({ id, mmproj }) => ({
+          id,
+          engine: 'llama.cpp',
+          files: [VISION_PATH],
+          mmproj,
+          context_window: 2048,
+        })),
       ],
     }),
   );
@@ -139,6 +165,13 @@ async function buildBench() {
   mkdirSync(dirname(`${OUT_DIR}/${GGUF_PATH}`), { recursive: true });
   writeFileSync(`${OUT_DIR}/${GGUF_PATH}`, fixtureGguf(BENCH_OPTIONS));
   writeFileSync(`${OUT_DIR}/${EMBED_PATH}`, fixtureEmbeddingGguf(BENCH_OPTIONS));
+  const vision = fixtureVisionGguf();
+  writeFileSync(`${OUT_DIR}/${VISION_PATH}`, vision.model);
+  writeFileSync(`${OUT_DIR}/${VISION.fixture.mmproj}`, vision.mmproj);
+  writeFileSync(
+    `${OUT_DIR}/${VISION.bench.mmproj}`,
+    fixtureVisionGguf(VISION_BENCH_OPTIONS).mmproj,
+  );
   await build({
     configFile: false,
     logLevel: 'warn',
@@ -265,6 +298,20 @@ async function main() {
     const floorApi = `${origin}/bench/floor/v1/openai/chat/completions`;
     const results = {};
     const log = (what) => process.stderr.write(`bench: ${what}\n`);
+    const measureVisionRows = async () =>
+      Object.assign(
+        results,
+        await measureVision({
+          page: bench,
+          models: { fixture: VISION.fixture.id, bench: VISION.bench.id },
+          sizes: N.vision,
+          log,
+        }),
+      );
+    if (visionOnly) {
+      await measureVisionRows();
+      return { results, chromium: browser.version() };
+    }
     if (embedOnly) {
       Object.assign(
         results,
@@ -470,6 +517,7 @@ async function main() {
       results,
       await measureLlama({ browser, page: bench, model: GGUF_ID, sizes: N.llama, log }),
     );
+    await measureVisionRows();
     // Embeddings last of all: their model loads beside the chat model.
     Object.assign(
       results,
@@ -506,6 +554,7 @@ const TARGETS = [
   ...LLAMA_TARGETS,
   ...SERVER_TARGETS,
   ...EMBED_TARGETS,
+  ...VISION_TARGETS,
   // Measured only when asked for (`--site`): a full run leaves them out.
   ...(siteOnly ? SITE_TARGETS : []),
 ];
@@ -534,6 +583,7 @@ const report = {
   quick,
   ...(streamOnly && { stream_only: true }),
   ...(embedOnly && { embed_only: true }),
+  ...(visionOnly && { vision_only: true }),
   ...(serversOnly && { servers_only: true }),
   ...(llamaOnly && { llama_only: true }),
   ...(siteOnly && { site_only: true }),
@@ -553,13 +603,15 @@ const name = quick
     ? 'stream'
     : embedOnly
       ? 'embed'
-      : serversOnly
-        ? 'servers'
-        : llamaOnly
-          ? 'llama'
-          : siteOnly
-            ? 'site'
-            : 'latest';
+      : visionOnly
+        ? 'vision'
+        : serversOnly
+          ? 'servers'
+          : llamaOnly
+            ? 'llama'
+            : siteOnly
+              ? 'site'
+              : 'latest';
 const file = `bench/results/${name}.json`;
 writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
 console.log(`\nwrote ${file}`);

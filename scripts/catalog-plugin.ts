@@ -47,6 +47,8 @@ const ggufRecord = v.looseObject({
   engine: v.literal('llama.cpp'),
   /** Absolute, or relative to the app; the parts of a split GGUF in order. */
   files: v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.minLength(1)),
+  /** Its vision projector (llama.cpp's `mmproj` GGUF), absolute or relative to the app. */
+  mmproj: v.optional(v.pipe(v.string(), v.minLength(1))),
   context_window: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
   size_mb: v.optional(v.nullable(v.pipe(v.number(), v.minValue(0)))),
   memory_mb: v.optional(v.nullable(v.pipe(v.number(), v.minValue(0)))),

@@ -14,6 +14,7 @@
  */
 import type { Plugin } from 'vite';
 import { buildCatalog } from './catalog-plugin.ts';
+import { ggufModelFiles } from '../src/models/catalog.ts';
 
 /** Where WebLLM's prebuilt models and libraries come from, redirects included. */
 const MODEL_HOSTS = [
@@ -88,7 +89,7 @@ export function hearthCsp(selfHostedFile: string): Plugin {
       if (context.path !== '/index.html') return undefined;
       const catalog = await buildCatalog(selfHostedFile);
       const urls = catalog.flatMap((e) =>
-        e.engine === 'webllm' ? [e.model_url, e.model_lib] : e.files,
+        e.engine === 'webllm' ? [e.model_url, e.model_lib] : ggufModelFiles(e),
       );
       const extra = catalogOrigins(urls).filter((origin) => !coveredByModelHosts(origin));
       const hosts = [...MODEL_HOSTS, ...extra];

@@ -42,6 +42,14 @@ describe('self-hosted GGUF models', () => {
     expect(mlc).toMatchObject({ id: 'acme/smol', engine: 'webllm' });
   });
 
+  it('takes a vision projector beside the model, which makes it take images', () => {
+    const [entry] = readSelfHosted(write({ models: [{ ...GGUF, mmproj: 'models/mmproj.gguf' }] }));
+    expect(entry).toMatchObject({ files: GGUF.files, mmproj: 'models/mmproj.gguf' });
+    expect(() => readSelfHosted(write({ models: [{ ...GGUF, mmproj: '' }] }))).toThrow(
+      /models\.0\.mmproj/,
+    );
+  });
+
   it('keeps the parts of a split GGUF in order, and its sizes and flags', () => {
     const parts = ['a-00001-of-00002.gguf', 'a-00002-of-00002.gguf'];
     const [entry] = readSelfHosted(
