@@ -4,12 +4,22 @@
  * dropped on the form; each is listed with its engine (llama.cpp, on the CPU here: SwiftShader has
  * no `shader-f16`) beside the WebLLM models, stays after a reload and offline (where a file from
  * the computer answers in the chat), and can be removed; a model added in one tab shows in the
- * others. A file that is not a GGUF, and an id that exists, are refused where they were given.
+ * others. A file that is not a GGUF, and an id that exists, are refused where they were given. A
+ * model that sees images comes with its vision projector, by URL or as two files dropped together.
  */
 import { expect, type Page } from '@playwright/test';
 import { test } from './warm-context';
 import { FIXTURE_SENTENCE, fixtureGguf } from '../../scripts/fixture-gguf.mjs';
-import { FIXTURE_GGUF_URL, HUB_REPO, ModelServer, NOT_GGUF_URL, TINY_ID } from './model-server';
+import { fixtureVisionGguf } from '../../scripts/fixture-vision.mjs';
+import {
+  FIXTURE_GGUF_URL,
+  HUB_REPO,
+  ModelServer,
+  NOT_GGUF_URL,
+  TINY_ID,
+  VISION_GGUF_URL,
+  VISION_MMPROJ_URL,
+} from './model-server';
 import { openChat, replies, send } from './ui';
 
 const server = new ModelServer();
@@ -42,15 +52,17 @@ async function addByUrl(page: Page, url: string, id = ''): Promise<void> {
   await adding(page).getByRole('button', { name: 'Add', exact: true }).click();
 }
 
-/** Drops `file` on the form, as a file dragged from the desktop arrives. */
-async function drop(page: Page, file: typeof FILE): Promise<void> {
+/** Drops `files` on the form, as files dragged from the desktop arrive. */
+async function drop(page: Page, ...files: (typeof FILE)[]): Promise<void> {
   const dataTransfer = await page.evaluateHandle(
-    ({ name, bytes }) => {
+    (files) => {
       const transfer = new DataTransfer();
-      transfer.items.add(new File([Uint8Array.from(atob(bytes), (c) => c.charCodeAt(0))], name));
+      for (const { name, bytes } of files) {
+        transfer.items.add(new File([Uint8Array.from(atob(bytes), (c) => c.charCodeAt(0))], name));
+      }
       return transfer;
     },
-    { name: file.name, bytes: file.buffer.toString('base64') },
+    files.map((file) => ({ name: file.name, bytes: file.buffer.toString('base64') })),
   );
   await adding(page).dispatchEvent('dragover', { dataTransfer });
   await adding(page).dispatchEvent('drop', { dataTransfer });
@@ -218,7 +230,45 @@ test('a .gguf chosen on the computer is copied into the app: on the device at on
   expect(await storedGguf(page)).toEqual([]);
 });
 
-test('a .gguf dropped on the form is added; two files at once are refused', async ({ page }) => {
+/** Whether the catalogue says the model takes images. */
+const seesImages = (page: Page, id: string) =>
+  page.evaluate(async (id) => {
+    const response = await fetch('v1/hearth/catalog', { headers: { authorization: 'Bearer k' } });
+    const { data } = (await response.json()) as { data: { id: string; vision: boolean }[] };
+    return data.find((m) => m.id === id)?.vision;
+  }, id);
+
+test('a model that sees images is added with its projector: by URL, or both files dropped together; two models at once are refused', async ({
+  page,
+}) => {
+  await openChat(page);
+  await openModels(page);
+  await adding(page).getByLabel('Vision projector URL (optional)').fill(VISION_MMPROJ_URL);
+  await addByUrl(page, VISION_GGUF_URL, 'e2e/vision-url:F32');
+  await expect(adding(page).getByRole('status')).toContainText('Added e2e/vision-url:F32.');
+  expect(await seesImages(page, 'e2e/vision-url:F32')).toBe(true);
+
+  const vision = fixtureVisionGguf();
+  await drop(
+    page,
+    { name: 'mmproj-fixture-vision-F32.gguf', mimeType: '', buffer: Buffer.from(vision.mmproj) },
+    { name: 'fixture-vision-F32.gguf', mimeType: '', buffer: Buffer.from(vision.model) },
+  );
+  await expect(adding(page).getByRole('status')).toHaveText(
+    'Added local/fixture-vision:F32. It is on this device: its card is first in the list below.',
+  );
+  expect(await seesImages(page, 'local/fixture-vision:F32')).toBe(true);
+
+  await drop(page, FILE, { ...FILE, name: 'other-F32.gguf' });
+  await expect(adding(page).getByRole('alert')).toContainText(
+    'Add one .gguf file, or a model and its vision projector (mmproj-….gguf) together',
+  );
+  await remove(page, 'local/fixture-vision:F32');
+  // Its projector went with it: no file of the computer is left in the app's storage.
+  expect((await storedGguf(page)).filter((url) => url.includes('/v1/hearth/files/'))).toEqual([]);
+});
+
+test('a .gguf dropped on the form is added, and again under another id', async ({ page }) => {
   await openChat(page);
   await openModels(page);
   await drop(page, FILE);

@@ -164,6 +164,8 @@ export async function catalog(): Promise<CatalogModel[]> {
 export function addModel(body: {
   source: string;
   id?: string;
+  /** Its vision projector: a URL or a path of the app. */
+  mmproj?: string;
   allow_private_network?: boolean;
 }): Promise<CatalogModel> {
   return callJson<CatalogModel>('hearth/models', { method: 'POST', body });

@@ -105,18 +105,19 @@ export class ModelAdd extends LitElement {
   #submit(event: SubmitEvent): void {
     event.preventDefault();
     const form = event.target as HTMLFormElement;
-    const source = this.renderRoot.querySelector<HTMLInputElement>('#add-source')?.value ?? '';
-    void this.#adding.addSource(source, this.#id()).then(() => {
+    const field = (id: string) =>
+      this.renderRoot.querySelector<HTMLInputElement>(`#${id}`)?.value ?? '';
+    void this.#adding.addSource(field('add-source'), this.#id(), field('add-mmproj')).then(() => {
       if (this.#adding.state.phase === 'added') form.reset();
     });
   }
 
   #chosen(event: Event): void {
     const input = event.target as HTMLInputElement;
-    const file = input.files?.[0];
+    const files = [...(input.files ?? [])];
     // Cleared, so that choosing the same file again (after a failure) fires `change` again.
     input.value = '';
-    if (file) void this.#adding.addFile(file, this.#id());
+    if (files.length > 0) void this.#adding.addFiles(files, this.#id());
   }
 
   #dragOver(event: DragEvent): void {
@@ -132,14 +133,11 @@ export class ModelAdd extends LitElement {
     this.dragging = false;
     if (this.#adding.busy) return;
     const files = [...(event.dataTransfer?.files ?? [])];
-    const [file] = files;
-    if (!file || files.length > 1) {
-      this.#adding.refuse(
-        'Drop one .gguf file at a time (a GGUF split into parts can be added by its URL).',
-      );
+    if (files.length === 0) {
+      this.#adding.refuse('Drop a .gguf file here, or a model and its vision projector.');
       return;
     }
-    void this.#adding.addFile(file, this.#id());
+    void this.#adding.addFiles(files, this.#id());
   }
 
   protected override render() {
@@ -170,6 +168,21 @@ export class ModelAdd extends LitElement {
           />
         </label>
         <label>
+          Vision projector URL (optional)
+          <input
+            id="add-mmproj"
+            type="text"
+            autocomplete="off"
+            spellcheck="false"
+            placeholder="https://…/mmproj-model.gguf"
+            aria-describedby="add-mmproj-hint"
+            ?disabled=${busy}
+          />
+          <span id="add-mmproj-hint" class="muted"
+            >For a model that sees images; a Hugging Face id finds its own.</span
+          >
+        </label>
+        <label>
           Model id (optional)
           <input
             id="add-id"
@@ -189,12 +202,14 @@ export class ModelAdd extends LitElement {
             class="sr-only"
             type="file"
             accept=".gguf"
+            multiple
             ?disabled=${busy}
             @change=${this.#chosen}
           />
         </label>
         <span class="muted"
-          ><span class="drop">or drop one here. </span>It is copied into this app's storage.</span
+          ><span class="drop">or drop one here. </span>It is copied into this app's storage; choose
+          a model that sees images together with its projector (mmproj-….gguf).</span
         >
       </div>
       ${
