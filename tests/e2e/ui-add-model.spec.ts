@@ -258,6 +258,14 @@ test('a model that sees images is added with its projector: by URL, or both file
     'Added local/fixture-vision:F32. It is on this device: its card is first in the list below.',
   );
   expect(await seesImages(page, 'local/fixture-vision:F32')).toBe(true);
+  await expect(
+    model(page, 'local/fixture-vision:F32').getByText('sees images', { exact: true }),
+  ).toBeVisible();
+  // A GGUF without a projector does not.
+  await expect(model(page, 'e2e/fixture-GGUF:F32')).toBeVisible();
+  await expect(
+    model(page, 'e2e/fixture-GGUF:F32').getByText('sees images', { exact: true }),
+  ).toHaveCount(0);
 
   await drop(page, FILE, { ...FILE, name: 'other-F32.gguf' });
   await expect(adding(page).getByRole('alert')).toContainText(

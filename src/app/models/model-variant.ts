@@ -53,6 +53,7 @@ export function renderVariant({ model: m, info }: Variant, ctx: VariantContext) 
         ${m.available === false ? html`<span class="badge warn">cannot run here</span>` : nothing}
         ${m.available === null ? html`<span class="badge">fit not known yet</span>` : nothing}
         ${m.slow_here ? html`<span class="badge warn">slow here</span>` : nothing}
+        ${m.vision ? html`<span class="badge" title="Takes images in its messages">sees images</span>` : nothing}
         ${
           m.embedding
             ? html`<span class="badge" title="For /v1/openai/embeddings; it does not chat"
