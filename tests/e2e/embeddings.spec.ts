@@ -14,7 +14,7 @@ import {
   fixtureEmbedding,
   fixtureEmbeddingTokens,
 } from '../../scripts/fixture-gguf.mjs';
-import { KEY, makeClient, openApp } from './helpers';
+import { KEY, openSuitePage } from './helpers';
 import { ModelServer } from './model-server';
 
 const MODEL = 'e2e/fixture-embed-GGUF:F32';
@@ -83,11 +83,7 @@ test.describe('embeddings from a GGUF model through llama.cpp', () => {
 
   test.beforeAll(async ({ browser }, testInfo) => {
     test.setTimeout(120_000);
-    await server.start();
-    const context = await browser.newContext({ baseURL: testInfo.project.use.baseURL });
-    page = await context.newPage();
-    await openApp(page);
-    await makeClient(page);
+    page = await openSuitePage(browser, testInfo, server);
     for (const model of [MODEL, CHAT_MODEL]) {
       const download = await post(page, `v1/hearth/models/${model}/download`, { stream: false });
       expect(download.body).toMatchObject({ model, phase: 'done' });

@@ -1,5 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { expect, test, type BrowserContext, type Page } from '@playwright/test';
+import {
+  expect,
+  test,
+  type Browser,
+  type BrowserContext,
+  type Page,
+  type TestInfo,
+} from '@playwright/test';
 import type OpenAIClass from 'openai';
 import type { HearthSdks as HearthSdksType } from './fixtures/sdks-global';
 import { OPENAI_BUNDLE } from './sites/make.mjs';
@@ -96,6 +103,24 @@ export async function makeClient(page: Page, apiKey = 'sk-local'): Promise<void>
       dangerouslyAllowBrowser: true,
     });
   }, apiKey);
+}
+
+/**
+ * The one page of a serial suite of the GGUF models: the model server started, a context of its
+ * own, the app opened, and `ready` run in the page (by default the `openai` SDK's `client`).
+ */
+export async function openSuitePage(
+  browser: Browser,
+  testInfo: TestInfo,
+  server: { start(): Promise<void> },
+  ready: (page: Page) => Promise<void> = (page) => makeClient(page),
+): Promise<Page> {
+  await server.start();
+  const context = await browser.newContext({ baseURL: testInfo.project.use.baseURL });
+  const page = await context.newPage();
+  await openApp(page);
+  await ready(page);
+  return page;
 }
 
 /** `GET /v1/hearth/status` from a page of the app. */

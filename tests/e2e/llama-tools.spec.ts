@@ -11,7 +11,7 @@ import { expect, test, type Page } from '@playwright/test';
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { THINKING_PIECES, TOOL_CALL_PIECES } from '../../scripts/fixture-gguf.mjs';
 import { THINKING_FIXTURE_ID, TOOLS_FIXTURE_ID } from './fixture-model';
-import { KEY, makeClient, openApp } from './helpers';
+import { KEY, openSuitePage } from './helpers';
 import { ModelServer } from './model-server';
 
 const server = new ModelServer();
@@ -93,11 +93,7 @@ test.describe('tool calls and reasoning of GGUF models through llama.cpp', () =>
 
   test.beforeAll(async ({ browser }, testInfo) => {
     test.setTimeout(120_000);
-    await server.start();
-    const context = await browser.newContext({ baseURL: testInfo.project.use.baseURL });
-    page = await context.newPage();
-    await openApp(page);
-    await makeClient(page);
+    page = await openSuitePage(browser, testInfo, server);
     for (const model of [TOOLS_FIXTURE_ID, THINKING_FIXTURE_ID]) {
       const phase = await page.evaluate(
         async ({ model, KEY }) => {

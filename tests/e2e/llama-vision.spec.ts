@@ -9,7 +9,7 @@ import { expect, test, type Page } from '@playwright/test';
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { VISION_IMAGE_TOKENS, VISION_REPLIES } from '../../scripts/fixture-vision.mjs';
 import { dataUrl, imageMessage, solidPng } from '../test-images';
-import { KEY, makeClient, openApp } from './helpers';
+import { KEY, openSuitePage } from './helpers';
 import { ModelServer, VISION_GGUF_URL, VISION_MMPROJ_URL } from './model-server';
 
 const MODEL = 'e2e/fixture-vision-GGUF:F32';
@@ -68,11 +68,7 @@ test.describe('a GGUF with its vision projector through llama.cpp', () => {
 
   test.beforeAll(async ({ browser }, testInfo) => {
     test.setTimeout(120_000);
-    await server.start();
-    const context = await browser.newContext({ baseURL: testInfo.project.use.baseURL });
-    page = await context.newPage();
-    await openApp(page);
-    await makeClient(page);
+    page = await openSuitePage(browser, testInfo, server);
     const added = await call(page, 'POST', 'v1/hearth/models', {
       source: VISION_GGUF_URL,
       mmproj: VISION_MMPROJ_URL,

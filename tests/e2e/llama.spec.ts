@@ -10,7 +10,7 @@ import { expect, test, type Page } from '@playwright/test';
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { FIXTURE_PIECES, FIXTURE_SENTENCE } from '../../scripts/fixture-gguf.mjs';
 import { dataUrl, imageMessage, solidPng } from '../test-images';
-import { KEY, makeClient, openApp } from './helpers';
+import { KEY, openSuitePage } from './helpers';
 import { ModelServer } from './model-server';
 
 const MODEL = 'e2e/fixture-GGUF:F32';
@@ -87,11 +87,7 @@ test.describe('a GGUF model through llama.cpp', () => {
 
   test.beforeAll(async ({ browser }, testInfo) => {
     test.setTimeout(120_000);
-    await server.start();
-    const context = await browser.newContext({ baseURL: testInfo.project.use.baseURL });
-    page = await context.newPage();
-    await openApp(page);
-    await makeClient(page);
+    page = await openSuitePage(browser, testInfo, server);
     const download = await post(page, `v1/hearth/models/${MODEL}/download`, { stream: false });
     expect(download.body).toMatchObject({ model: MODEL, phase: 'done' });
   });

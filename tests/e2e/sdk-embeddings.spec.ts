@@ -7,7 +7,7 @@
  */
 import { expect, test, type Page } from '@playwright/test';
 import { fixtureEmbedding, fixtureEmbeddingTokens } from '../../scripts/fixture-gguf.mjs';
-import { KEY, loadSdks, openApp } from './helpers';
+import { KEY, loadSdks, openSuitePage } from './helpers';
 import { ModelServer } from './model-server';
 
 const MODEL = 'e2e/fixture-embed-GGUF:F32';
@@ -92,11 +92,7 @@ test.describe('embedding libraries against the base URL, unchanged', () => {
 
   test.beforeAll(async ({ browser }, testInfo) => {
     test.setTimeout(120_000);
-    await server.start();
-    const context = await browser.newContext({ baseURL: testInfo.project.use.baseURL });
-    page = await context.newPage();
-    await openApp(page);
-    await loadSdks(page);
+    page = await openSuitePage(browser, testInfo, server, loadSdks);
     const download = await page.evaluate(
       async ({ MODEL, KEY }) => {
         const response = await fetch(`v1/hearth/models/${MODEL}/download`, {

@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
 import { CURATED_GGUF } from '../../src/models/curated-gguf';
 import { OPENAI_BUNDLE } from '../e2e/helpers';
+import { redSquare } from './red-square';
 
 const MODEL = CURATED_GGUF[0]!;
 
@@ -133,44 +134,38 @@ test(`downloads ${VISION.id} and its projector as one model, of the size the cat
 
 test(`${VISION.id} says that a plain red square is red, counting the image's tokens`, async () => {
   test.setTimeout(10 * 60_000);
-  const answer = await page.evaluate(async (model) => {
-    const canvas = new OffscreenCanvas(128, 128);
-    const context = canvas.getContext('2d')!;
-    context.fillStyle = '#ff0000';
-    context.fillRect(0, 0, 128, 128);
-    const blob = await canvas.convertToBlob({ type: 'image/png' });
-    const url = await new Promise<string>((resolve) => {
-      const reader = new FileReader();
-      reader.onload = () => resolve(reader.result as string);
-      reader.readAsDataURL(blob);
-    });
-    const question = 'What colour is this picture? Answer with one word.';
-    const seen = await client.chat.completions.create({
-      model,
-      temperature: 0,
-      max_tokens: 16,
-      messages: [
-        {
-          role: 'user',
-          content: [
-            { type: 'text', text: question },
-            { type: 'image_url', image_url: { url } },
-          ],
-        },
-      ],
-    });
-    const unseen = await client.chat.completions.create({
-      model,
-      temperature: 0,
-      max_tokens: 1,
-      messages: [{ role: 'user', content: question }],
-    });
-    return {
-      text: seen.choices[0]?.message.content ?? '',
-      withImage: seen.usage?.prompt_tokens ?? 0,
-      without: unseen.usage?.prompt_tokens ?? 0,
-    };
-  }, VISION.id);
+  const url = await redSquare(page, 128);
+  const answer = await page.evaluate(
+    async ({ model, url }) => {
+      const question = 'What colour is this picture? Answer with one word.';
+      const seen = await client.chat.completions.create({
+        model,
+        temperature: 0,
+        max_tokens: 16,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: question },
+              { type: 'image_url', image_url: { url } },
+            ],
+          },
+        ],
+      });
+      const unseen = await client.chat.completions.create({
+        model,
+        temperature: 0,
+        max_tokens: 1,
+        messages: [{ role: 'user', content: question }],
+      });
+      return {
+        text: seen.choices[0]?.message.content ?? '',
+        withImage: seen.usage?.prompt_tokens ?? 0,
+        without: unseen.usage?.prompt_tokens ?? 0,
+      };
+    },
+    { model: VISION.id, url },
+  );
   expect(answer.text).toMatch(/red/i);
   // SmolVLM's projector makes 64 tokens of an image (more where it tiles a large one).
   expect(answer.withImage - answer.without).toBeGreaterThanOrEqual(64);

@@ -16,6 +16,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import { filesUnreachable, realModel, realToolsModels } from '../../scripts/real-model.mjs';
 import { OPENAI_BUNDLE } from '../e2e/helpers';
+import { redSquare } from './red-square';
 
 const model = await realModel();
 const toolsCandidates = await realToolsModels();
@@ -773,36 +774,30 @@ test('Phi-3.5-vision on WebGPU says that a plain red square is red, counting the
   test.skip(why !== null, why ?? '');
 
   await ready(vision!.id);
-  const answer = await page.evaluate(async (id) => {
-    const canvas = new OffscreenCanvas(336, 336);
-    const context = canvas.getContext('2d')!;
-    context.fillStyle = '#ff0000';
-    context.fillRect(0, 0, 336, 336);
-    const blob = await canvas.convertToBlob({ type: 'image/png' });
-    const url = await new Promise<string>((resolve) => {
-      const reader = new FileReader();
-      reader.onload = () => resolve(reader.result as string);
-      reader.readAsDataURL(blob);
-    });
-    const question = 'What colour is this picture? Answer with one word.';
-    const ask = (content: ChatCompletionMessageParam['content']) =>
-      client.chat.completions.create({
-        model: id,
-        temperature: 0,
-        max_tokens: 16,
-        messages: [{ role: 'user', content } as ChatCompletionMessageParam],
-      });
-    const seen = await ask([
-      { type: 'text', text: question },
-      { type: 'image_url', image_url: { url } },
-    ]);
-    const unseen = await ask(question);
-    return {
-      text: seen.choices[0]?.message.content ?? '',
-      withImage: seen.usage?.prompt_tokens ?? 0,
-      without: unseen.usage?.prompt_tokens ?? 0,
-    };
-  }, vision!.id);
+  const url = await redSquare(page, 336);
+  const answer = await page.evaluate(
+    async ({ id, url }) => {
+      const question = 'What colour is this picture? Answer with one word.';
+      const ask = (content: ChatCompletionMessageParam['content']) =>
+        client.chat.completions.create({
+          model: id,
+          temperature: 0,
+          max_tokens: 16,
+          messages: [{ role: 'user', content } as ChatCompletionMessageParam],
+        });
+      const seen = await ask([
+        { type: 'text', text: question },
+        { type: 'image_url', image_url: { url } },
+      ]);
+      const unseen = await ask(question);
+      return {
+        text: seen.choices[0]?.message.content ?? '',
+        withImage: seen.usage?.prompt_tokens ?? 0,
+        without: unseen.usage?.prompt_tokens ?? 0,
+      };
+    },
+    { id: vision!.id, url },
+  );
   expect(answer.text).toMatch(/red/i);
   // Phi-3.5-vision embeds a 336×336 image in several hundred positions.
   expect(answer.withImage - answer.without).toBeGreaterThan(100);
