@@ -21,7 +21,7 @@ if (!firefox) throw new Error(browserHelp('firefox'));
  * and runs GGUFs in gguf-downloads, llama and embeddings).
  */
 const FIREFOX_SUITES =
-  /\/(wire|sdk|hosts|first-visit|faults|relay|ui-chat|ui-chat-options|ui-keyboard|ui-servers|ui-download-offline|offline|llama|llama-vision|gguf-downloads|fixture-gguf|embeddings|sdk-embeddings|servers-clients|site|site-relay|newcomer)\.spec\.ts$/;
+  /\/(wire|sdk|hosts|first-visit|faults|relay|ui-chat|ui-chat-options|ui-images|ui-keyboard|ui-servers|ui-download-offline|offline|llama|llama-vision|gguf-downloads|fixture-gguf|embeddings|sdk-embeddings|servers-clients|site|site-relay|newcomer)\.spec\.ts$/;
 
 /** Ports of their own, so that the tests never talk to an app left running by `npm start`. */
 const PORT = Number(process.env.E2E_PORT ?? 4179);

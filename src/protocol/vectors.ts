@@ -3,7 +3,6 @@
  * Embedding vectors as the API hands them out, and the limits of a request: small and free of
  * dependencies, for the engine worker and the service worker alike.
  */
-import { base64Bytes } from './base64';
 
 /** Most inputs in one request (OpenAI's limit too). */
 export const MAX_EMBEDDING_INPUTS = 2048;
@@ -25,6 +24,19 @@ export function normalizeInPlace(vector: Float32Array): Float32Array {
 /** The first `dimensions` values of `vector`, with length 1 again (Matryoshka truncation). */
 export function shorten(vector: Float32Array, dimensions: number): Float32Array {
   return normalizeInPlace(vector.slice(0, dimensions));
+}
+
+/**
+ * `bytes` as base64: a vector's, and an image's for the engine that takes images only as `data:`
+ * URLs (WebLLM).
+ */
+export function base64Bytes(bytes: Uint8Array): string {
+  let binary = '';
+  // In slices: spreading a long array into fromCharCode overflows the stack.
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(binary);
 }
 
 /** A vector as the base64 of its little-endian float32 bytes. */

@@ -3,12 +3,19 @@
  * reload; exported and imported as a versioned JSON file in the OpenAI message format.
  * Screenshots at desktop and phone width go with the test results.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { expect, type Locator, type Page } from '@playwright/test';
 import { test } from './warm-context';
-import { composer, openChat, openSettings, replaceNumber, replies, send, userMessages } from './ui';
+import {
+  composer,
+  exportFile,
+  openChat,
+  openSettings,
+  replaceNumber,
+  replies,
+  send,
+  userMessages,
+} from './ui';
 
 const list = (page: Page) => page.getByRole('list', { name: 'Conversations' });
 const conversation = (page: Page, title: string) =>
@@ -229,50 +236,6 @@ test('a reload finds every conversation intact, the open one open, and unsent te
   await expect(page.getByLabel('System prompt')).toHaveValue('You are terse.');
   await expect(conversation(page, 'second one')).toBeVisible();
 });
-
-/**
- * Clicks Export and returns the file the browser was handed: its name and where it is now. In
- * Chromium that is the real download. Playwright reports no downloads from Firefox over WebDriver
- * BiDi, so there the file is read where the app hands it over: the link it clicks, and the Blob
- * it made the link's address of (the page's CSP lets no `fetch` read a `blob:` address).
- */
-async function exportFile(
-  page: Page,
-  browserName: string,
-  click: () => Promise<void> = () =>
-    page.getByRole('button', { name: 'Export', exact: true }).click(),
-): Promise<{ name: string; path: string }> {
-  const exportButton = { click };
-  if (browserName !== 'firefox') {
-    const downloading = page.waitForEvent('download');
-    await exportButton.click();
-    const file = await downloading;
-    return { name: file.suggestedFilename(), path: await file.path() };
-  }
-  await page.evaluate(() => {
-    const blobs = new Map<string, Blob>();
-    const seen: { name: string; text: Promise<string> }[] = [];
-    (globalThis as { exported?: typeof seen }).exported = seen;
-    const createObjectURL = URL.createObjectURL.bind(URL);
-    URL.createObjectURL = (blob: Blob) => {
-      const url = createObjectURL(blob);
-      blobs.set(url, blob);
-      return url;
-    };
-    HTMLAnchorElement.prototype.click = function (this: HTMLAnchorElement) {
-      seen.push({ name: this.download, text: blobs.get(this.href)?.text() ?? Promise.resolve('') });
-    };
-  });
-  await exportButton.click();
-  const { name, text } = await page.evaluate(async () => {
-    const [link] = (globalThis as { exported?: { name: string; text: Promise<string> }[] })
-      .exported ?? [{ name: '', text: Promise.resolve('') }];
-    return { name: link?.name ?? '', text: (await link?.text) ?? '' };
-  });
-  const path = join(mkdtempSync(join(tmpdir(), 'hearth-export-')), name);
-  writeFileSync(path, text);
-  return { name, path };
-}
 
 test('export then import brings every conversation back, in the OpenAI message format', async ({
   page,

@@ -1,6 +1,9 @@
 /**
  * Helpers for the chat app's tests: they drive it by role and label, as a person would.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect, type Locator, type Page } from '@playwright/test';
 import { openApp } from './helpers';
 
@@ -95,3 +98,47 @@ export async function watchLeaks(page: Page): Promise<string[]> {
 /** The Content Security Policy violations the page reported so far. */
 export const cspViolations = (page: Page) =>
   page.evaluate(() => (globalThis as { cspViolations?: string[] }).cspViolations ?? []);
+
+/**
+ * Clicks Export and returns the file the browser was handed: its name and where it is now. In
+ * Chromium that is the real download. Playwright reports no downloads from Firefox over WebDriver
+ * BiDi, so there the file is read where the app hands it over: the link it clicks, and the Blob
+ * it made the link's address of (the page's CSP lets no `fetch` read a `blob:` address).
+ */
+export async function exportFile(
+  page: Page,
+  browserName: string,
+  click: () => Promise<void> = () =>
+    page.getByRole('button', { name: 'Export', exact: true }).click(),
+): Promise<{ name: string; path: string }> {
+  const exportButton = { click };
+  if (browserName !== 'firefox') {
+    const downloading = page.waitForEvent('download');
+    await exportButton.click();
+    const file = await downloading;
+    return { name: file.suggestedFilename(), path: await file.path() };
+  }
+  await page.evaluate(() => {
+    const blobs = new Map<string, Blob>();
+    const seen: { name: string; text: Promise<string> }[] = [];
+    (globalThis as { exported?: typeof seen }).exported = seen;
+    const createObjectURL = URL.createObjectURL.bind(URL);
+    URL.createObjectURL = (blob: Blob) => {
+      const url = createObjectURL(blob);
+      blobs.set(url, blob);
+      return url;
+    };
+    HTMLAnchorElement.prototype.click = function (this: HTMLAnchorElement) {
+      seen.push({ name: this.download, text: blobs.get(this.href)?.text() ?? Promise.resolve('') });
+    };
+  });
+  await exportButton.click();
+  const { name, text } = await page.evaluate(async () => {
+    const [link] = (globalThis as { exported?: { name: string; text: Promise<string> }[] })
+      .exported ?? [{ name: '', text: Promise.resolve('') }];
+    return { name: link?.name ?? '', text: (await link?.text) ?? '' };
+  });
+  const path = join(mkdtempSync(join(tmpdir(), 'hearth-export-')), name);
+  writeFileSync(path, text);
+  return { name, path };
+}

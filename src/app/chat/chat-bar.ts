@@ -114,5 +114,6 @@ export function optionText(m: CatalogModel): string {
   const remote = leavesFor(m);
   if (remote) return `${m.id} — leaves this device (${remote})`;
   const info = describeModel(m);
-  return info.quantisation ? `${info.name} · ${info.quantisation.label}` : info.name;
+  const name = info.quantisation ? `${info.name} · ${info.quantisation.label}` : info.name;
+  return m.vision ? `${name} · sees images` : name;
 }

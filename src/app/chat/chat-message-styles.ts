@@ -29,6 +29,18 @@ export const chatMessageStyles = css`
   .text {
     white-space: pre-wrap;
   }
+  article.user .images {
+    display: flex;
+    flex-wrap: wrap;
+    gap: 0.4em;
+    margin-bottom: 0.4em;
+  }
+  article.user .images img {
+    display: block;
+    max-width: min(12em, 100%);
+    max-height: 12em;
+    border-radius: 6px;
+  }
   .edit textarea {
     display: block;
     width: 100%;

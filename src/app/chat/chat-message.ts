@@ -209,8 +209,16 @@ export class ChatMessage extends LitElement {
         </div>
       </article>`;
     }
+    const images = this.message.images ?? [];
     return html`<article class="user" aria-label="You">
-        <div class="text">${content}</div>
+        ${
+          images.length > 0
+            ? html`<div class="images">
+                ${images.map((url, i) => html`<img src=${url} alt="Image ${i + 1} you sent" />`)}
+              </div>`
+            : nothing
+        }
+        ${content ? html`<div class="text">${content}</div>` : nothing}
       </article>
       <div class="actions">
         ${this.#renderVersions()}

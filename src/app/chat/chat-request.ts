@@ -7,7 +7,7 @@
 import { ECHO_MODEL_ID } from '../../models/models';
 import type { ChatSettings, OutgoingMessage } from '../shared/api-client';
 import { withDefaults } from '../shared/chat-settings';
-import { estimateTokens, type ConversationSettings } from '../conversations/conversation';
+import { estimateContentTokens, type ConversationSettings } from '../conversations/conversation';
 
 /**
  * The messages that fit in `limit` tokens (estimated as the context meter does): the system
@@ -18,10 +18,10 @@ export function fitContext(messages: OutgoingMessage[], limit: number | null): O
   if (limit === null) return messages;
   const system = messages.filter((m) => m.role === 'system');
   const rest = messages.filter((m) => m.role !== 'system');
-  let room = limit - system.reduce((n, m) => n + estimateTokens(m.content), 0);
+  let room = limit - system.reduce((n, m) => n + estimateContentTokens(m.content), 0);
   let from = rest.length;
   while (from > 0) {
-    const tokens = estimateTokens(rest[from - 1]!.content);
+    const tokens = estimateContentTokens(rest[from - 1]!.content);
     if (from < rest.length && tokens > room) break;
     room -= tokens;
     from -= 1;

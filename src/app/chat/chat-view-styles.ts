@@ -116,6 +116,63 @@ export const chatViewStyles = css`
     min-height: 2.6em;
     overflow-y: auto;
   }
+  .attachments {
+    list-style: none;
+    display: flex;
+    flex-wrap: wrap;
+    gap: 0.5em;
+    max-width: 48em;
+    margin: 0 auto 0.5em;
+    padding: 0;
+  }
+  .attachments li {
+    position: relative;
+  }
+  .attachments img {
+    display: block;
+    width: 4em;
+    height: 4em;
+    object-fit: cover;
+    border-radius: 6px;
+    border: 1px solid var(--border);
+  }
+  .attachments button {
+    position: absolute;
+    top: -0.5em;
+    right: -0.5em;
+    min-width: 1.8em;
+    min-height: 1.8em;
+    padding: 0;
+    border-radius: 999px;
+    line-height: 1;
+  }
+  .attach-error,
+  .attach-note {
+    max-width: 48em;
+    margin: 0 auto 0.4em;
+    font-size: 0.85em;
+  }
+  .attach-error {
+    color: var(--danger);
+  }
+  .attach-note {
+    color: var(--fg-soft);
+  }
+  .composer .attach {
+    display: inline-flex;
+    align-items: center;
+    justify-content: center;
+    min-width: 2.6em;
+    min-height: 2.6em;
+    font-size: 1.1em;
+    cursor: pointer;
+    border: 1px solid var(--border);
+    border-radius: var(--radius);
+  }
+  .composer .attach:focus-within {
+    outline: 2px solid var(--accent);
+    outline-offset: 2px;
+  }
   .meter {
     max-width: 48em;
     margin: 0.35em auto 0;

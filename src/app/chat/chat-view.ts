@@ -23,6 +23,7 @@ import { contextTokens, titleFrom, type Conversation } from '../conversations/co
 import './chat-message';
 import './chat-options';
 import { renderBar } from './chat-bar';
+import { imagesBlocked, imagesNote } from './composer/image-checks';
 import { NO_MODEL, rememberPicked } from './chat-models';
 import { Composer } from './composer/composer';
 import { FirstRunController } from './first-run/first-run-controller';
@@ -141,11 +142,15 @@ export class ChatView extends LitElement {
   /** Sends the composer's text as the user's next message. */
   async send(): Promise<void> {
     const content = this.#composer.element?.value.trim() ?? '';
-    if (content === '' || this.#replies.streaming || !this.#canSend) return;
+    const images = [...this.#composer.images];
+    if (content === '' && images.length === 0) return;
+    const blocked = imagesBlocked(this.#model, this.conversation, images);
+    if (this.#replies.streaming || !this.#canSend || blocked !== null) return;
     const c = this.conversation;
-    if (c.messages.length === 0) c.title = titleFrom(content);
-    c.messages.push({ role: 'user', content });
+    if (c.messages.length === 0) c.title = titleFrom(content || 'Image');
+    c.messages.push({ role: 'user', content, ...(images.length > 0 && { images }) });
     c.draft = '';
+    this.#composer.clearImages();
     this.#composer.show('');
     // No model chosen yet: the message is kept, and answered once one is ready (never by the
     // echo test engine in its place).
@@ -362,7 +367,14 @@ export class ChatView extends LitElement {
             : nothing
         }
       </div>
-      ${this.#composer.render({ streaming: this.#replies.streaming, canSend, window, used })}
+      ${this.#composer.render({
+        streaming: this.#replies.streaming,
+        canSend,
+        window,
+        used,
+        blocked: imagesBlocked(model, c, this.#composer.images),
+        note: imagesNote(model, this.#composer.images),
+      })}
     `;
   }
 

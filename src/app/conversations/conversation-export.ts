@@ -8,7 +8,7 @@
  */
 import * as v from 'valibot';
 import { parseSampling } from '../shared/chat-settings';
-import type { Conversation, Message } from './conversation';
+import { contentOf, type Conversation, type Message } from './conversation';
 
 /** The export file's format name and version. */
 export const EXPORT_FORMAT = 'hearth.conversations';
@@ -26,7 +26,7 @@ type ExportedTails = (ExportedMessage[] | null)[];
 
 type ExportedMessage =
   | { role: 'system'; content: string }
-  | { role: 'user'; content: string; versions?: ExportedTails | undefined }
+  | { role: 'user'; content: string | ExportedPart[]; versions?: ExportedTails | undefined }
   | {
       role: 'assistant';
       content: string;
@@ -40,6 +40,24 @@ type ExportedMessage =
       versions?: ExportedTails | undefined;
     };
 
+/** A part of a user message with images, as OpenAI's messages carry them. */
+type ExportedPart =
+  { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
+
+/** A user message's content: its text, or its text and images as parts (an image a data URL). */
+const userContent = v.union([
+  v.string(),
+  v.array(
+    v.variant('type', [
+      v.object({ type: v.literal('text'), text: v.string() }),
+      v.object({
+        type: v.literal('image_url'),
+        image_url: v.object({ url: v.pipe(v.string(), v.startsWith('data:image/')) }),
+      }),
+    ]),
+  ),
+]);
+
 /** Versions hold messages that may have versions: the schema refers to itself. */
 const tailsSchema = v.optional(
   v.pipe(
@@ -51,7 +69,7 @@ const tailsSchema = v.optional(
 /** A message of the export file: OpenAI's shape, with Hearth's extras under their own names. */
 const exportedMessage: v.GenericSchema<ExportedMessage> = v.variant('role', [
   v.object({ role: v.literal('system'), content: v.string() }),
-  v.object({ role: v.literal('user'), content: v.string(), versions: tailsSchema }),
+  v.object({ role: v.literal('user'), content: userContent, versions: tailsSchema }),
   v.object({
     role: v.literal('assistant'),
     content: v.string(),
@@ -93,7 +111,7 @@ function exportMessage(m: Message): ExportedMessage {
   const versions = m.versions && {
     versions: m.versions.tails.map((tail) => tail && tail.map(exportMessage)),
   };
-  if (m.role === 'user') return { role: 'user', content: m.content, ...versions };
+  if (m.role === 'user') return { role: 'user', content: contentOf(m), ...versions };
   return {
     role: 'assistant',
     content: m.content,
@@ -107,6 +125,14 @@ function exportMessage(m: Message): ExportedMessage {
   };
 }
 
+/** A user message's content as the chat keeps it: the text parts joined, the images apart. */
+function userMessage(content: string | ExportedPart[]): Pick<Message, 'content' | 'images'> {
+  if (typeof content === 'string') return { content };
+  const text = content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n');
+  const images = content.flatMap((p) => (p.type === 'image_url' ? [p.image_url.url] : []));
+  return { content: text, ...(images.length > 0 && { images }) };
+}
+
 /** A message of the file as the chat keeps it; system messages are the caller's. */
 function importMessage(m: Exclude<ExportedMessage, { role: 'system' }>): Message {
   const versions = m.versions && {
@@ -116,7 +142,7 @@ function importMessage(m: Exclude<ExportedMessage, { role: 'system' }>): Message
       ),
     },
   };
-  if (m.role === 'user') return { role: 'user', content: m.content, ...versions };
+  if (m.role === 'user') return { role: 'user', ...userMessage(m.content), ...versions };
   return {
     role: 'assistant',
     content: m.content,

@@ -13,6 +13,9 @@ function label(m: Message, model: string): string {
 
 function body(m: Message): string {
   const notes: string[] = [];
+  // The pictures stay in the JSON export: a data URL in Markdown would bury the text.
+  const images = m.images?.length ?? 0;
+  if (images > 0) notes.push(`*(${images} image${images === 1 ? '' : 's'} attached)*`);
   if (m.stopped) notes.push('*(stopped)*');
   if (m.error) notes.push(`*(error: ${m.error.message})*`);
   return [m.content.trim(), ...notes].filter((s) => s !== '').join('\n\n');

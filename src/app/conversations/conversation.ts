@@ -8,6 +8,7 @@
  * (export, import) is in `conversation-export.ts`. Pure: no DOM, no storage.
  */
 import type { Usage } from '../../protocol/types';
+import type { OutgoingMessage, OutgoingPart } from '../shared/api-client';
 import { DEFAULT_SAMPLING, type ConversationSettings } from '../shared/chat-settings';
 
 // Kept in chat-settings.ts, which reads and checks them, so that it need not import this file.
@@ -40,6 +41,8 @@ export interface Message {
   /** The model that wrote an assistant message. */
   model?: string;
   stats?: ReplyStats;
+  /** The images the user sent with the message, as `data:` URLs of their files. */
+  images?: string[];
   /** The API's error, where this reply failed (what came before it is kept). */
   error?: { message: string; code: string | null };
   /** The reply was stopped before its end. */
@@ -72,6 +75,8 @@ export interface Conversation {
   messages: Message[];
   /** What the user was typing and has not sent: never lost to a reload. */
   draft: string;
+  /** The images attached to the draft (`data:` URLs), kept with it. */
+  draftImages?: string[];
   /** Kept at the top of the list. */
   pinned?: boolean;
   /** Out of the list (and out of search), until the user shows the archive. */
@@ -101,21 +106,46 @@ export { titleFrom } from './conversation-title';
  * What the model is sent: the system prompt, then the conversation up to `upTo` (exclusive),
  * leaving out replies that failed with nothing in them.
  */
-export function outgoingMessages(conversation: Conversation, upTo = conversation.messages.length) {
-  const out: { role: 'system' | 'user' | 'assistant'; content: string }[] = [];
+export function outgoingMessages(
+  conversation: Conversation,
+  upTo = conversation.messages.length,
+): OutgoingMessage[] {
+  const out: OutgoingMessage[] = [];
   if (conversation.settings.system.trim()) {
     out.push({ role: 'system', content: conversation.settings.system });
   }
   for (const m of conversation.messages.slice(0, upTo)) {
     if (m.role === 'assistant' && m.content === '') continue;
-    out.push({ role: m.role, content: m.content });
+    out.push({ role: m.role, content: contentOf(m) });
   }
   return out;
+}
+
+/** What a message says to the model: its text, or its text and then its images, as parts. */
+export function contentOf(m: Pick<Message, 'content' | 'images'>): string | OutgoingPart[] {
+  if (!m.images?.length) return m.content;
+  const images = m.images.map((url): OutgoingPart => ({ type: 'image_url', image_url: { url } }));
+  return m.content === '' ? images : [{ type: 'text', text: m.content }, ...images];
 }
 
 /** A rough token count (four characters a token), for the context meter before the API says. */
 export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
+}
+
+/**
+ * What an image is guessed to take before the model says: models differ tenfold (SmolVLM 64
+ * tokens, Phi-3.5-vision about 2,500), so the meter counts a middling share of a context.
+ */
+export const IMAGE_TOKENS_ESTIMATE = 1000;
+
+/** A rough token count of a message's content, its images included. */
+export function estimateContentTokens(content: string | readonly OutgoingPart[]): number {
+  if (typeof content === 'string') return estimateTokens(content);
+  return content.reduce(
+    (n, part) => n + (part.type === 'text' ? estimateTokens(part.text) : IMAGE_TOKENS_ESTIMATE),
+    0,
+  );
 }
 
 /**
@@ -137,8 +167,9 @@ export function contextTokens(conversation: Conversation, draft = ''): number {
     ? exact.usage.prompt_tokens + exact.usage.completion_tokens
     : estimateTokens(conversation.settings.system);
   const from = exact ? lastExact + 1 : 0;
-  for (const m of conversation.messages.slice(from)) tokens += estimateTokens(m.content);
-  return tokens + estimateTokens(draft);
+  for (const m of conversation.messages.slice(from)) tokens += estimateContentTokens(contentOf(m));
+  const images = conversation.draftImages?.length ?? 0;
+  return tokens + estimateTokens(draft) + images * IMAGE_TOKENS_ESTIMATE;
 }
 
 /** Which version of `m` is on show (0-based) and how many it has; null while it has one. */
@@ -179,7 +210,11 @@ function keepShown(c: Conversation, index: number): (Message[] | null)[] {
 export function editMessage(c: Conversation, index: number, content: string): void {
   if (c.messages[index]?.role !== 'user') throw new RangeError(`No user message at ${index}.`);
   const tails = [...keepShown(c, index), null];
-  c.messages = [...c.messages.slice(0, index), { role: 'user', content, versions: { tails } }];
+  const images = c.messages[index]?.images;
+  c.messages = [
+    ...c.messages.slice(0, index),
+    { role: 'user', content, ...(images && { images }), versions: { tails } },
+  ];
   if (index === 0) c.title = titleFrom(content);
 }
 

@@ -267,9 +267,14 @@ export async function* download(
 }
 
 /** A message as the UI sends it. */
+/** A part of a user message with images, as the API takes it. */
+export type OutgoingPart =
+  { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
+
 export interface OutgoingMessage {
   role: 'system' | 'user' | 'assistant';
-  content: string;
+  /** Text, or a user message's text and images as parts. */
+  content: string | OutgoingPart[];
 }
 
 /** What a streamed reply reports as it goes. */

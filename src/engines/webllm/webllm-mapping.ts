@@ -5,7 +5,7 @@
  * content, no `json_schema` type, a top-p above 0). The way back is in ./webllm-chunks.ts (its
  * stream) and ./webllm-errors.ts (its errors). Notes: ../../../shared/notes/webllm-0.2.86.md.
  */
-import { base64Bytes } from '../../protocol/base64';
+import { base64Bytes } from '../../protocol/vectors';
 import type { ChatMessage, ChatRequest, MessagePart } from '../../protocol/types';
 import { webllmSeed } from '../seeds';
 

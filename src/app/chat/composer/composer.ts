@@ -4,12 +4,15 @@
  * context meter. The box grows with its text up to a share of the conversation's height; the
  * send key is the user's choice (Enter by default, never while an input method is composing);
  * what the user types is kept in the conversation's draft as they type (a reload must not lose
- * it). Sending itself is the view's: it owns the conversation.
+ * it). Images are attached with a button, by paste or by drop (./attachments.ts), shown as
+ * thumbnails that can be removed, and kept with the draft. Sending itself is the view's: it owns
+ * the conversation.
  */
 import { html, nothing } from 'lit';
 import type { Conversation } from '../../conversations/conversation';
 import { saveConversation } from '../../conversations/conversation-store';
 import { isSendKey, preferences } from '../../shared/preferences';
+import { IMAGE_TYPES, imageFiles, readAttachments } from './attachments';
 
 /** The composer grows with its text up to this share of the conversation's height. */
 const COMPOSER_MAX_SHARE = 0.4;
@@ -19,6 +22,7 @@ export interface ComposerView {
   readonly conversation: Conversation;
   readonly renderRoot: ParentNode;
   readonly clientHeight: number;
+  readonly updateComplete: Promise<boolean>;
   requestUpdate(): void;
   send(): Promise<void>;
   stop(): void;
@@ -32,11 +36,83 @@ export interface ComposerState {
   window: number;
   /** The tokens the conversation and the draft take. */
   used: number;
+  /** Why Send cannot take the images (the model does not see them), or null. */
+  blocked: string | null;
+  /** What the user should know of the images before sending (a server decides), or null. */
+  note: string | null;
 }
 
 /** The composer's text box and its render. */
 export class Composer {
+  /** Why the last files the user gave could not be attached, one sentence each. */
+  #refused: string[] = [];
+
   constructor(private readonly view: ComposerView) {}
+
+  /** The images attached to the draft. */
+  get images(): readonly string[] {
+    return this.view.conversation.draftImages ?? [];
+  }
+
+  /** Attaches the files that are images the API takes; says why of the others. */
+  async attach(files: readonly File[]): Promise<void> {
+    if (files.length === 0) return;
+    const { images, refused } = await readAttachments(files);
+    const c = this.view.conversation;
+    if (images.length > 0) c.draftImages = [...(c.draftImages ?? []), ...images];
+    this.#refused = refused;
+    void saveConversation(c);
+    this.view.requestUpdate();
+  }
+
+  /** Forgets the draft's images (it was sent, or another conversation's is shown). */
+  clearImages(): void {
+    delete this.view.conversation.draftImages;
+    this.#refused = [];
+  }
+
+  /** Removes the `index`th image; the focus goes to the next one's Remove, or to the box. */
+  #remove(index: number): void {
+    const c = this.view.conversation;
+    const images = [...(c.draftImages ?? [])];
+    images.splice(index, 1);
+    if (images.length > 0) c.draftImages = images;
+    else delete c.draftImages;
+    void saveConversation(c);
+    this.view.requestUpdate();
+    void this.view.updateComplete.then(() => {
+      const buttons = this.view.renderRoot.querySelectorAll<HTMLElement>('.attachments button');
+      (buttons[Math.min(index, buttons.length - 1)] ?? this.element)?.focus();
+    });
+  }
+
+  #onPaste(event: ClipboardEvent): void {
+    const files = imageFiles(event.clipboardData);
+    if (files.length === 0) return; // text pastes as text
+    event.preventDefault();
+    void this.attach(files);
+  }
+
+  #onDragOver(event: DragEvent): void {
+    if (!event.dataTransfer?.types.includes('Files')) return;
+    // Without this the browser would open the picture in the tab instead.
+    event.preventDefault();
+    event.dataTransfer.dropEffect = 'copy';
+  }
+
+  #onDrop(event: DragEvent): void {
+    if (!event.dataTransfer?.types.includes('Files')) return;
+    event.preventDefault();
+    void this.attach([...event.dataTransfer.files]);
+  }
+
+  #onChosen(event: Event): void {
+    const input = event.target as HTMLInputElement;
+    const files = [...(input.files ?? [])];
+    // Cleared, so that choosing the same picture again fires `change` again.
+    input.value = '';
+    void this.attach(files);
+  }
 
   get element(): HTMLTextAreaElement | null {
     return this.view.renderRoot.querySelector<HTMLTextAreaElement>('#composer');
@@ -78,15 +154,60 @@ export class Composer {
     }
   }
 
-  render({ streaming, canSend, window, used }: ComposerState) {
+  #renderImages() {
+    const images = this.images;
+    if (images.length === 0) return nothing;
+    return html`<ul class="attachments" aria-label="Attached images">
+      ${images.map(
+        (url, i) =>
+          html`<li>
+            <img src=${url} alt="Attached image ${i + 1}" />
+            <button
+              type="button"
+              aria-label="Remove image ${i + 1}"
+              title="Remove"
+              @click=${() => this.#remove(i)}
+            >
+              ×
+            </button>
+          </li>`,
+      )}
+    </ul>`;
+  }
+
+  render({ streaming, canSend, window, used, blocked, note }: ComposerState) {
     const stop = () => this.view.stop();
-    return html`<div class="composer">
+    const sendable = canSend && blocked === null;
+    return html`<div
+      class="composer"
+      @dragover=${(e: DragEvent) => this.#onDragOver(e)}
+      @drop=${(e: DragEvent) => this.#onDrop(e)}
+    >
+      ${this.#renderImages()}
+      ${
+        this.#refused.length > 0
+          ? html`<p class="attach-error" role="alert">${this.#refused.join(' ')}</p>`
+          : nothing
+      }
+      ${blocked ? html`<p class="attach-error" role="alert">${blocked}</p>` : nothing}
+      ${note ? html`<p class="attach-note">${note}</p>` : nothing}
       <form
         @submit=${(e: Event) => {
           e.preventDefault();
           void this.view.send();
         }}
       >
+        <label class="attach button" title="Attach images">
+          <span aria-hidden="true">+</span>
+          <input
+            class="sr-only"
+            aria-label="Attach images"
+            type="file"
+            accept=${IMAGE_TYPES.join(',')}
+            multiple
+            @change=${(e: Event) => this.#onChosen(e)}
+          />
+        </label>
         <label class="sr-only" for="composer">Message</label>
         <textarea
           id="composer"
@@ -95,6 +216,7 @@ export class Composer {
           aria-describedby="send-how"
           @input=${(e: Event) => this.#onInput(e)}
           @keydown=${(e: KeyboardEvent) => this.#onKey(e)}
+          @paste=${(e: ClipboardEvent) => this.#onPaste(e)}
         ></textarea>
         ${
           streaming
@@ -102,8 +224,8 @@ export class Composer {
             : html`<button
                 type="submit"
                 class="primary"
-                ?disabled=${!canSend}
-                aria-describedby=${canSend ? nothing : 'send-why'}
+                ?disabled=${!sendable}
+                aria-describedby=${sendable ? nothing : 'send-why'}
               >
                 Send
               </button>`
@@ -112,9 +234,11 @@ export class Composer {
       <div class="meter">
         <span id="send-how" class="sr-only">${sendHow()}</span>
         ${
-          canSend
+          sendable
             ? nothing
-            : html`<span id="send-why">Send needs a model on this device: pick one above.</span>`
+            : html`<span id="send-why"
+                >${blocked ?? 'Send needs a model on this device: pick one above.'}</span
+              >`
         }
         ${
           window > 0

@@ -4,7 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { chatRequest, fitContext } from '../../../../src/app/chat/chat-request';
-import { DEFAULT_SETTINGS } from '../../../../src/app/conversations/conversation';
+import {
+  DEFAULT_SETTINGS,
+  IMAGE_TOKENS_ESTIMATE,
+} from '../../../../src/app/conversations/conversation';
 import type { OutgoingMessage } from '../../../../src/app/shared/api-client';
 
 const hello: OutgoingMessage[] = [{ role: 'user', content: 'hello' }];
@@ -111,5 +114,20 @@ describe('the context limit', () => {
 
   it('sends all the messages that fit', () => {
     expect(fitContext(conversation, 10_000)).toEqual(conversation);
+  });
+});
+
+describe('fitting images into the context limit', () => {
+  const image = { type: 'image_url' as const, image_url: { url: 'data:image/png;base64,AAAA' } };
+
+  it('counts an image as IMAGE_TOKENS_ESTIMATE tokens, and drops the oldest to fit', () => {
+    const messages: OutgoingMessage[] = [
+      { role: 'user', content: [{ type: 'text', text: 'old' }, image] },
+      { role: 'assistant', content: 'seen' },
+      { role: 'user', content: [image] },
+    ];
+    // Room for one image and a few words, not two images.
+    expect(fitContext(messages, IMAGE_TOKENS_ESTIMATE + 10)).toEqual([messages[2]]);
+    expect(fitContext(messages, 2 * IMAGE_TOKENS_ESTIMATE + 10)).toEqual(messages);
   });
 });

@@ -118,3 +118,81 @@ describe('merge by id', () => {
     expect(mergeSummary({ save: [], ...counts })).toBe(text);
   });
 });
+
+describe('export with images', () => {
+  const RED = 'data:image/png;base64,iVBORw0KGgoAAAA=';
+  const BLUE = 'data:image/jpeg;base64,/9j/4AAQ';
+
+  /** A conversation whose first message carried two images, and was then edited. */
+  function withImages(): Conversation {
+    const c = newConversation('hearth/echo');
+    c.messages = [
+      { role: 'user', content: 'What are these?', images: [RED, BLUE] },
+      { role: 'assistant', content: 'Two pictures.' },
+      { role: 'user', content: '', images: [BLUE] },
+    ];
+    return c;
+  }
+
+  it("writes a message's images as OpenAI's image_url parts after its text, and brings them back", () => {
+    const original = withImages();
+    const file = exportConversations([original]);
+    expect(file.conversations[0]!.messages.slice(0, 1)).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'What are these?' },
+          { type: 'image_url', image_url: { url: RED } },
+          { type: 'image_url', image_url: { url: BLUE } },
+        ],
+      },
+    ]);
+    // A message of images alone has no text part.
+    expect(file.conversations[0]!.messages[2]).toEqual({
+      role: 'user',
+      content: [{ type: 'image_url', image_url: { url: BLUE } }],
+    });
+    const [back] = importConversations(JSON.stringify(file));
+    expect(back!.messages).toEqual(original.messages);
+  });
+
+  it('keeps the images of an edited message, in its new version and its old one', () => {
+    const c = withImages();
+    editMessage(c, 0, 'What is this?');
+    expect(c.messages[0]).toMatchObject({ content: 'What is this?', images: [RED, BLUE] });
+    const [back] = importConversations(JSON.stringify(exportConversations([c])));
+    showVersion(back!, 0, 0);
+    expect(back!.messages[0]).toMatchObject({ content: 'What are these?', images: [RED, BLUE] });
+  });
+
+  it('imports a file of before images, and joins the text parts of a file made elsewhere', () => {
+    const file = exportConversations([newConversation('hearth/echo')]);
+    file.conversations[0]!.messages = [
+      { role: 'user', content: 'plain text' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'one' },
+          { type: 'image_url', image_url: { url: RED } },
+          { type: 'text', text: 'two' },
+        ],
+      },
+    ];
+    const [back] = importConversations(JSON.stringify(file));
+    expect(back!.messages).toEqual([
+      { role: 'user', content: 'plain text' },
+      { role: 'user', content: 'one\ntwo', images: [RED] },
+    ]);
+  });
+
+  it('refuses an image that is not a data URL: an import fetches nothing', () => {
+    const file = exportConversations([newConversation('hearth/echo')]);
+    file.conversations[0]!.messages = [
+      {
+        role: 'user',
+        content: [{ type: 'image_url', image_url: { url: 'https://tracker.example/pixel.png' } }],
+      },
+    ];
+    expect(() => importConversations(JSON.stringify(file))).toThrow(/damaged at conversations/);
+  });
+});

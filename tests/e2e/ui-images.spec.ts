@@ -1,0 +1,158 @@
+/**
+ * Images in the chat app, as a person attaches them: with the attach button, by paste and by
+ * drop; thumbnails in the composer, removable before sending; the echo engine names each image it
+ * got with its exact size, so the test sees what was sent. The images stay with the conversation
+ * across a reload and through export and import, and a model that does not see images says so
+ * before anything is sent. In Chromium and Firefox.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { expect, type Page } from '@playwright/test';
+import { test } from './warm-context';
+import { dataUrl, solidPng } from '../test-images';
+import { downloadFixture, FIXTURE_ID } from './fixture-model';
+import { ModelServer } from './model-server';
+import { composer, exportFile, openChat, pickModel, replies, send, userMessages } from './ui';
+
+const RED = solidPng(32, 16, [255, 0, 0]);
+const BLUE = solidPng(8, 8, [0, 0, 255]);
+const GREEN = solidPng(4, 4, [0, 255, 0]);
+const GREY = solidPng(2, 2, [128, 128, 128]);
+const png = (name: string, bytes: Uint8Array) => ({
+  name,
+  mimeType: 'image/png',
+  buffer: Buffer.from(bytes),
+});
+/** What the echo engine says of a PNG it got. */
+const named = (bytes: Uint8Array, w: number, h: number) =>
+  `[image: image/png ${w}×${h}, ${bytes.length} bytes]`;
+
+const attached = (page: Page) =>
+  page.getByRole('list', { name: 'Attached images' }).getByRole('img');
+const attach = (page: Page) => page.getByLabel('Attach images');
+
+/**
+ * Hands the composer `file` as the browser hands over a paste (`paste`) or a drop (`drop`, on the
+ * composer's area): a DataTransfer holding the file.
+ */
+async function transfer(page: Page, how: 'paste' | 'drop', name: string, bytes: Uint8Array) {
+  await composer(page).evaluate(
+    (box, { how, name, bytes }) => {
+      const data = new DataTransfer();
+      const file = new File([Uint8Array.from(atob(bytes), (c) => c.charCodeAt(0))], name, {
+        type: 'image/png',
+      });
+      data.items.add(file);
+      const init = { bubbles: true, cancelable: true, composed: true };
+      if (how === 'paste') {
+        // Firefox leaves a constructed event's clipboardData empty: the one a real paste has is
+        // put in its place, as the handler reads it.
+        const paste = new ClipboardEvent('paste', init);
+        Object.defineProperty(paste, 'clipboardData', { value: data });
+        box.dispatchEvent(paste);
+      } else {
+        const area = box.closest('.composer') ?? box;
+        area.dispatchEvent(new DragEvent('dragover', { ...init, dataTransfer: data }));
+        area.dispatchEvent(new DragEvent('drop', { ...init, dataTransfer: data }));
+      }
+    },
+    { how, name, bytes: Buffer.from(bytes).toString('base64') },
+  );
+}
+
+test('images attached by button, paste and drop are sent, less one removed, and the echo engine names each by its exact size', async ({
+  page,
+}) => {
+  await openChat(page);
+  await attach(page).setInputFiles([png('red.png', RED), png('blue.png', BLUE)]);
+  await expect(attached(page)).toHaveCount(2);
+  await transfer(page, 'paste', 'green.png', GREEN);
+  await expect(attached(page)).toHaveCount(3);
+  await transfer(page, 'drop', 'grey.png', GREY);
+  await expect(attached(page)).toHaveCount(4);
+  // A file that is not an image the API takes is refused by its name, and nothing else changes.
+  await attach(page).setInputFiles({
+    name: 'notes.txt',
+    mimeType: 'text/plain',
+    buffer: Buffer.from('hi'),
+  });
+  await expect(page.getByRole('alert')).toHaveText(
+    'notes.txt is not a PNG, JPEG, WebP or GIF image.',
+  );
+  await expect(attached(page)).toHaveCount(4);
+
+  await page.getByRole('button', { name: 'Remove image 2' }).click();
+  await expect(attached(page)).toHaveCount(3);
+  // The focus moves to the next thumbnail's Remove, where the removed one was.
+  await expect(page.getByRole('button', { name: 'Remove image 2' })).toBeFocused();
+
+  await send(page, 'What are these?');
+  await expect(replies(page)).toHaveText([
+    ['What are these?', named(RED, 32, 16), named(GREEN, 4, 4), named(GREY, 2, 2)].join(' '),
+  ]);
+  await expect(userMessages(page).getByRole('img')).toHaveCount(3);
+  await expect(attached(page)).toHaveCount(0);
+});
+
+test('the images stay with the conversation: after a reload, and through export and import', async ({
+  page,
+  browserName,
+}) => {
+  await openChat(page);
+  await attach(page).setInputFiles(png('red.png', RED));
+  await send(page, 'keep this');
+  await expect(replies(page)).toHaveText([`keep this ${named(RED, 32, 16)}`]);
+
+  await page.reload();
+  await expect(userMessages(page)).toHaveText(['keep this']);
+  await expect(userMessages(page).getByRole('img')).toHaveAttribute('src', dataUrl(RED));
+
+  const { path } = await exportFile(page, browserName);
+  const file = JSON.parse(readFileSync(path, 'utf8'));
+  expect(file.conversations[0].messages[0]).toEqual({
+    role: 'user',
+    content: [
+      { type: 'text', text: 'keep this' },
+      { type: 'image_url', image_url: { url: dataUrl(RED) } },
+    ],
+  });
+  // The same conversation under another id and title comes back as a new one, with its image.
+  Object.assign(file.conversations[0], { id: 'an-imported-copy', title: 'the copy' });
+  writeFileSync(path, JSON.stringify(file));
+  await page.getByLabel('Import').setInputFiles(path);
+  await expect(
+    page.getByRole('status').filter({ hasText: 'Imported 1 conversation.' }),
+  ).toBeVisible();
+  await page
+    .getByRole('list', { name: 'Conversations' })
+    .getByRole('button', { name: 'the copy', exact: true })
+    .click();
+  await expect(userMessages(page)).toHaveText(['keep this']);
+  await expect(userMessages(page).getByRole('img')).toHaveAttribute('src', dataUrl(RED));
+});
+
+test.describe('a model that does not see images', () => {
+  const server = new ModelServer();
+  test.beforeAll(() => server.start());
+  test.afterAll(() => server.stop());
+
+  test('says so before anything is sent, and Send waits until the images go', async ({ page }) => {
+    await openChat(page);
+    await downloadFixture(page);
+    await page.reload();
+    await expect(composer(page)).toBeVisible();
+    await pickModel(page, FIXTURE_ID);
+    await attach(page).setInputFiles(png('red.png', RED));
+    await expect(page.getByRole('alert')).toContainText(
+      'Images are attached, and Fixture · F32 does not see images: pick a model marked "sees images", or remove them.',
+    );
+    const sendButton = page.getByRole('button', { name: 'Send', exact: true });
+    await composer(page).fill('Look');
+    await expect(sendButton).toBeDisabled();
+    // Enter sends nothing either.
+    await composer(page).press('Enter');
+    await expect(userMessages(page)).toHaveCount(0);
+    await page.getByRole('button', { name: 'Remove image 1' }).click();
+    await expect(page.getByRole('alert')).toHaveCount(0);
+    await expect(sendButton).toBeEnabled();
+  });
+});

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import type { CatalogModel } from '../../../../src/app/shared/api-client';
+import { newConversation } from '../../../../src/app/conversations/conversation';
+import { imagesBlocked, imagesNote } from '../../../../src/app/chat/composer/image-checks';
+import { refusal } from '../../../../src/app/chat/composer/attachments';
+import { optionText } from '../../../../src/app/chat/chat-bar';
+
+function model(id: string, vision: boolean | null): CatalogModel {
+  return {
+    id,
+    object: 'model',
+    owned_by: id.split('/')[0]!,
+    engine: vision === null ? 'server' : 'llama.cpp',
+    size_mb: 100,
+    vram_required_mb: null,
+    context_window: 4096,
+    required_features: [],
+    available: true,
+    downloaded: true,
+    loaded: false,
+    source: vision === null ? 'server' : 'curated',
+    tools: false,
+    reasoning: false,
+    vision,
+  };
+}
+
+const IMAGE = 'data:image/png;base64,AAAA';
+const blind = model('acme/Blind-GGUF:Q4_K_M', false);
+const seeing = model('acme/Seeing-GGUF:Q8_0', true);
+
+describe('images before sending', () => {
+  it('stops Send for a model that does not see them, naming it, whether attached or sent before', () => {
+    const c = newConversation(blind.id);
+    expect(imagesBlocked(blind, c, [])).toBeNull();
+    expect(imagesBlocked(blind, c, [IMAGE])).toBe(
+      `Images are attached, and ${optionText(blind)} does not see images: pick a model marked "sees images", or remove them.`,
+    );
+    c.messages.push({ role: 'user', content: 'look', images: [IMAGE] });
+    expect(imagesBlocked(blind, c, [])).toMatch(/^This conversation has images, and /);
+  });
+
+  it('lets them go to a model that sees them, and to a server, whose server decides (a note)', () => {
+    const c = newConversation(seeing.id);
+    expect(imagesBlocked(seeing, c, [IMAGE])).toBeNull();
+    expect(imagesNote(seeing, [IMAGE])).toBeNull();
+    const remote = model('box/remote', null);
+    expect(imagesBlocked(remote, c, [IMAGE])).toBeNull();
+    expect(imagesNote(remote, [IMAGE])).toBe(
+      'Whether box/remote takes images is up to its server.',
+    );
+    expect(imagesNote(remote, [])).toBeNull();
+  });
+
+  it('marks the models that see images in the picker', () => {
+    expect(optionText(seeing)).toMatch(/ · sees images$/);
+    expect(optionText(blind)).not.toMatch(/sees images/);
+  });
+
+  it('refuses a file that is not an image the API takes, or over 20 MiB, by its name', () => {
+    const file = (name: string, type: string, size = 10) =>
+      new File([new Uint8Array(size)], name, { type });
+    expect(refusal(file('a.png', 'image/png'))).toBeNull();
+    expect(refusal(file('a.bmp', 'image/bmp'))).toBe(
+      'a.bmp is not a PNG, JPEG, WebP or GIF image.',
+    );
+    expect(refusal(file('big.jpg', 'image/jpeg', 20 * 1024 * 1024 + 1))).toBe(
+      'big.jpg is 20.0 MiB; an image may be at most 20 MiB.',
+    );
+  });
+});
