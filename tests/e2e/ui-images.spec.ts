@@ -3,9 +3,11 @@
  * drop; thumbnails in the composer, removable before sending; the echo engine names each image it
  * got with its exact size, so the test sees what was sent. The images stay with the conversation
  * across a reload and through export and import, and a model that does not see images says so
- * before anything is sent. In Chromium and Firefox.
+ * before anything is sent. The composer with thumbnails passes axe and fits a phone. In Chromium
+ * and Firefox.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import AxeBuilder from '@axe-core/playwright';
 import { expect, type Page } from '@playwright/test';
 import { test } from './warm-context';
 import { dataUrl, solidPng } from '../test-images';
@@ -79,6 +81,13 @@ test('images attached by button, paste and drop are sent, less one removed, and 
     'notes.txt is not a PNG, JPEG, WebP or GIF image.',
   );
   await expect(attached(page)).toHaveCount(4);
+
+  // The composer with its thumbnails and the refusal passes axe, and fits a phone's width.
+  const axe = await new AxeBuilder({ page }).analyze();
+  expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await expect(attached(page).nth(3)).toBeInViewport();
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
 
   await page.getByRole('button', { name: 'Remove image 2' }).click();
   await expect(attached(page)).toHaveCount(3);
