@@ -97,7 +97,7 @@ export class ChatView extends LitElement {
 
   protected override updated(changed: PropertyValues<this>): void {
     if (changed.has('conversation')) {
-      this.#composer.show(this.conversation.draft);
+      this.#composer.showDraft(this.conversation.draft);
       this.#scrollToEnd();
     }
   }

@@ -253,9 +253,9 @@ export function showVersion(c: Conversation, index: number, version: number): vo
 
 /**
  * Whether a conversation is worth storing: one with a message, or with text the user has typed
- * and not sent (a reload must not lose it). New chats with neither are not kept, so the list does
+ * or images they attached and not sent (a reload must not lose them). New chats with neither are not kept, so the list does
  * not fill with empties.
  */
 export function worthStoring(c: Conversation): boolean {
-  return c.messages.length > 0 || c.draft.trim() !== '';
+  return c.messages.length > 0 || c.draft.trim() !== '' || (c.draftImages?.length ?? 0) > 0;
 }

@@ -22,7 +22,8 @@ export function refusal(file: File): string | null {
     return `${file.name || 'That file'} is not a PNG, JPEG, WebP or GIF image.`;
   }
   if (file.size > IMAGE_FILE_LIMIT) {
-    const mb = (file.size / 1024 / 1024).toFixed(1);
+    // Rounded up: a file just over the limit must not read as exactly at it.
+    const mb = (Math.ceil((file.size / 1024 / 1024) * 10) / 10).toFixed(1);
     return `${file.name || 'That image'} is ${mb} MiB; an image may be at most 20 MiB.`;
   }
   return null;

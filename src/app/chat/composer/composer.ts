@@ -65,10 +65,19 @@ export class Composer {
     this.view.requestUpdate();
   }
 
-  /** Forgets the draft's images (it was sent, or another conversation's is shown). */
+  /** Forgets the draft's images: it was sent. */
   clearImages(): void {
     delete this.view.conversation.draftImages;
     this.#refused = [];
+  }
+
+  /** Shows `text` and the conversation's own images, without the last one's refusals. */
+  showDraft(text: string): void {
+    if (this.#refused.length > 0) {
+      this.#refused = [];
+      this.view.requestUpdate();
+    }
+    this.show(text);
   }
 
   /** Removes the `index`th image; the focus goes to the next one's Remove, or to the box. */

@@ -65,7 +65,7 @@ describe('images before sending', () => {
       'a.bmp is not a PNG, JPEG, WebP or GIF image.',
     );
     expect(refusal(file('big.jpg', 'image/jpeg', 20 * 1024 * 1024 + 1))).toBe(
-      'big.jpg is 20.0 MiB; an image may be at most 20 MiB.',
+      'big.jpg is 20.1 MiB; an image may be at most 20 MiB.',
     );
   });
 });

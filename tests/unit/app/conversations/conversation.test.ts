@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
   contextTokens,
+  IMAGE_TOKENS_ESTIMATE,
   newConversation,
   outgoingMessages,
   titleFrom,
+  worthStoring,
   type Conversation,
 } from '../../../../src/app/conversations/conversation';
 import {
@@ -150,6 +152,35 @@ describe('what the model is sent', () => {
       { role: 'assistant', content: 'hi there' },
       { role: 'user', content: 'and then?' },
     ]);
+  });
+});
+
+describe('images', () => {
+  const IMAGE = 'data:image/png;base64,AAAA';
+
+  it("are sent after their message's text as image_url parts, and alone when there is none", () => {
+    const c = newConversation('acme/model');
+    c.messages = [
+      { role: 'user', content: 'look', images: [IMAGE] },
+      { role: 'assistant', content: 'seen' },
+      { role: 'user', content: '', images: [IMAGE, IMAGE] },
+    ];
+    const image = { type: 'image_url', image_url: { url: IMAGE } };
+    expect(outgoingMessages(c)).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'look' }, image] },
+      { role: 'assistant', content: 'seen' },
+      { role: 'user', content: [image, image] },
+    ]);
+  });
+
+  it('count in the context meter, sent or attached, and keep a draft of images alone', () => {
+    const c = newConversation('acme/model');
+    expect(worthStoring(c)).toBe(false);
+    c.draftImages = [IMAGE];
+    expect(worthStoring(c)).toBe(true);
+    expect(contextTokens(c)).toBe(IMAGE_TOKENS_ESTIMATE);
+    c.messages = [{ role: 'user', content: 'abcd', images: [IMAGE] }];
+    expect(contextTokens(c)).toBe(1 + 2 * IMAGE_TOKENS_ESTIMATE);
   });
 });
 
