@@ -182,6 +182,8 @@ const LOGIT_GAP = 80;
 const HEAD_SIZE = 32;
 /** GGUF's default alignment of the data section and of each tensor in it. */
 const ALIGNMENT = 32;
+/** RMS-norm epsilon of every fixture model (`llama.attention.layer_norm_rms_epsilon`). */
+const RMS_EPS = 1e-5;
 
 /** ggml token types (llama.cpp's `llama_token_type`). */
 const TOKEN = { normal: 1, unknown: 2, control: 3, byte: 6 };
@@ -247,6 +249,13 @@ export function noise(seed) {
 /** @typedef {(data: Float32Array) => void} Fill */
 /** @typedef {{ name: string, ne: number[], fill?: Fill }} TensorSpec */
 /** @typedef {(writer: Writer) => void} Value */
+/** @typedef {ReturnType<typeof vocabulary>} Vocabulary */
+
+/**
+ * The fill of a norm's weight: all ones, which leaves the normed vector as it is.
+ * @type {Fill}
+ */
+export const ones = (data) => void data.fill(1);
 
 /**
  * The fixture model as a GGUF v3 file: llama architecture, F32 tensors. The defaults make ~380 KB;
@@ -273,7 +282,7 @@ export function fixtureGguf({
   template = CHATML_TEMPLATE,
 } = {}) {
   assertPieces(reply);
-  const { tokens, types, scores } = vocabulary(reply);
+  const vocab = vocabulary(reply);
   const { firstPiece } = FIXTURE_TOKEN_IDS;
   const pieces = reply.length;
   if (!Number.isInteger(width) || width % HEAD_SIZE !== 0 || width < pieces + 1) {
@@ -283,40 +292,23 @@ export function fixtureGguf({
   if (!Number.isInteger(contextLength) || contextLength < 1) {
     throw new RangeError('contextLength must be a positive integer');
   }
-  const nVocab = tokens.length;
+  const nVocab = vocab.tokens.length;
   const heads = width / HEAD_SIZE;
   // Grouped-query attention, as most small models have.
   const kvHeads = heads % 2 === 0 ? heads / 2 : heads;
   const ff = 3 * width;
 
-  /** @type {[string, Value][]} */
-  const kv = [
-    ['general.architecture', string('llama')],
-    ['general.name', string(`hearth-fixture-${width}x${blocks}`)],
-    ['general.alignment', u32(ALIGNMENT)],
-    ['general.file_type', u32(0)],
-    ['llama.vocab_size', u32(nVocab)],
-    ['llama.context_length', u32(contextLength)],
-    ['llama.embedding_length', u32(width)],
-    ['llama.block_count', u32(blocks)],
-    ['llama.feed_forward_length', u32(ff)],
-    ['llama.attention.head_count', u32(heads)],
-    ['llama.attention.head_count_kv', u32(kvHeads)],
-    ['llama.rope.dimension_count', u32(HEAD_SIZE)],
-    ['llama.rope.freq_base', f32(10000)],
-    ['llama.attention.layer_norm_rms_epsilon', f32(1e-5)],
-    ['tokenizer.ggml.model', string('llama')],
-    ['tokenizer.ggml.tokens', array(GGUF.string, tokens, (w, t) => w.string(t))],
-    ['tokenizer.ggml.scores', array(GGUF.f32, scores, (w, s) => w.f32(s))],
-    ['tokenizer.ggml.token_type', array(GGUF.i32, types, (w, t) => w.i32(t))],
-    ['tokenizer.ggml.unknown_token_id', u32(FIXTURE_TOKEN_IDS.unk)],
-    ['tokenizer.ggml.bos_token_id', u32(FIXTURE_TOKEN_IDS.bos)],
-    ['tokenizer.ggml.eos_token_id', u32(FIXTURE_TOKEN_IDS.eos)],
-    ['tokenizer.ggml.eot_token_id', u32(FIXTURE_TOKEN_IDS.imEnd)],
-    ['tokenizer.ggml.add_bos_token', bool(true)],
-    ['tokenizer.ggml.add_eos_token', bool(false)],
-    ['tokenizer.chat_template', string(template)],
-  ];
+  const kv = llamaKv({
+    name: `hearth-fixture-${width}x${blocks}`,
+    vocabulary: vocab,
+    contextLength,
+    width,
+    blocks,
+    ff,
+    heads,
+    kvHeads,
+    template,
+  });
   if (!spacePrefix) kv.push(['tokenizer.ggml.add_space_prefix', bool(false)]);
 
   // Piece k owns direction k + 1; every other token shares direction 0.
@@ -325,19 +317,12 @@ export function fixtureGguf({
     id >= firstPiece && id < firstPiece + pieces ? id - firstPiece + 1 : 0;
   // After the final RMS norm a one-hot vector has the value sqrt(width).
   const weight = LOGIT_GAP / Math.sqrt(width);
-  /** @type {Fill} */
-  const ones = (data) => void data.fill(1);
+  const replyIds = reply.map((_, k) => firstPiece + k);
 
   /** @type {TensorSpec[]} */
   const tensors = [
-    {
-      name: 'token_embd.weight',
-      ne: [width, nVocab],
-      fill: (data) => tokens.forEach((_, id) => (data[id * width + direction(id)] = 1)),
-    },
-  ];
-  tensors.push(...blockTensors(width, blocks, kvHeads, ff));
-  tensors.push(
+    tokenEmbedding(width, nVocab, direction),
+    ...blockTensors(width, blocks, kvHeads, ff),
     { name: 'output_norm.weight', ne: [width], fill: ones },
     {
       name: 'output.weight',
@@ -345,13 +330,111 @@ export function fixtureGguf({
       // Element (input c, output r) is at r * width + c.
       fill: (data) => {
         data[firstPiece * width + 0] = weight;
-        for (let k = 0; k < pieces - 1; k++) data[(firstPiece + k + 1) * width + k + 1] = weight;
-        data[FIXTURE_TOKEN_IDS.imEnd * width + pieces] = weight;
-        data[firstPiece * width + pieces] = weight / 2;
+        writeReplyChain(data, width, replyIds, direction, weight);
       },
     },
-  );
+  ];
   return encodeGguf(kv, tensors);
+}
+
+/**
+ * The key/values of a fixture model of the llama architecture that speaks `vocabulary` (this
+ * module's SentencePiece-style tokenizer), in the order the fixtures write them: `general.*`;
+ * `llama.*`, with heads of `width / heads` (also the RoPE dimension count) and RMS-norm epsilon
+ * 1e-5; `llama.pooling_type` where `pooling` is given; then `tokenizer.*`. A chat model (with a
+ * `template`) ends a turn with `<|im_end|>` (`eot_token_id`), adds `<s>` and not `</s>`, and has
+ * the chat template; an embedding model (no `template`) adds both `<s>` and `</s>`. Shared with
+ * scripts/fixture-vision.mjs, whose language model is such a chat model.
+ * @param {{ name: string, vocabulary: Vocabulary, contextLength: number, width: number,
+ *   blocks: number, ff: number, heads: number, kvHeads: number, ropeFreqBase?: number,
+ *   pooling?: number, template?: string }} model
+ * @returns {[string, Value][]}
+ */
+export function llamaKv({
+  name,
+  vocabulary: { tokens, types, scores },
+  contextLength,
+  width,
+  blocks,
+  ff,
+  heads,
+  kvHeads,
+  ropeFreqBase = 10000,
+  pooling,
+  template,
+}) {
+  /** @type {[string, Value][]} */
+  const kv = [
+    ['general.architecture', string('llama')],
+    ['general.name', string(name)],
+    ['general.alignment', u32(ALIGNMENT)],
+    ['general.file_type', u32(0)],
+    ['llama.vocab_size', u32(tokens.length)],
+    ['llama.context_length', u32(contextLength)],
+    ['llama.embedding_length', u32(width)],
+    ['llama.block_count', u32(blocks)],
+    ['llama.feed_forward_length', u32(ff)],
+    ['llama.attention.head_count', u32(heads)],
+    ['llama.attention.head_count_kv', u32(kvHeads)],
+    ['llama.rope.dimension_count', u32(width / heads)],
+    ['llama.rope.freq_base', f32(ropeFreqBase)],
+    ['llama.attention.layer_norm_rms_epsilon', f32(RMS_EPS)],
+  ];
+  if (pooling !== undefined) kv.push(['llama.pooling_type', u32(pooling)]);
+  kv.push(
+    ['tokenizer.ggml.model', string('llama')],
+    ['tokenizer.ggml.tokens', array(GGUF.string, tokens, (w, t) => w.string(t))],
+    ['tokenizer.ggml.scores', array(GGUF.f32, scores, (w, s) => w.f32(s))],
+    ['tokenizer.ggml.token_type', array(GGUF.i32, types, (w, t) => w.i32(t))],
+    ['tokenizer.ggml.unknown_token_id', u32(FIXTURE_TOKEN_IDS.unk)],
+    ['tokenizer.ggml.bos_token_id', u32(FIXTURE_TOKEN_IDS.bos)],
+    ['tokenizer.ggml.eos_token_id', u32(FIXTURE_TOKEN_IDS.eos)],
+  );
+  if (template !== undefined)
+    kv.push(['tokenizer.ggml.eot_token_id', u32(FIXTURE_TOKEN_IDS.imEnd)]);
+  kv.push(
+    ['tokenizer.ggml.add_bos_token', bool(true)],
+    ['tokenizer.ggml.add_eos_token', bool(template === undefined)],
+  );
+  if (template !== undefined) kv.push(['tokenizer.chat_template', string(template)]);
+  return kv;
+}
+
+/**
+ * `token_embd.weight`: each token's embedding one-hot along its `direction`.
+ * @param {number} width
+ * @param {number} nVocab
+ * @param {(id: number) => number} direction
+ * @returns {TensorSpec}
+ */
+export function tokenEmbedding(width, nVocab, direction) {
+  return {
+    name: 'token_embd.weight',
+    ne: [width, nVocab],
+    fill: (data) => {
+      for (let id = 0; id < nVocab; id++) data[id * width + direction(id)] = 1;
+    },
+  };
+}
+
+/**
+ * Writes a reply's chain into `output.weight` (element (input c, output r) at r * width + c):
+ * the direction of each of its pieces (token ids `ids`, in order) gives the next piece `weight`,
+ * and the last piece's gives `<|im_end|>` `weight` and, second to it, the first piece
+ * `weight / 2`, so that with end-of-generation suppressed the reply repeats.
+ * @param {Float32Array} data
+ * @param {number} width
+ * @param {readonly number[]} ids
+ * @param {(id: number) => number} direction
+ * @param {number} weight
+ */
+export function writeReplyChain(data, width, ids, direction, weight) {
+  for (let k = 0; k + 1 < ids.length; k++) {
+    data[(ids[k + 1] ?? 0) * width + direction(ids[k] ?? 0)] = weight;
+  }
+  const last = direction(ids[ids.length - 1] ?? 0);
+  data[FIXTURE_TOKEN_IDS.imEnd * width + last] = weight;
+  data[(ids[0] ?? 0) * width + last] = weight / 2;
 }
 
 /**
@@ -365,8 +448,6 @@ export function fixtureGguf({
  * @returns {TensorSpec[]}
  */
 function blockTensors(width, blocks, kvHeads, ff) {
-  /** @type {Fill} */
-  const ones = (data) => void data.fill(1);
   /** @type {TensorSpec[]} */
   const tensors = [];
   for (let b = 0; b < blocks; b++) {
@@ -377,14 +458,29 @@ function blockTensors(width, blocks, kvHeads, ff) {
       { name: `blk.${b}.attn_v.weight`, ne: [width, kvHeads * HEAD_SIZE], fill: noise(b * 8 + 3) },
       // Zero: attention adds nothing to the residual stream.
       { name: `blk.${b}.attn_output.weight`, ne: [width, width] },
-      { name: `blk.${b}.ffn_norm.weight`, ne: [width], fill: ones },
-      { name: `blk.${b}.ffn_gate.weight`, ne: [width, ff], fill: noise(b * 8 + 4) },
-      { name: `blk.${b}.ffn_up.weight`, ne: [width, ff], fill: noise(b * 8 + 5) },
-      // Zero: nor does the feed-forward network.
-      { name: `blk.${b}.ffn_down.weight`, ne: [ff, width] },
+      ...feedForwardTensors(b, width, ff),
     );
   }
   return tensors;
+}
+
+/**
+ * Block `b`'s feed-forward tensors: the norm 1, the gate and up matrices filled with `noise`,
+ * the down matrix zero, so that the feed-forward network adds nothing to the residual stream.
+ * Shared with scripts/fixture-vision.mjs, whose language model's block has them too.
+ * @param {number} b
+ * @param {number} width
+ * @param {number} ff
+ * @returns {TensorSpec[]}
+ */
+export function feedForwardTensors(b, width, ff) {
+  return [
+    { name: `blk.${b}.ffn_norm.weight`, ne: [width], fill: ones },
+    { name: `blk.${b}.ffn_gate.weight`, ne: [width, ff], fill: noise(b * 8 + 4) },
+    { name: `blk.${b}.ffn_up.weight`, ne: [width, ff], fill: noise(b * 8 + 5) },
+    // Zero: nor does the feed-forward network.
+    { name: `blk.${b}.ffn_down.weight`, ne: [ff, width] },
+  ];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -396,8 +492,6 @@ export const FIXTURE_EMBEDDING_DIMENSIONS = 128;
 export const FIXTURE_EMBEDDING_CONTEXT = 512;
 /** llama.cpp's `LLAMA_POOLING_TYPE_MEAN`, written as `llama.pooling_type`. */
 export const FIXTURE_EMBEDDING_POOLING = 1;
-/** RMS-norm epsilon of both models (`llama.attention.layer_norm_rms_epsilon`). */
-const RMS_EPS = 1e-5;
 
 /**
  * Words that are one token each in the embedding fixture (`▁` + the word), whatever words are
@@ -459,49 +553,27 @@ export function fixtureEmbeddingGguf({
     throw new RangeError('contextLength must be a positive integer');
   }
   if (![0, 1, 2, 3].includes(pooling)) throw new RangeError('pooling must be 0, 1, 2 or 3');
-  const { tokens, types, scores } = EMBEDDING_VOCABULARY;
-  const nVocab = tokens.length;
+  const nVocab = EMBEDDING_VOCABULARY.tokens.length;
   const heads = width / HEAD_SIZE;
   const kvHeads = heads % 2 === 0 ? heads / 2 : heads;
   const ff = 3 * width;
 
-  /** @type {[string, Value][]} */
-  const kv = [
-    ['general.architecture', string('llama')],
-    ['general.name', string(`hearth-fixture-embedding-${width}x${blocks}`)],
-    ['general.alignment', u32(ALIGNMENT)],
-    ['general.file_type', u32(0)],
-    ['llama.vocab_size', u32(nVocab)],
-    ['llama.context_length', u32(contextLength)],
-    ['llama.embedding_length', u32(width)],
-    ['llama.block_count', u32(blocks)],
-    ['llama.feed_forward_length', u32(ff)],
-    ['llama.attention.head_count', u32(heads)],
-    ['llama.attention.head_count_kv', u32(kvHeads)],
-    ['llama.rope.dimension_count', u32(HEAD_SIZE)],
-    ['llama.rope.freq_base', f32(10000)],
-    ['llama.attention.layer_norm_rms_epsilon', f32(RMS_EPS)],
-    ['llama.pooling_type', u32(pooling)],
-    ['tokenizer.ggml.model', string('llama')],
-    ['tokenizer.ggml.tokens', array(GGUF.string, tokens, (w, t) => w.string(t))],
-    ['tokenizer.ggml.scores', array(GGUF.f32, scores, (w, s) => w.f32(s))],
-    ['tokenizer.ggml.token_type', array(GGUF.i32, types, (w, t) => w.i32(t))],
-    ['tokenizer.ggml.unknown_token_id', u32(FIXTURE_TOKEN_IDS.unk)],
-    ['tokenizer.ggml.bos_token_id', u32(FIXTURE_TOKEN_IDS.bos)],
-    ['tokenizer.ggml.eos_token_id', u32(FIXTURE_TOKEN_IDS.eos)],
-    ['tokenizer.ggml.add_bos_token', bool(true)],
-    ['tokenizer.ggml.add_eos_token', bool(true)],
-  ];
+  const kv = llamaKv({
+    name: `hearth-fixture-embedding-${width}x${blocks}`,
+    vocabulary: EMBEDDING_VOCABULARY,
+    contextLength,
+    width,
+    blocks,
+    ff,
+    heads,
+    kvHeads,
+    pooling,
+  });
   /** @type {TensorSpec[]} */
   const tensors = [
-    {
-      name: 'token_embd.weight',
-      ne: [width, nVocab],
-      fill: (data) =>
-        tokens.forEach((_, id) => (data[id * width + embeddingDirection(id, width)] = 1)),
-    },
+    tokenEmbedding(width, nVocab, (id) => embeddingDirection(id, width)),
     ...blockTensors(width, blocks, kvHeads, ff),
-    { name: 'output_norm.weight', ne: [width], fill: (data) => void data.fill(1) },
+    { name: 'output_norm.weight', ne: [width], fill: ones },
   ];
   return encodeGguf(kv, tensors);
 }

@@ -5,7 +5,8 @@
  * projector writes. Through real llama.cpp (mtmd) a picture whose red channel is mostly bright
  * gets `VISION_REPLIES.red`, any other picture (or none) `VISION_REPLIES.other`: two pictures, two
  * known replies, so a test can prove that the image reached the model. Plain JavaScript with JSDoc
- * types; the GGUF writer is fixture-gguf.mjs's.
+ * types; the GGUF writer is fixture-gguf.mjs's, and so are the language model's key/values
+ * (`llamaKv`), token embedding, feed-forward tensors and reply chains.
  *
  * The projector (what llama.cpp's `clip_graph_llava` computes, tools/mtmd/models/llava.cpp):
  * - Preprocessing: a picture that is not square is padded to one with llava's grey (122, 116, 104:
@@ -66,9 +67,14 @@ import {
   FIXTURE_TOKEN_IDS,
   assertPieces,
   encodeGguf,
+  feedForwardTensors,
   ggufValue,
+  llamaKv,
   noise,
+  ones,
+  tokenEmbedding,
   vocabulary,
+  writeReplyChain,
 } from './fixture-gguf.mjs';
 
 /** @typedef {import('./fixture-gguf.mjs').TensorSpec} TensorSpec */
@@ -171,11 +177,11 @@ export function fixtureVisionGguf({
 /** The language model: see the module comment. */
 function languageModel() {
   const { red, other } = VISION_PIECES;
-  const { tokens, types, scores } = vocabulary([...red, ...other]);
-  const nVocab = tokens.length;
+  const vocab = vocabulary([...red, ...other]);
+  const nVocab = vocab.tokens.length;
   const heads = WIDTH / HEAD_SIZE;
   const ff = 3 * WIDTH;
-  const { firstPiece, imEnd } = FIXTURE_TOKEN_IDS;
+  const { firstPiece } = FIXTURE_TOKEN_IDS;
   // Token ids and embedding directions of the pieces: red's, then other's.
   const redIds = red.map((_, k) => firstPiece + k);
   const otherIds = other.map((_, k) => firstPiece + red.length + k);
@@ -184,50 +190,28 @@ function languageModel() {
     id >= firstPiece && id < firstPiece + red.length + other.length ? id - firstPiece + 1 : 0;
   const pieceDirections = [...redIds, ...otherIds].map(direction);
 
-  /** @type {[string, Value][]} */
-  const kv = [
-    ['general.architecture', string('llama')],
-    ['general.name', string('hearth-fixture-vision')],
-    ['general.alignment', u32(32)],
-    ['general.file_type', u32(0)],
-    ['llama.vocab_size', u32(nVocab)],
-    ['llama.context_length', u32(2048)],
-    ['llama.embedding_length', u32(WIDTH)],
-    ['llama.block_count', u32(1)],
-    ['llama.feed_forward_length', u32(ff)],
-    ['llama.attention.head_count', u32(heads)],
-    ['llama.attention.head_count_kv', u32(heads)],
-    ['llama.rope.dimension_count', u32(HEAD_SIZE)],
+  const kv = llamaKv({
+    name: 'hearth-fixture-vision',
+    vocabulary: vocab,
+    contextLength: 2048,
+    width: WIDTH,
+    blocks: 1,
+    ff,
+    heads,
+    kvHeads: heads,
     // Huge, so that the last rotary pairs, where head 0's signals sit, hardly turn.
-    ['llama.rope.freq_base', f32(1e12)],
-    ['llama.attention.layer_norm_rms_epsilon', f32(1e-5)],
-    ['tokenizer.ggml.model', string('llama')],
-    ['tokenizer.ggml.tokens', array(GGUF.string, tokens, (w, t) => w.string(t))],
-    ['tokenizer.ggml.scores', array(GGUF.f32, scores, (w, s) => w.f32(s))],
-    ['tokenizer.ggml.token_type', array(GGUF.i32, types, (w, t) => w.i32(t))],
-    ['tokenizer.ggml.unknown_token_id', u32(FIXTURE_TOKEN_IDS.unk)],
-    ['tokenizer.ggml.bos_token_id', u32(FIXTURE_TOKEN_IDS.bos)],
-    ['tokenizer.ggml.eos_token_id', u32(FIXTURE_TOKEN_IDS.eos)],
-    ['tokenizer.ggml.eot_token_id', u32(imEnd)],
-    ['tokenizer.ggml.add_bos_token', bool(true)],
-    ['tokenizer.ggml.add_eos_token', bool(false)],
-    ['tokenizer.chat_template', string(CHATML_TEMPLATE)],
-  ];
+    ropeFreqBase: 1e12,
+    template: CHATML_TEMPLATE,
+  });
 
   // After the RMS norm a one-hot vector has the value sqrt(WIDTH).
   const weight = LOGIT_GAP / Math.sqrt(WIDTH);
-  /** @param {Float32Array} data */
-  const ones = (data) => void data.fill(1);
   /** Element (input c, output r) of a matrix `width` inputs wide is at r * width + c. */
   const at = (/** @type {number} */ r, /** @type {number} */ c) => r * WIDTH + c;
 
   /** @type {TensorSpec[]} */
   const tensors = [
-    {
-      name: 'token_embd.weight',
-      ne: [WIDTH, nVocab],
-      fill: (data) => tokens.forEach((_, id) => (data[id * WIDTH + direction(id)] = 1)),
-    },
+    tokenEmbedding(WIDTH, nVocab, direction),
     { name: 'blk.0.attn_norm.weight', ne: [WIDTH], fill: ones },
     {
       name: 'blk.0.attn_q.weight',
@@ -256,11 +240,8 @@ function languageModel() {
       ne: [WIDTH, WIDTH],
       fill: (data) => void (data[at(DIM.verdict, 0)] = VERDICT_WEIGHT),
     },
-    { name: 'blk.0.ffn_norm.weight', ne: [WIDTH], fill: ones },
-    { name: 'blk.0.ffn_gate.weight', ne: [WIDTH, ff], fill: noise(4) },
-    { name: 'blk.0.ffn_up.weight', ne: [WIDTH, ff], fill: noise(5) },
-    // Zero: the feed-forward network adds nothing.
-    { name: 'blk.0.ffn_down.weight', ne: [ff, WIDTH] },
+    // The feed-forward network adds nothing.
+    ...feedForwardTensors(0, WIDTH, ff),
     { name: 'output_norm.weight', ne: [WIDTH], fill: ones },
     {
       name: 'output.weight',
@@ -270,14 +251,7 @@ function languageModel() {
         data[at(otherFirst, 0)] = weight;
         data[at(redFirst, DIM.verdict)] = 2 * weight;
         data[at(otherFirst, DIM.verdict)] = -2 * weight;
-        for (const ids of [redIds, otherIds]) {
-          for (let k = 0; k + 1 < ids.length; k++) {
-            data[at(ids[k + 1] ?? 0, direction(ids[k] ?? 0))] = weight;
-          }
-          const last = direction(ids[ids.length - 1] ?? 0);
-          data[at(imEnd, last)] = weight;
-          data[at(ids[0] ?? 0, last)] = weight / 2;
-        }
+        for (const ids of [redIds, otherIds]) writeReplyChain(data, WIDTH, ids, direction, weight);
       },
     },
   ];
@@ -318,8 +292,6 @@ function projector({ imageSize, patchSize, visionWidth: d, visionBlocks }) {
     ['clip.vision.image_std', array(GGUF.f32, [0.5, 0.5, 0.5], (w, v) => w.f32(v))],
   ];
 
-  /** @param {Float32Array} data */
-  const ones = (data) => void data.fill(1);
   /** @type {TensorSpec[]} */
   const tensors = [
     {

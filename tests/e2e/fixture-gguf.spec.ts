@@ -1,12 +1,12 @@
 /**
  * The fixture GGUF (scripts/fixture-gguf.mjs) through the real llama.cpp: wllama 3.13 in
  * Chromium, one thread, no WebGPU, the model from a Blob. The page lives on an origin of its own
- * that `page.route` serves from memory and node_modules, so none of the app is involved: this
- * holds the fixture to what the engine tests will rely on (the sentence, whatever the sampler).
+ * that `page.route` serves from memory and node_modules (tests/e2e/wllama-page.ts), so none of
+ * the app is involved: this holds the fixture to what the engine tests will rely on (the
+ * sentence, whatever the sampler).
  *
  * HEARTH_FIXTURE_MEASURE=1 adds a measurement of both variants (load time, tokens/s) to the log.
  */
-import { readFile } from 'node:fs/promises';
 import { expect, test, type Page } from '@playwright/test';
 import type {
   ChatCompletionChunk,
@@ -14,7 +14,6 @@ import type {
   CreateEmbeddingResponse,
   EmbeddingCreateParams,
   LoadModelParams,
-  Wllama as WllamaClass,
 } from '@wllama/wllama';
 import {
   BENCH_OPTIONS,
@@ -30,91 +29,20 @@ import {
   fixtureGguf,
   splitGguf,
 } from '../../scripts/fixture-gguf.mjs';
+import { loadModel, servePage, type WllamaPage } from './wllama-page';
 
-// https: `new Wllama()` throws in an insecure context, where its model cache has no storage.
-const ORIGIN = 'https://fixture.test';
-const WLLAMA = new URL('../../node_modules/@wllama/wllama/esm/', import.meta.url);
-
-/** What the page keeps between calls. */
-interface FixturePage {
-  Wllama: typeof WllamaClass;
-  wllama: WllamaClass;
-}
+/** The page's site: the models are served by name under /models/. */
+const SITE = { origin: 'https://fixture.test', folder: 'models', title: 'fixture' };
 
 /** A request body as llama-server takes it: wllama passes fields its types lack (`stop`, …). */
 type ChatBody = Record<string, unknown>;
 
 const USER = [{ role: 'user', content: 'Tell me something.' }];
 
-/** Serves the page, wllama and the models (by name under /models/) on ORIGIN. */
-async function servePage(page: Page, models: Record<string, Uint8Array>): Promise<void> {
-  const [script, wasm] = await Promise.all([
-    readFile(new URL('index.js', WLLAMA)),
-    readFile(new URL('wasm/wllama.wasm', WLLAMA)),
-  ]);
-  await page.route(`${ORIGIN}/**`, (route) => {
-    const path = new URL(route.request().url()).pathname;
-    const model = path.startsWith('/models/') ? models[path.slice('/models/'.length)] : undefined;
-    if (path === '/') {
-      return route.fulfill({
-        contentType: 'text/html',
-        body: `<!doctype html><meta charset="utf-8"><title>fixture</title><script type="module">
-          import { Wllama } from '/wllama/index.js';
-          globalThis.Wllama = Wllama;
-        </script>`,
-      });
-    }
-    if (path === '/wllama/index.js')
-      return route.fulfill({ contentType: 'text/javascript', body: script });
-    if (path === '/wllama/wllama.wasm')
-      return route.fulfill({ contentType: 'application/wasm', body: wasm });
-    if (model)
-      return route.fulfill({ contentType: 'application/octet-stream', body: Buffer.from(model) });
-    return route.fulfill({ status: 404 });
-  });
-  await page.goto(`${ORIGIN}/`);
-  await page.waitForFunction(() => 'Wllama' in globalThis);
-}
-
-/**
- * Loads the named models (one, or a split model's parts in order), with `params` over the
- * defaults; resolves to the load's ms.
- */
-async function loadModel(
-  page: Page,
-  names: string[],
-  params: Partial<LoadModelParams> = {},
-): Promise<number> {
-  return page.evaluate(
-    async ({ names, params }) => {
-      const scope = globalThis as unknown as FixturePage;
-      await scope.wllama?.exit();
-      const wllama = new scope.Wllama(
-        { default: new URL('/wllama/wllama.wasm', location.href).href },
-        { suppressNativeLog: true },
-      );
-      const blobs = await Promise.all(
-        names.map(async (name) => (await fetch(`/models/${name}`)).blob()),
-      );
-      const started = performance.now();
-      // loadModel never settles when the wasm or the worker is blocked (notes/wllama-3.13.md).
-      await Promise.race([
-        wllama.loadModel(blobs, { n_threads: 1, n_gpu_layers: 0, n_ctx: 1024, ...params }),
-        new Promise((_, reject) => setTimeout(() => reject(new Error('load timed out')), 20_000)),
-      ]);
-      // loadModel resolves even when llama.cpp failed to load: only the context info tells.
-      if (wllama.getLoadedContextInfo().n_vocab === 0) throw new Error(`${names} did not load`);
-      scope.wllama = wllama;
-      return performance.now() - started;
-    },
-    { names, params },
-  );
-}
-
 function chat(page: Page, body: ChatBody): Promise<ChatCompletionResponse> {
   return page.evaluate(
     (body) =>
-      (globalThis as unknown as FixturePage).wllama.createChatCompletion({
+      (globalThis as unknown as WllamaPage).wllama.createChatCompletion({
         ...(body as { messages: [] }),
         stream: false,
       }),
@@ -124,7 +52,7 @@ function chat(page: Page, body: ChatBody): Promise<ChatCompletionResponse> {
 
 async function chatStream(page: Page, body: ChatBody): Promise<ChatCompletionChunk[]> {
   return page.evaluate(async (body) => {
-    const stream = await (globalThis as unknown as FixturePage).wllama.createChatCompletion({
+    const stream = await (globalThis as unknown as WllamaPage).wllama.createChatCompletion({
       ...(body as { messages: [] }),
       stream: true,
     });
@@ -144,21 +72,21 @@ test.describe('the fixture GGUF in llama.cpp', () => {
   test.beforeAll(async ({ browser }) => {
     page = await browser.newPage();
     const model = fixtureGguf();
-    await servePage(page, {
+    await servePage(page, SITE, {
       'fixture.gguf': model,
       ...Object.fromEntries(splitGguf(model, 2).map((part, i) => [`part-${i + 1}.gguf`, part])),
     });
-    await loadModel(page, ['fixture.gguf']);
+    await loadModel(page, SITE, ['fixture.gguf']);
   });
 
   test.afterAll(async () => {
-    await page.evaluate(() => (globalThis as unknown as FixturePage).wllama?.exit());
+    await page.evaluate(() => (globalThis as unknown as WllamaPage).wllama?.exit());
     await page.close();
   });
 
   test('loads with its special tokens and chat template', async () => {
     const info = await page.evaluate(() =>
-      (globalThis as unknown as FixturePage).wllama.getLoadedContextInfo(),
+      (globalThis as unknown as WllamaPage).wllama.getLoadedContextInfo(),
     );
     expect(info).toMatchObject({
       token_bos: FIXTURE_TOKEN_IDS.bos,
@@ -246,7 +174,7 @@ test.describe('the fixture GGUF in llama.cpp', () => {
   test('stops generating on abortSignal', async () => {
     const outcome = await page.evaluate(async () => {
       const controller = new AbortController();
-      const stream = await (globalThis as unknown as FixturePage).wllama.createChatCompletion({
+      const stream = await (globalThis as unknown as WllamaPage).wllama.createChatCompletion({
         messages: [{ role: 'user', content: 'go on' }],
         ignore_eos: true,
         max_tokens: 100_000,
@@ -271,7 +199,7 @@ test.describe('the fixture GGUF in llama.cpp', () => {
 
   test('a cut-short file: loadModel resolves, and only the context info shows the failure', async () => {
     const outcome = await page.evaluate(async () => {
-      const { Wllama } = globalThis as unknown as FixturePage;
+      const { Wllama } = globalThis as unknown as WllamaPage;
       const wllama = new Wllama(
         { default: new URL('/wllama/wllama.wasm', location.href).href },
         { suppressNativeLog: true },
@@ -288,7 +216,7 @@ test.describe('the fixture GGUF in llama.cpp', () => {
   });
 
   test('loads split into two GGUF files', async () => {
-    await loadModel(page, ['part-1.gguf', 'part-2.gguf']);
+    await loadModel(page, SITE, ['part-1.gguf', 'part-2.gguf']);
     const reply = await chat(page, { messages: USER });
     expect(reply.choices[0]?.message.content).toBe(FIXTURE_SENTENCE);
   });
@@ -298,9 +226,9 @@ test('measures both variants (HEARTH_FIXTURE_MEASURE=1)', async ({ page }) => {
   test.skip(!process.env.HEARTH_FIXTURE_MEASURE, 'a measurement, not a check');
   test.setTimeout(180_000);
   const variants = { default: fixtureGguf(), bench: fixtureGguf(BENCH_OPTIONS) };
-  await servePage(page, variants);
+  await servePage(page, SITE, variants);
   for (const [name, bytes] of Object.entries(variants)) {
-    const loadMs = await loadModel(page, [name]);
+    const loadMs = await loadModel(page, SITE, [name]);
     // The first request warms up; the second is measured.
     for (const round of ['warm-up', 'measured']) {
       const started = Date.now();
@@ -317,7 +245,7 @@ test('measures both variants (HEARTH_FIXTURE_MEASURE=1)', async ({ page }) => {
       }
     }
   }
-  await page.evaluate(() => (globalThis as unknown as FixturePage).wllama?.exit());
+  await page.evaluate(() => (globalThis as unknown as WllamaPage).wllama?.exit());
 });
 
 /** `createEmbedding`'s answer, or the message of the error it threw. */
@@ -327,7 +255,7 @@ async function embed(
 ): Promise<CreateEmbeddingResponse | { error: string }> {
   return page.evaluate(async (body) => {
     try {
-      return await (globalThis as unknown as FixturePage).wllama.createEmbedding(body);
+      return await (globalThis as unknown as WllamaPage).wllama.createEmbedding(body);
     } catch (error) {
       return { error: (error as Error).message };
     }
@@ -360,7 +288,8 @@ const loadEmbedding = (
   page: Page,
   name = 'embedding.gguf',
   params: Partial<LoadModelParams> = {},
-) => loadModel(page, [name], { embeddings: true, n_ctx: FIXTURE_EMBEDDING_CONTEXT, ...params });
+) =>
+  loadModel(page, SITE, [name], { embeddings: true, n_ctx: FIXTURE_EMBEDDING_CONTEXT, ...params });
 
 /**
  * The embedding fixture through llama-server's embedding handler in wllama 3.13 (facts seen here,
@@ -377,7 +306,7 @@ test.describe('the embedding fixture in llama.cpp', () => {
 
   test.beforeAll(async ({ browser }) => {
     page = await browser.newPage();
-    await servePage(page, {
+    await servePage(page, SITE, {
       'embedding.gguf': fixtureEmbeddingGguf(),
       'embedding-last.gguf': fixtureEmbeddingGguf({ pooling: 3 }),
     });
@@ -385,13 +314,13 @@ test.describe('the embedding fixture in llama.cpp', () => {
   });
 
   test.afterAll(async () => {
-    await page.evaluate(() => (globalThis as unknown as FixturePage).wllama?.exit());
+    await page.evaluate(() => (globalThis as unknown as WllamaPage).wllama?.exit());
     await page.close();
   });
 
   test('loads with BOS and EOS added, its width and context', async () => {
     const info = await page.evaluate(() =>
-      (globalThis as unknown as FixturePage).wllama.getLoadedContextInfo(),
+      (globalThis as unknown as WllamaPage).wllama.getLoadedContextInfo(),
     );
     expect(info).toMatchObject({
       n_embd: FIXTURE_EMBEDDING_DIMENSIONS,
@@ -499,6 +428,7 @@ test('measures the embedding fixture (HEARTH_FIXTURE_MEASURE=1)', async ({ page 
   };
   await servePage(
     page,
+    SITE,
     Object.fromEntries(Object.entries(variants).map(([name, { bytes }]) => [name, bytes])),
   );
   // 64 short texts of 2 to 9 words.
@@ -509,7 +439,7 @@ test('measures the embedding fixture (HEARTH_FIXTURE_MEASURE=1)', async ({ page 
     ).join(' '),
   );
   for (const [name, { bytes, width }] of Object.entries(variants)) {
-    const loadMs = await loadModel(page, [name], {
+    const loadMs = await loadModel(page, SITE, [name], {
       embeddings: true,
       n_ctx: FIXTURE_EMBEDDING_CONTEXT,
     });
@@ -533,5 +463,5 @@ test('measures the embedding fixture (HEARTH_FIXTURE_MEASURE=1)', async ({ page 
       }
     }
   }
-  await page.evaluate(() => (globalThis as unknown as FixturePage).wllama?.exit());
+  await page.evaluate(() => (globalThis as unknown as WllamaPage).wllama?.exit());
 });

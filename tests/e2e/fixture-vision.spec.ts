@@ -1,15 +1,14 @@
 /**
  * The vision fixture (scripts/fixture-vision.mjs) through the real llama.cpp: wllama 3.13 in
  * Chromium, one thread, no WebGPU, the language model and its projector from Blobs, on an origin
- * of its own served from memory, as tests/e2e/fixture-gguf.spec.ts does (its helpers live in a
- * test file, which Playwright does not let another import). Two pictures, two known replies: the
- * proof that an image reaches the model.
+ * of its own served from memory, as tests/e2e/fixture-gguf.spec.ts does (both with the helpers of
+ * tests/e2e/wllama-page.ts). Two pictures, two known replies: the proof that an image reaches the
+ * model.
  *
  * HEARTH_FIXTURE_MEASURE=1 adds a measurement of the bench projector's encode time to the log.
  */
-import { readFile } from 'node:fs/promises';
 import { expect, test, type Page } from '@playwright/test';
-import type { ChatCompletionResponse, Wllama as WllamaClass } from '@wllama/wllama';
+import type { ChatCompletionResponse } from '@wllama/wllama';
 import {
   VISION_BENCH_OPTIONS,
   VISION_IMAGE_SIZE,
@@ -19,10 +18,10 @@ import {
   fixtureVisionGguf,
 } from '../../scripts/fixture-vision.mjs';
 import { solidPng } from '../test-images';
+import { loadModel, servePage, type WllamaPage } from './wllama-page';
 
-// https: `new Wllama()` throws in an insecure context, where its model cache has no storage.
-const ORIGIN = 'https://fixture-vision.test';
-const WLLAMA = new URL('../../node_modules/@wllama/wllama/esm/', import.meta.url);
+/** The page's site: models and pictures are served by name under /files/. */
+const SITE = { origin: 'https://fixture-vision.test', folder: 'files', title: 'vision' };
 
 const RED: [number, number, number] = [230, 20, 20];
 const BLUE: [number, number, number] = [20, 40, 230];
@@ -36,69 +35,8 @@ const IMAGES = {
   'blue-tall.png': solidPng(24, 70, BLUE),
 };
 
-/** What the page keeps between calls. */
-interface VisionPage {
-  Wllama: typeof WllamaClass;
-  wllama: WllamaClass;
-}
-
 /** A message part as the tests write it: text, or a picture served under /files/. */
 type Part = { type: 'text'; text: string } | { type: 'image'; file: keyof typeof IMAGES };
-
-/** Serves the page, wllama and `files` (models and pictures, by name under /files/) on ORIGIN. */
-async function servePage(page: Page, files: Record<string, Uint8Array>): Promise<void> {
-  const [script, wasm] = await Promise.all([
-    readFile(new URL('index.js', WLLAMA)),
-    readFile(new URL('wasm/wllama.wasm', WLLAMA)),
-  ]);
-  await page.route(`${ORIGIN}/**`, (route) => {
-    const path = new URL(route.request().url()).pathname;
-    const file = path.startsWith('/files/') ? files[path.slice('/files/'.length)] : undefined;
-    if (path === '/') {
-      return route.fulfill({
-        contentType: 'text/html',
-        body: `<!doctype html><meta charset="utf-8"><title>vision</title><script type="module">
-          import { Wllama } from '/wllama/index.js';
-          globalThis.Wllama = Wllama;
-        </script>`,
-      });
-    }
-    if (path === '/wllama/index.js')
-      return route.fulfill({ contentType: 'text/javascript', body: script });
-    if (path === '/wllama/wllama.wasm')
-      return route.fulfill({ contentType: 'application/wasm', body: wasm });
-    if (file)
-      return route.fulfill({ contentType: 'application/octet-stream', body: Buffer.from(file) });
-    return route.fulfill({ status: 404 });
-  });
-  await page.goto(`${ORIGIN}/`);
-  await page.waitForFunction(() => 'Wllama' in globalThis);
-}
-
-/** Loads the named files as Blobs (a model, and its projector if named); resolves to the ms. */
-function loadModel(page: Page, names: string[]): Promise<number> {
-  return page.evaluate(async (names) => {
-    const scope = globalThis as unknown as VisionPage;
-    await scope.wllama?.exit();
-    const wllama = new scope.Wllama(
-      { default: new URL('/wllama/wllama.wasm', location.href).href },
-      { suppressNativeLog: true },
-    );
-    const blobs = await Promise.all(
-      names.map(async (name) => (await fetch(`/files/${name}`)).blob()),
-    );
-    const started = performance.now();
-    // loadModel never settles when the wasm or the worker is blocked (notes/wllama-3.13.md).
-    await Promise.race([
-      wllama.loadModel(blobs, { n_threads: 1, n_gpu_layers: 0, n_ctx: 1024 }),
-      new Promise((_, reject) => setTimeout(() => reject(new Error('load timed out')), 20_000)),
-    ]);
-    // loadModel resolves even when llama.cpp failed to load: only the context info tells.
-    if (wllama.getLoadedContextInfo().n_vocab === 0) throw new Error(`${names} did not load`);
-    scope.wllama = wllama;
-    return performance.now() - started;
-  }, names);
-}
 
 /** One user message of `parts`, non-streamed, with `params` (sampling) over the defaults. */
 function ask(
@@ -118,7 +56,7 @@ function ask(
               },
         ),
       );
-      const { wllama } = globalThis as unknown as VisionPage;
+      const { wllama } = globalThis as unknown as WllamaPage;
       // wllama's types know no image parts in messages, nor the sampling fields passed through.
       const body = { ...params, messages: [{ role: 'user', content }], stream: false as const };
       return wllama.createChatCompletion(body as unknown as { messages: []; stream: false });
@@ -140,7 +78,7 @@ test.describe('the vision fixture in llama.cpp', () => {
   test.beforeAll(async ({ browser }) => {
     page = await browser.newPage();
     const { model, mmproj } = fixtureVisionGguf();
-    await servePage(page, {
+    await servePage(page, SITE, {
       'fixture-vision.gguf': model,
       'mmproj-fixture-vision.gguf': mmproj,
       ...IMAGES,
@@ -148,14 +86,14 @@ test.describe('the vision fixture in llama.cpp', () => {
   });
 
   test.afterAll(async () => {
-    await page.evaluate(() => (globalThis as unknown as VisionPage).wllama?.exit());
+    await page.evaluate(() => (globalThis as unknown as WllamaPage).wllama?.exit());
     await page.close();
   });
 
   test('loads with its projector and says it takes images', async () => {
-    await loadModel(page, ['fixture-vision.gguf', 'mmproj-fixture-vision.gguf']);
+    await loadModel(page, SITE, ['fixture-vision.gguf', 'mmproj-fixture-vision.gguf']);
     const images = await page.evaluate(() =>
-      (globalThis as unknown as VisionPage).wllama.supportInputModality('image'),
+      (globalThis as unknown as WllamaPage).wllama.supportInputModality('image'),
     );
     expect(images).toBe(true);
   });
@@ -201,9 +139,9 @@ test.describe('the vision fixture in llama.cpp', () => {
   });
 
   test('the language model alone takes no images and answers the other reply', async () => {
-    await loadModel(page, ['fixture-vision.gguf']);
+    await loadModel(page, SITE, ['fixture-vision.gguf']);
     const images = await page.evaluate(() =>
-      (globalThis as unknown as VisionPage).wllama.supportInputModality('image'),
+      (globalThis as unknown as WllamaPage).wllama.supportInputModality('image'),
     );
     expect(images).toBe(false);
     expect(replyOf(await ask(page, [QUESTION], HOT))).toBe(VISION_REPLIES.other);
@@ -214,8 +152,8 @@ test('measures the bench projector (HEARTH_FIXTURE_MEASURE=1)', async ({ page })
   test.skip(!process.env.HEARTH_FIXTURE_MEASURE, 'a measurement, not a check');
   test.setTimeout(180_000);
   const { model, mmproj } = fixtureVisionGguf(VISION_BENCH_OPTIONS);
-  await servePage(page, { 'model.gguf': model, 'mmproj.gguf': mmproj, ...IMAGES });
-  const loadMs = await loadModel(page, ['model.gguf', 'mmproj.gguf']);
+  await servePage(page, SITE, { 'model.gguf': model, 'mmproj.gguf': mmproj, ...IMAGES });
+  const loadMs = await loadModel(page, SITE, ['model.gguf', 'mmproj.gguf']);
   const started = Date.now();
   const red = await ask(page, [QUESTION, { type: 'image', file: 'red.png' }], GREEDY);
   const askMs = Date.now() - started;
@@ -225,5 +163,5 @@ test('measures the bench projector (HEARTH_FIXTURE_MEASURE=1)', async ({ page })
     `bench projector: ${mmproj.length} bytes, load ${Math.round(loadMs)} ms, ask ${askMs} ms,`,
     `prompt_tokens ${red.usage.prompt_tokens}, timings ${JSON.stringify(timings)}`,
   );
-  await page.evaluate(() => (globalThis as unknown as VisionPage).wllama?.exit());
+  await page.evaluate(() => (globalThis as unknown as WllamaPage).wllama?.exit());
 });
