@@ -57,10 +57,11 @@ export class Composer {
   /** Attaches the files that are images the API takes; says why of the others. */
   async attach(files: readonly File[]): Promise<void> {
     if (files.length === 0) return;
-    const { images, refused } = await readAttachments(files);
+    // The conversation they were given to, even if another is opened while they are read.
     const c = this.view.conversation;
+    const { images, refused } = await readAttachments(files);
     if (images.length > 0) c.draftImages = [...(c.draftImages ?? []), ...images];
-    this.#refused = refused;
+    if (c === this.view.conversation) this.#refused = refused;
     void saveConversation(c);
     this.view.requestUpdate();
   }
