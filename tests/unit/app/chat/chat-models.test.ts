@@ -1,27 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { CatalogModel } from '../../../../src/app/shared/api-client';
+import { catalogModel } from '../catalog-model';
 import { chatModels, defaultModel, NO_MODEL } from '../../../../src/app/chat/chat-models';
 
-function model(id: string, extra: Partial<CatalogModel> = {}): CatalogModel {
-  return {
-    id,
-    object: 'model',
-    owned_by: id.split('/')[0]!,
-    engine: 'llama.cpp',
-    size_mb: 100,
-    vram_required_mb: null,
-    context_window: 4096,
-    required_features: [],
-    available: true,
-    downloaded: true,
-    loaded: false,
-    source: 'curated',
-    tools: false,
-    reasoning: false,
-    vision: false,
-    ...extra,
-  };
-}
+const model = catalogModel;
 
 const echo = model('hearth/echo', { engine: 'echo', source: 'built-in' });
 const local = model('a/local:Q4');

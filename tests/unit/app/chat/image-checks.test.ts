@@ -1,29 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { CatalogModel } from '../../../../src/app/shared/api-client';
+import { catalogModel } from '../catalog-model';
 import { newConversation } from '../../../../src/app/conversations/conversation';
 import { imagesBlocked, imagesNote } from '../../../../src/app/chat/composer/image-checks';
 import { refusal } from '../../../../src/app/chat/composer/attachments';
 import { optionText } from '../../../../src/app/chat/chat-bar';
 
-function model(id: string, vision: boolean | null): CatalogModel {
-  return {
-    id,
-    object: 'model',
-    owned_by: id.split('/')[0]!,
-    engine: vision === null ? 'server' : 'llama.cpp',
-    size_mb: 100,
-    vram_required_mb: null,
-    context_window: 4096,
-    required_features: [],
-    available: true,
-    downloaded: true,
-    loaded: false,
-    source: vision === null ? 'server' : 'curated',
-    tools: false,
-    reasoning: false,
-    vision,
-  };
-}
+const model = (id: string, vision: boolean | null) =>
+  catalogModel(id, vision === null ? { vision, engine: 'server', source: 'server' } : { vision });
 
 const IMAGE = 'data:image/png;base64,AAAA';
 const blind = model('acme/Blind-GGUF:Q4_K_M', false);
