@@ -1,8 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { catalogModel } from '../catalog-model';
+import type { CatalogModel } from '../../../../src/app/shared/api-client';
+import { catalogModel } from '../models/catalog-model';
 import { chatModels, defaultModel, NO_MODEL } from '../../../../src/app/chat/chat-models';
 
-const model = catalogModel;
+/** A downloaded GGUF, with `extra` over it. */
+const model = (id: string, extra: Partial<CatalogModel> = {}) =>
+  catalogModel(id, {
+    engine: 'llama.cpp',
+    size_mb: 100,
+    vram_required_mb: null,
+    downloaded: true,
+    source: 'curated',
+    ...extra,
+  });
 
 const echo = model('hearth/echo', { engine: 'echo', source: 'built-in' });
 const local = model('a/local:Q4');

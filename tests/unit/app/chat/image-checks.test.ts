@@ -1,12 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { catalogModel } from '../catalog-model';
+import { catalogModel } from '../models/catalog-model';
 import { newConversation } from '../../../../src/app/conversations/conversation';
 import { imagesBlocked, imagesNote } from '../../../../src/app/chat/composer/image-checks';
 import { refusal } from '../../../../src/app/chat/composer/attachments';
 import { optionText } from '../../../../src/app/chat/chat-bar';
 
 const model = (id: string, vision: boolean | null) =>
-  catalogModel(id, vision === null ? { vision, engine: 'server', source: 'server' } : { vision });
+  catalogModel(id, {
+    vision,
+    downloaded: true,
+    ...(vision === null ? { engine: 'server', source: 'server' } : { engine: 'llama.cpp' }),
+  });
 
 const IMAGE = 'data:image/png;base64,AAAA';
 const blind = model('acme/Blind-GGUF:Q4_K_M', false);
