@@ -2,8 +2,9 @@
  * Images in the chat app, as a person attaches them: with the attach button, by paste and by
  * drop; thumbnails in the composer, removable before sending; the echo engine names each image it
  * got with its exact size, so the test sees what was sent. The images stay with the conversation
- * across a reload and through export and import, and a model that does not see images says so
- * before anything is sent. The composer with thumbnails passes axe and fits a phone. In Chromium
+ * across a reload and through export and import. A model that does not see images says so before
+ * anything is sent: Send waits until the images attached go, and the earlier ones are left out
+ * of what it is sent. The composer with thumbnails passes axe and fits a phone. In Chromium
  * and Firefox.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -11,7 +12,7 @@ import AxeBuilder from '@axe-core/playwright';
 import { expect, type Page } from '@playwright/test';
 import { test } from './warm-context';
 import { dataUrl, solidPng } from '../test-images';
-import { downloadFixture, FIXTURE_ID } from './fixture-model';
+import { downloadFixture, FIXTURE_ID, FIXTURE_SENTENCE } from './fixture-model';
 import { ModelServer } from './model-server';
 import { composer, exportFile, openChat, pickModel, replies, send, userMessages } from './ui';
 
@@ -33,10 +34,16 @@ const attached = (page: Page) =>
 const attach = (page: Page) => page.getByLabel('Attach images');
 
 /**
- * Hands the composer `file` as the browser hands over a paste (`paste`) or a drop (`drop`, on the
- * composer's area): a DataTransfer holding the file.
+ * Hands the chat `file` as the browser hands over a paste into the composer (`paste`), or a drag
+ * over the messages (`drag`: it enters them, and stays) and a drop there (`drop`): a
+ * DataTransfer holding the file.
  */
-async function transfer(page: Page, how: 'paste' | 'drop', name: string, bytes: Uint8Array) {
+async function transfer(
+  page: Page,
+  how: 'paste' | 'drag' | 'drop',
+  name: string,
+  bytes: Uint8Array,
+) {
   await composer(page).evaluate(
     (box, { how, name, bytes }) => {
       const data = new DataTransfer();
@@ -52,9 +59,12 @@ async function transfer(page: Page, how: 'paste' | 'drop', name: string, bytes: 
         Object.defineProperty(paste, 'clipboardData', { value: data });
         box.dispatchEvent(paste);
       } else {
-        const area = box.closest('.composer') ?? box;
-        area.dispatchEvent(new DragEvent('dragover', { ...init, dataTransfer: data }));
-        area.dispatchEvent(new DragEvent('drop', { ...init, dataTransfer: data }));
+        const log = (box.getRootNode() as ShadowRoot).querySelector('.log')!;
+        const drag = (type: string) =>
+          log.dispatchEvent(new DragEvent(type, { ...init, dataTransfer: data }));
+        if (how === 'drag') drag('dragenter');
+        drag('dragover');
+        if (how === 'drop') drag('drop');
       }
     },
     { how, name, bytes: Buffer.from(bytes).toString('base64') },
@@ -69,8 +79,12 @@ test('images attached by button, paste and drop are sent, less one removed, and 
   await expect(attached(page)).toHaveCount(2);
   await transfer(page, 'paste', 'green.png', GREEN);
   await expect(attached(page)).toHaveCount(3);
+  // Dragged over the messages, the composer says where the image goes; dropped there, it goes.
+  await transfer(page, 'drag', 'grey.png', GREY);
+  await expect(page.getByText('Drop images to attach them.')).toBeVisible();
   await transfer(page, 'drop', 'grey.png', GREY);
   await expect(attached(page)).toHaveCount(4);
+  await expect(page.getByText('Drop images to attach them.')).toHaveCount(0);
   // A file that is not an image the API takes is refused by its name, and nothing else changes.
   await attach(page).setInputFiles({
     name: 'notes.txt',
@@ -144,12 +158,20 @@ test.describe('a model that does not see images', () => {
   test.beforeAll(() => server.start());
   test.afterAll(() => server.stop());
 
-  test('says so before anything is sent, and Send waits until the images go', async ({ page }) => {
+  test('says so before anything is sent, Send waits until the images attached go, and the earlier ones are left out', async ({
+    page,
+  }) => {
     await openChat(page);
+    await attach(page).setInputFiles(png('red.png', RED));
+    await send(page, 'What is it?');
+    await expect(replies(page)).toHaveText([`What is it? ${named(RED, 32, 16)}`]);
     await downloadFixture(page);
     await page.reload();
     await expect(composer(page)).toBeVisible();
     await pickModel(page, FIXTURE_ID);
+    await expect(page.getByText('does not see images: it is sent this conversation')).toHaveText(
+      "Fixture · F32 does not see images: it is sent this conversation's earlier messages without their images.",
+    );
     await attach(page).setInputFiles(png('red.png', RED));
     await expect(page.getByRole('alert')).toContainText(
       'Images are attached, and Fixture · F32 does not see images: pick a model marked "sees images", or remove them.',
@@ -159,9 +181,13 @@ test.describe('a model that does not see images', () => {
     await expect(sendButton).toBeDisabled();
     // Enter sends nothing either.
     await composer(page).press('Enter');
-    await expect(userMessages(page)).toHaveCount(0);
+    await expect(userMessages(page)).toHaveCount(1);
     await page.getByRole('button', { name: 'Remove image 1' }).click();
     await expect(page.getByRole('alert')).toHaveCount(0);
     await expect(sendButton).toBeEnabled();
+    // Sent without the earlier image: an answer, not the API's 400.
+    await composer(page).press('Enter');
+    await expect(replies(page).nth(1)).toHaveText(FIXTURE_SENTENCE, { timeout: 30_000 });
+    await expect(userMessages(page).first().getByRole('img')).toHaveCount(1);
   });
 });

@@ -2,7 +2,8 @@
  * @module
  * The body of a chat request as the chat sends it: the conversation's parameters, each sent only
  * when it says something (an empty top P or seed is the model's own or a random one), and its
- * messages cut to its context limit. Pure: no DOM, no storage.
+ * messages cut to its context limit; a model that does not see images gets the messages without
+ * their images. Pure: no DOM, no storage.
  */
 import { ECHO_MODEL_ID } from '../../models/models';
 import type { ChatSettings, OutgoingMessage } from '../shared/api-client';
@@ -28,6 +29,18 @@ export function fitContext(messages: OutgoingMessage[], limit: number | null): O
   }
   while (from < rest.length - 1 && rest[from]!.role === 'assistant') from += 1;
   return [...system, ...rest.slice(from)];
+}
+
+/**
+ * `messages` for a model that does not see images: each message's text alone (the composer says
+ * so, and refuses images attached for such a model, rather than let the API answer 400).
+ */
+export function withoutImages(messages: OutgoingMessage[]): OutgoingMessage[] {
+  return messages.map((m) =>
+    typeof m.content === 'string'
+      ? m
+      : { ...m, content: m.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n') },
+  );
 }
 
 /**

@@ -173,6 +173,11 @@ export const chatViewStyles = css`
     outline: 2px solid var(--accent);
     outline-offset: 2px;
   }
+  /* Files dragged over the chat: where they go. */
+  .composer.dropping {
+    outline: 2px dashed var(--accent);
+    outline-offset: -4px;
+  }
   .meter {
     max-width: 48em;
     margin: 0.35em auto 0;

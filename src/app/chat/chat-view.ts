@@ -72,6 +72,7 @@ export class ChatView extends LitElement {
   /** The replies: asking, streaming in, Stop, and saving the conversation. */
   readonly #replies = new ReplyStreamController(this, {
     echoDelay: () => this.echoDelay,
+    seesImages: () => this.#model?.vision !== false,
     atEnd: () => this.#atEnd(),
     scrollToEnd: () => this.#scrollToEnd(),
   });
@@ -144,7 +145,7 @@ export class ChatView extends LitElement {
     const content = this.#composer.element?.value.trim() ?? '';
     const images = [...this.#composer.images];
     if (content === '' && images.length === 0) return;
-    const blocked = imagesBlocked(this.#model, this.conversation, images);
+    const blocked = imagesBlocked(this.#model, images);
     if (this.#replies.streaming || !this.#canSend || blocked !== null) return;
     const c = this.conversation;
     if (c.messages.length === 0) c.title = titleFrom(content || 'Image');
@@ -372,8 +373,8 @@ export class ChatView extends LitElement {
         canSend,
         window,
         used,
-        blocked: imagesBlocked(model, c, this.#composer.images),
-        note: imagesNote(model, this.#composer.images),
+        blocked: imagesBlocked(model, this.#composer.images),
+        note: imagesNote(model, c, this.#composer.images),
       })}
     `;
   }

@@ -18,7 +18,7 @@ import {
 } from '../conversations/conversation';
 import { saveConversation } from '../conversations/conversation-store';
 import type { ChatMessage } from './chat-message';
-import { chatRequest } from './chat-request';
+import { chatRequest, withoutImages } from './chat-request';
 import { replyStats } from './reply-stats';
 
 /** How often a streaming reply is written to IndexedDB (a reload keeps what had come). */
@@ -39,6 +39,8 @@ export interface ReplyView extends ReactiveControllerHost, EventTarget {
 export interface ReplyViewParts {
   /** The echo engine's pause per token (Chat options). */
   echoDelay(): number;
+  /** Whether the conversation's model sees images (else it is sent the messages without them). */
+  seesImages(): boolean;
   /** Whether the log shows its end, so that new text should keep it so. */
   atEnd(): boolean;
   scrollToEnd(): void;
@@ -176,7 +178,12 @@ export class ReplyStreamController implements ReactiveController {
     let last = 0;
     try {
       const events = streamChat(
-        chatRequest(model, settings, messages, this.parts.echoDelay()),
+        chatRequest(
+          model,
+          settings,
+          this.parts.seesImages() ? messages : withoutImages(messages),
+          this.parts.echoDelay(),
+        ),
         abort.signal,
       );
       for await (const event of events) {

@@ -266,11 +266,11 @@ export async function* download(
   }
 }
 
-/** A message as the UI sends it. */
 /** A part of a user message with images, as the API takes it. */
 export type OutgoingPart =
   { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
 
+/** A message as the UI sends it. */
 export interface OutgoingMessage {
   role: 'system' | 'user' | 'assistant';
   /** Text, or a user message's text and images as parts. */

@@ -17,8 +17,8 @@ import { IMAGE_TYPES, imageFiles, readAttachments } from './attachments';
 /** The composer grows with its text up to this share of the conversation's height. */
 const COMPOSER_MAX_SHARE = 0.4;
 
-/** The view the composer is in. */
-export interface ComposerView {
+/** The view the composer is in (images dropped anywhere on it are attached). */
+export interface ComposerView extends EventTarget {
   readonly conversation: Conversation;
   readonly renderRoot: ParentNode;
   readonly clientHeight: number;
@@ -46,8 +46,15 @@ export interface ComposerState {
 export class Composer {
   /** Why the last files the user gave could not be attached, one sentence each. */
   #refused: string[] = [];
+  /** How deep in the view files are being dragged (enter and leave fire for each element). */
+  #dragDepth = 0;
 
-  constructor(private readonly view: ComposerView) {}
+  constructor(private readonly view: ComposerView) {
+    view.addEventListener('dragenter', (e) => this.#onDragEnter(e as DragEvent));
+    view.addEventListener('dragleave', (e) => this.#onDragLeave(e as DragEvent));
+    view.addEventListener('dragover', (e) => this.#onDragOver(e as DragEvent));
+    view.addEventListener('drop', (e) => this.#onDrop(e as DragEvent));
+  }
 
   /** The images attached to the draft. */
   get images(): readonly string[] {
@@ -103,15 +110,31 @@ export class Composer {
     void this.attach(files);
   }
 
+  /** Files are dragged over the view: the composer shows where they go. */
+  #onDragEnter(event: DragEvent): void {
+    if (!hasFiles(event)) return;
+    this.#dragDepth += 1;
+    if (this.#dragDepth === 1) this.view.requestUpdate();
+  }
+
+  #onDragLeave(event: DragEvent): void {
+    if (!hasFiles(event) || this.#dragDepth === 0) return;
+    // The element entered next had its dragenter first: 0 only once the drag left the view.
+    this.#dragDepth -= 1;
+    if (this.#dragDepth === 0) this.view.requestUpdate();
+  }
+
   #onDragOver(event: DragEvent): void {
-    if (!event.dataTransfer?.types.includes('Files')) return;
+    if (!hasFiles(event) || event.defaultPrevented || !event.dataTransfer) return;
     // Without this the browser would open the picture in the tab instead.
     event.preventDefault();
     event.dataTransfer.dropEffect = 'copy';
   }
 
   #onDrop(event: DragEvent): void {
-    if (!event.dataTransfer?.types.includes('Files')) return;
+    this.#dragDepth = 0;
+    this.view.requestUpdate();
+    if (!hasFiles(event) || event.defaultPrevented || !event.dataTransfer) return;
     event.preventDefault();
     void this.attach([...event.dataTransfer.files]);
   }
@@ -188,18 +211,15 @@ export class Composer {
   render({ streaming, canSend, window, used, blocked, note }: ComposerState) {
     const stop = () => this.view.stop();
     const sendable = canSend && blocked === null;
-    return html`<div
-      class="composer"
-      @dragover=${(e: DragEvent) => this.#onDragOver(e)}
-      @drop=${(e: DragEvent) => this.#onDrop(e)}
-    >
+    return html`<div class="composer ${this.#dragDepth > 0 ? 'dropping' : ''}">
+      ${this.#dragDepth > 0 ? html`<p class="attach-note">Drop images to attach them.</p>` : nothing}
       ${this.#renderImages()}
       ${
         this.#refused.length > 0
           ? html`<p class="attach-error" role="alert">${this.#refused.join(' ')}</p>`
           : nothing
       }
-      ${blocked ? html`<p class="attach-error" role="alert">${blocked}</p>` : nothing}
+      ${blocked ? html`<p class="attach-error" id="send-why" role="alert">${blocked}</p>` : nothing}
       ${note ? html`<p class="attach-note">${note}</p>` : nothing}
       <form
         @submit=${(e: Event) => {
@@ -244,11 +264,9 @@ export class Composer {
       <div class="meter">
         <span id="send-how" class="sr-only">${sendHow()}</span>
         ${
-          sendable
+          sendable || blocked
             ? nothing
-            : html`<span id="send-why"
-                >${blocked ?? 'Send needs a model on this device: pick one above.'}</span
-              >`
+            : html`<span id="send-why">Send needs a model on this device: pick one above.</span>`
         }
         ${
           window > 0
@@ -266,6 +284,11 @@ export class Composer {
       </div>
     </div>`;
   }
+}
+
+/** Whether `event` drags files (not text or a link from the page). */
+function hasFiles(event: DragEvent): boolean {
+  return event.dataTransfer?.types.includes('Files') ?? false;
 }
 
 /** How the composer sends, for screen readers (the send key is a preference). */

@@ -3,7 +3,7 @@
  * stored wrong never sent, and the messages cut to the conversation's context limit.
  */
 import { describe, expect, it } from 'vitest';
-import { chatRequest, fitContext } from '../../../../src/app/chat/chat-request';
+import { chatRequest, fitContext, withoutImages } from '../../../../src/app/chat/chat-request';
 import {
   DEFAULT_SETTINGS,
   IMAGE_TOKENS_ESTIMATE,
@@ -129,5 +129,26 @@ describe('fitting images into the context limit', () => {
     // Room for one image and a few words, not two images.
     expect(fitContext(messages, IMAGE_TOKENS_ESTIMATE + 10)).toEqual([messages[2]]);
     expect(fitContext(messages, 2 * IMAGE_TOKENS_ESTIMATE + 10)).toEqual(messages);
+  });
+});
+
+describe('a model that does not see images', () => {
+  const image = { type: 'image_url' as const, image_url: { url: 'data:image/png;base64,AAAA' } };
+
+  it("is sent each message's text alone, and an image alone as empty text", () => {
+    const messages: OutgoingMessage[] = [
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: [{ type: 'text', text: 'what is it?' }, image, image] },
+      { role: 'assistant', content: 'a red square' },
+      { role: 'user', content: [image] },
+    ];
+    expect(withoutImages(messages)).toEqual([
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'what is it?' },
+      { role: 'assistant', content: 'a red square' },
+      { role: 'user', content: '' },
+    ]);
+    // Nothing to leave out: the same messages.
+    expect(withoutImages([messages[0]!])[0]).toBe(messages[0]);
   });
 });

@@ -17,26 +17,36 @@ const blind = model('acme/Blind-GGUF:Q4_K_M', false);
 const seeing = model('acme/Seeing-GGUF:Q8_0', true);
 
 describe('images before sending', () => {
-  it('stops Send for a model that does not see them, naming it, whether attached or sent before', () => {
-    const c = newConversation(blind.id);
-    expect(imagesBlocked(blind, c, [])).toBeNull();
-    expect(imagesBlocked(blind, c, [IMAGE])).toBe(
+  it('stops Send for images attached for a model that does not see them, naming it', () => {
+    expect(imagesBlocked(blind, [])).toBeNull();
+    expect(imagesBlocked(blind, [IMAGE])).toBe(
       `Images are attached, and ${optionText(blind)} does not see images: pick a model marked "sees images", or remove them.`,
     );
+    expect(imagesBlocked(undefined, [IMAGE])).toBeNull();
+  });
+
+  it('says that images sent earlier are left out for a model that does not see them', () => {
+    const c = newConversation(blind.id);
+    expect(imagesNote(blind, c, [])).toBeNull();
     c.messages.push({ role: 'user', content: 'look', images: [IMAGE] });
-    expect(imagesBlocked(blind, c, [])).toMatch(/^This conversation has images, and /);
+    expect(imagesNote(blind, c, [])).toBe(
+      `${optionText(blind)} does not see images: it is sent this conversation's earlier messages without their images.`,
+    );
+    // Earlier images do not stop Send: only those attached now do.
+    expect(imagesBlocked(blind, [])).toBeNull();
+    expect(imagesNote(seeing, c, [])).toBeNull();
   });
 
   it('lets them go to a model that sees them, and to a server, whose server decides (a note)', () => {
     const c = newConversation(seeing.id);
-    expect(imagesBlocked(seeing, c, [IMAGE])).toBeNull();
-    expect(imagesNote(seeing, [IMAGE])).toBeNull();
+    expect(imagesBlocked(seeing, [IMAGE])).toBeNull();
+    expect(imagesNote(seeing, c, [IMAGE])).toBeNull();
     const remote = model('box/remote', null);
-    expect(imagesBlocked(remote, c, [IMAGE])).toBeNull();
-    expect(imagesNote(remote, [IMAGE])).toBe(
+    expect(imagesBlocked(remote, [IMAGE])).toBeNull();
+    expect(imagesNote(remote, c, [IMAGE])).toBe(
       'Whether box/remote takes images is up to its server.',
     );
-    expect(imagesNote(remote, [])).toBeNull();
+    expect(imagesNote(remote, c, [])).toBeNull();
   });
 
   it('marks the models that see images in the picker', () => {
