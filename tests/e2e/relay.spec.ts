@@ -5,6 +5,8 @@
  * fixture GGUFs through llama.cpp: the chat one, and the embedding one on both embeddings paths)
  * through it.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { expect, type Page } from '@playwright/test';
 import { test } from './warm-context';
 import OpenAI from 'openai';
@@ -586,25 +588,29 @@ test('a wrong code and a used code are refused', async ({ page, browser, browser
 
 test('a page of another origin cannot open the relay’s socket, even with the code', async ({
   page,
-  baseURL,
 }) => {
-  // The sub-path build is served on the next port (the one after, where that is the model
-  // server's, as playwright.config.ts chooses): another origin.
-  const other = new URL(baseURL ?? '');
-  const next = Number(other.port) + 1;
-  other.port = String(next === Number(process.env.E2E_MODEL_PORT ?? 4188) ? next + 1 : next);
-  await page.goto(new URL('hearth/', other).href);
-  const code = new URL(relay.link).searchParams.get('pair');
-  const ws = `${relay.wsUrl}?code=${code}`;
-  const outcome = await page.evaluate(
-    (url) =>
-      new Promise<string>((resolve) => {
-        const socket = new WebSocket(url);
-        socket.onopen = () => resolve('open');
-        socket.onclose = () => resolve('closed');
-      }),
-    ws,
+  // Another origin: a page of a server of the test's own, on a port of its own.
+  const server = createServer((_, response) =>
+    response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>x</title>'),
   );
-  expect(outcome).toBe('closed');
-  await expect.poll(relay.output).toContain(`origin '${other.origin}' is not the app's`);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const other = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+  try {
+    await page.goto(other.href);
+    const code = new URL(relay.link).searchParams.get('pair');
+    const ws = `${relay.wsUrl}?code=${code}`;
+    const outcome = await page.evaluate(
+      (url) =>
+        new Promise<string>((resolve) => {
+          const socket = new WebSocket(url);
+          socket.onopen = () => resolve('open');
+          socket.onclose = () => resolve('closed');
+        }),
+      ws,
+    );
+    expect(outcome).toBe('closed');
+    await expect.poll(relay.output).toContain(`origin '${other.origin}' is not the app's`);
+  } finally {
+    server.close();
+  }
 });
