@@ -4,14 +4,14 @@
  *
  * In a fresh browser context a test's first `goto` costs about 3.8 s on two cores, 2.5 s of it
  * the worker's install (it precaches 17 MB: WebLLM's library and llama.cpp's wasm) and the reload
- * that follows. So in Chromium each Playwright worker keeps one context with the app installed,
+ * that follows. So each Playwright worker keeps one context with the app installed,
  * and between tests puts it back to what a fresh profile holds once the worker is installed:
  * - every page closed but the test's own, which is kept for the next test (a page that exists
  *   opens the app about a second sooner than a new one) and left at the app's icon: leaving the
  *   app, like closing it, ends its engine host, the host's worker and its downloads; a page the
  *   test changed for good (an init script, a route, its viewport: `PAGE_LASTING`) is closed;
- * - the service worker stopped (the DevTools protocol's `ServiceWorker.stopAllWorkers`) and, once
- *   storage is emptied, started again: the next page finds one with no memory of the last test;
+ * - the service worker stopped (the DevTools protocol's `ServiceWorker.stopAllWorkers`; Firefox: see
+ *   below) and, once storage is emptied, started again: the next page finds one with no memory of the last test;
  * - IndexedDB, localStorage, cookies and the HTTP cache emptied, and every cache but those the
  *   first boot filled (the precache) deleted: conversations, settings, keys, servers, added and
  *   downloaded models are gone;
@@ -30,8 +30,9 @@
  * is about the install itself (first visit, update, boot) must not use this `test`: in it the
  * first page is controlled from the start.
  *
- * Firefox has no such protocol (no way to stop a service worker): there each test gets a fresh
- * context, as with Playwright's own `test`.
+ * Firefox has no such protocol (no way to stop a service worker from outside): there the worker's
+ * registration is removed and made again, which ends the old worker and starts a new one that
+ * finds the precache filled (`reinstall` says how). Its HTTP cache is not emptied.
  */
 import {
   expect,
@@ -114,6 +115,8 @@ interface Emitter {
 class WarmContext {
   /** Set when the test did something a reset cannot undo. */
   dirty = false;
+  /** Chromium resets over the DevTools protocol; Firefox by registering the worker again. */
+  readonly #chromium: boolean;
   /** The caches the app's first boot filled (the precache): kept between tests. */
   #keep = new Set<string>();
   #listeners = new Map<string, unknown[]>();
@@ -134,6 +137,7 @@ class WarmContext {
     /** The app's URL. */
     readonly base: string,
   ) {
+    this.#chromium = context.browser()?.browserType().name() === 'chromium';
     context.on('close', () => (this.dirty = true));
     for (const name of LASTING) {
       const method = context[name].bind(context) as (...args: unknown[]) => Promise<unknown>;
@@ -220,22 +224,75 @@ class WarmContext {
       },
       [...this.#keep],
     );
-    const cdp = await context.newCDPSession(icon);
-    await cdp.send('ServiceWorker.enable');
-    await cdp.send('ServiceWorker.stopAllWorkers');
-    await cdp.send('Storage.clearDataForOrigin', {
-      origin: new URL(this.base).origin,
-      storageTypes: 'cookies,file_systems,indexeddb,local_storage,websql,shader_cache',
-    });
-    await cdp.send('Network.clearBrowserCache');
-    await cdp.detach();
-    // A fresh worker, started now by a request from the icon's page (which it controls): one
-    // left stopped makes the next test's first navigation hang once that test has added a route
-    // to the context, as Playwright then intercepts the worker's requests too.
-    expect(await icon.evaluate(() => navigator.serviceWorker.controller !== null)).toBe(true);
-    await icon.evaluate(() => fetch('favicon.svg').then((response) => response.status));
+    if (this.#chromium) await restartOverCdp(icon, this.base);
+    else await reinstall(icon);
     this.#page = icon;
   }
+}
+
+/**
+ * Chromium: stops the service worker, empties the origin's storage and the HTTP cache over the
+ * DevTools protocol, then starts a fresh worker.
+ */
+async function restartOverCdp(icon: Page, base: string): Promise<void> {
+  const cdp = await icon.context().newCDPSession(icon);
+  await cdp.send('ServiceWorker.enable');
+  await cdp.send('ServiceWorker.stopAllWorkers');
+  await cdp.send('Storage.clearDataForOrigin', {
+    origin: new URL(base).origin,
+    storageTypes: 'cookies,file_systems,indexeddb,local_storage,websql,shader_cache',
+  });
+  await cdp.send('Network.clearBrowserCache');
+  await cdp.detach();
+  // A fresh worker, started now by a request from the icon's page (which it controls): one
+  // left stopped makes the next test's first navigation hang once that test has added a route
+  // to the context, as Playwright then intercepts the worker's requests too.
+  expect(await icon.evaluate(() => navigator.serviceWorker.controller !== null)).toBe(true);
+  await icon.evaluate(() => fetch('favicon.svg').then((response) => response.status));
+}
+
+/**
+ * Firefox, which has no way to stop a worker from outside: the registration is removed, and its
+ * worker ends once the icon, its last client, leaves (pages are not kept in the back-forward
+ * cache, where they would still be its clients: playwright.config.ts turns it off). IndexedDB
+ * and localStorage are then emptied from the icon's page, and the same script is registered
+ * again: its install finds the precache filled and fetches nothing, and it activates and claims
+ * the icon at once. Firefox's HTTP cache is kept: the GGUF downloads ask with
+ * `cache: 'no-store'`, and the tests' servers say what may be stored.
+ */
+async function reinstall(icon: Page): Promise<void> {
+  const favicon = icon.url();
+  const worker = await icon.evaluate(async () => {
+    const registration = await navigator.serviceWorker.getRegistration();
+    const script = registration?.active?.scriptURL;
+    if (!registration || !script) throw new Error('the app has no active service worker');
+    const type: WorkerType = script.includes('?dev-sw') ? 'module' : 'classic';
+    await registration.unregister();
+    return { script, scope: registration.scope, type };
+  });
+  await icon.goto('about:blank');
+  await icon.goto(favicon);
+  await icon.evaluate(async ({ script, scope, type }) => {
+    localStorage.clear();
+    const names = (await indexedDB.databases()).flatMap(({ name }) => (name ? [name] : []));
+    await Promise.all(
+      names.map(
+        (name) =>
+          new Promise((resolve, reject) => {
+            const request = indexedDB.deleteDatabase(name);
+            request.onsuccess = resolve;
+            request.onerror = () => reject(request.error ?? new Error(`${name} not deleted`));
+          }),
+      ),
+    );
+    await navigator.serviceWorker.register(script, { scope, type });
+    await navigator.serviceWorker.ready;
+    if (!navigator.serviceWorker.controller) {
+      await new Promise((resolve) =>
+        navigator.serviceWorker.addEventListener('controllerchange', resolve, { once: true }),
+      );
+    }
+  }, worker);
 }
 
 /** The listeners `target` has now for each of `events`. */
@@ -274,12 +331,12 @@ export const test = base.extend<
     await use(warm?.context === context ? await warm.lendPage() : await context.newPage());
   },
   context: async (
-    { browser, browserName, baseURL, viewport, hasTouch, isMobile, freshContext, warmContexts },
+    { browser, baseURL, viewport, hasTouch, isMobile, freshContext, warmContexts },
     use,
     testInfo,
   ) => {
     const options: Options = { baseURL, viewport, hasTouch, isMobile };
-    if (browserName !== 'chromium' || freshContext) {
+    if (freshContext) {
       const context = await browser.newContext(options);
       await use(context);
       await context.close();
