@@ -16,9 +16,12 @@ export { OPENAI_BUNDLE };
 
 /**
  * Where global-setup writes the browser bundle of the Vercel AI SDK and LangChain's OpenAI
- * embeddings (`loadSdks`).
+ * embeddings (`loadSdks`), apart per e2e port as the sites are (sites/make.mjs).
  */
-export const SDKS_BUNDLE = new URL('./.cache/sdks/sdks.js', import.meta.url);
+export const SDKS_BUNDLE = new URL(
+  `./.cache/sdks-${process.env.E2E_PORT ?? 4179}/sdks.js`,
+  import.meta.url,
+);
 
 declare global {
   /** The `openai` SDK's client class, injected by `openApp`. */

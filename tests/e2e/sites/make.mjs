@@ -22,13 +22,13 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+/** Apart per e2e port, so that runs side by side do not share sites, packages or bundles. */
+const PORT = process.env.E2E_PORT ?? '4179';
 /**
  * Where global-setup writes the browser bundle of the `openai` SDK (helpers.ts names the same
  * file for the tests that inject it).
  */
-export const OPENAI_BUNDLE = new URL('../.cache/openai/openai.js', import.meta.url);
-/** Apart per e2e port, so that runs side by side do not share sites or packages. */
-const PORT = process.env.E2E_PORT ?? '4179';
+export const OPENAI_BUNDLE = new URL(`../.cache/openai-${PORT}/openai.js`, import.meta.url);
 export const SITES_DIR = join(ROOT, `tests/e2e/.cache/sites-${PORT}`);
 
 /**
