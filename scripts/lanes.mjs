@@ -14,7 +14,7 @@ import { spawn } from 'node:child_process';
  */
 
 /** The ports of a lane's browser suites: its app, model server and sites (playwright.config.ts). */
-export function e2ePorts(/** @type {number} */ port) {
+function e2ePorts(/** @type {number} */ port) {
   return {
     E2E_PORT: String(port),
     E2E_MODEL_PORT: String(port + 9),
@@ -23,10 +23,9 @@ export function e2ePorts(/** @type {number} */ port) {
 }
 
 /** The browser suites: Chromium's projects in one lane, Firefox's in the other. */
-export const BROWSER_LANES = [
-  { projects: ['root', 'no-webgpu', 'subpath'], port: 4179 },
-  { projects: ['firefox', 'firefox-no-jspi'], port: 4279 },
-];
+export const CHROMIUM_LANE = { projects: ['root', 'no-webgpu', 'subpath'], port: 4179 };
+export const FIREFOX_LANE = { projects: ['firefox', 'firefox-no-jspi'], port: 4279 };
+export const BROWSER_LANES = [CHROMIUM_LANE, FIREFOX_LANE];
 
 /**
  * The Playwright step of a browser lane: its projects, on its ports; `rest` are more arguments.
@@ -75,12 +74,14 @@ function runStep(step) {
       if (partial) process.stdout.write(`${partial}\n`);
     });
   }
-  return new Promise((resolve) =>
+  return new Promise((resolve) => {
+    // A program that could not start fails its step (`close` follows with no exit code).
+    child.on('error', (error) => console.error(`${step.command.join(' ')}: ${error.message}`));
     child.on('close', (code) => {
       if (!step.stream) process.stdout.write(`\n── ${step.name} ──\n${held.join('')}\n`);
       resolve({ ok: code === 0, seconds: (performance.now() - started) / 1000 });
-    }),
-  );
+    });
+  });
 }
 
 /**

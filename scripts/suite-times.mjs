@@ -3,11 +3,16 @@
 // (playwright.config.ts: test-results/report-<port>.json): the run's wall time, the time inside
 // tests by project and by file, and the slowest tests. What is left of the wall time is the
 // suite's own overhead: builds, servers, browser starts, beforeAll/afterAll.
-// `node scripts/suite-times.mjs [report.json] [--top N]`
-import { readFileSync } from 'node:fs';
+// `node scripts/suite-times.mjs [report.json …] [--top N]`: by default the reports of `npm test`'s
+// two lanes (scripts/lanes.mjs), each in turn.
+import { existsSync, readFileSync } from 'node:fs';
+import { BROWSER_LANES } from './lanes.mjs';
 
 const args = process.argv.slice(2);
-const file = args.find((a) => a.endsWith('.json')) ?? 'test-results/report-4179.json';
+const given = args.filter((a) => a.endsWith('.json'));
+const files = given.length
+  ? given
+  : BROWSER_LANES.map(({ port }) => `test-results/report-${port}.json`).filter(existsSync);
 const topAt = args.indexOf('--top');
 const top = topAt >= 0 ? Number(args[topAt + 1]) : 15;
 
@@ -16,64 +21,67 @@ const top = topAt >= 0 ? Number(args[topAt + 1]) : 15;
 /** @typedef {{ title: string, file: string, tests: Test[] }} Spec */
 /** @typedef {{ title: string, file: string, specs?: Spec[], suites?: Suite[] }} Suite */
 
-const report = JSON.parse(readFileSync(file, 'utf8'));
-/** @type {{ project: string, file: string, title: string, ms: number, status: string }[]} */
-const runs = [];
-/** @param {Suite} suite */
-const walk = (suite) => {
-  for (const spec of suite.specs ?? []) {
-    for (const test of spec.tests) {
-      for (const result of test.results) {
-        runs.push({
-          project: test.projectName,
-          file: spec.file,
-          title: spec.title,
-          ms: result.duration,
-          status: result.status,
-        });
+for (const file of files) {
+  console.log(`\n${file}`);
+  const report = JSON.parse(readFileSync(file, 'utf8'));
+  /** @type {{ project: string, file: string, title: string, ms: number, status: string }[]} */
+  const runs = [];
+  /** @param {Suite} suite */
+  const walk = (suite) => {
+    for (const spec of suite.specs ?? []) {
+      for (const test of spec.tests) {
+        for (const result of test.results) {
+          runs.push({
+            project: test.projectName,
+            file: spec.file,
+            title: spec.title,
+            ms: result.duration,
+            status: result.status,
+          });
+        }
       }
     }
-  }
-  for (const child of suite.suites ?? []) walk(child);
-};
-for (const suite of report.suites) walk(suite);
+    for (const child of suite.suites ?? []) walk(child);
+  };
+  for (const suite of report.suites) walk(suite);
 
-const minutes = (/** @type {number} */ ms) => `${(ms / 60_000).toFixed(1)} min`;
-/** @param {(run: typeof runs[number]) => string} key */
-const totals = (key) => {
-  /** @type {Map<string, { ms: number, count: number }>} */
-  const byKey = new Map();
-  for (const run of runs) {
-    const entry = byKey.get(key(run)) ?? { ms: 0, count: 0 };
-    entry.ms += run.ms;
-    entry.count += run.status === 'skipped' ? 0 : 1;
-    byKey.set(key(run), entry);
-  }
-  return [...byKey].sort((a, b) => b[1].ms - a[1].ms);
-};
+  const minutes = (/** @type {number} */ ms) => `${(ms / 60_000).toFixed(1)} min`;
+  /** @param {(run: typeof runs[number]) => string} key */
+  const totals = (key) => {
+    /** @type {Map<string, { ms: number, count: number }>} */
+    const byKey = new Map();
+    for (const run of runs) {
+      const entry = byKey.get(key(run)) ?? { ms: 0, count: 0 };
+      entry.ms += run.ms;
+      entry.count += run.status === 'skipped' ? 0 : 1;
+      byKey.set(key(run), entry);
+    }
+    return [...byKey].sort((a, b) => b[1].ms - a[1].ms);
+  };
 
-const inTests = runs.reduce((sum, run) => sum + run.ms, 0);
-const { duration, expected, unexpected, skipped, flaky } = report.stats;
-console.log(
-  `Run: ${minutes(duration)} wall; ${expected} passed, ${unexpected} failed, ${flaky} flaky, ${skipped} skipped`,
-);
-console.log(
-  `Inside tests: ${minutes(inTests)}; outside them (builds, servers, browsers, beforeAll): ${minutes(duration - inTests)}`,
-);
-console.log('\nBy project');
-for (const [project, { ms, count }] of totals((r) => r.project)) {
-  console.log(`  ${minutes(ms).padStart(10)}  ${String(count).padStart(4)} tests  ${project}`);
-}
-console.log('\nBy file and project');
-for (const [key, { ms, count }] of totals((r) => `${r.project} ${r.file}`)) {
-  const mean = count ? (ms / count / 1000).toFixed(1) : '-';
+  const inTests = runs.reduce((sum, run) => sum + run.ms, 0);
+  const { duration, expected, unexpected, skipped, flaky } = report.stats;
   console.log(
-    `  ${minutes(ms).padStart(10)}  ${String(count).padStart(4)} tests  ${mean.padStart(5)} s each  ${key}`,
+    `Run: ${minutes(duration)} wall; ${expected} passed, ${unexpected} failed, ${flaky} flaky, ${skipped} skipped`,
   );
-}
-console.log(`\nSlowest ${top} tests`);
-for (const run of [...runs].sort((a, b) => b.ms - a.ms).slice(0, top)) {
   console.log(
-    `  ${(run.ms / 1000).toFixed(1).padStart(6)} s  ${run.project} ${run.file} › ${run.title.slice(0, 90)}`,
+    `Inside tests: ${minutes(inTests)}; outside them (builds, servers, browsers, beforeAll): ${minutes(duration - inTests)}`,
   );
+  console.log('\nBy project');
+  for (const [project, { ms, count }] of totals((r) => r.project)) {
+    console.log(`  ${minutes(ms).padStart(10)}  ${String(count).padStart(4)} tests  ${project}`);
+  }
+  console.log('\nBy file and project');
+  for (const [key, { ms, count }] of totals((r) => `${r.project} ${r.file}`)) {
+    const mean = count ? (ms / count / 1000).toFixed(1) : '-';
+    console.log(
+      `  ${minutes(ms).padStart(10)}  ${String(count).padStart(4)} tests  ${mean.padStart(5)} s each  ${key}`,
+    );
+  }
+  console.log(`\nSlowest ${top} tests`);
+  for (const run of [...runs].sort((a, b) => b.ms - a.ms).slice(0, top)) {
+    console.log(
+      `  ${(run.ms / 1000).toFixed(1).padStart(6)} s  ${run.project} ${run.file} › ${run.title.slice(0, 90)}`,
+    );
+  }
 }
