@@ -221,10 +221,6 @@ export class ReplyStreamController implements ReactiveController {
     } finally {
       const hadStopFocus = this.#stopHasFocus();
       const atEnd = this.parts.atEnd();
-      // Stored before the reply shows as ended: a reload the moment it ends finds it whole (the
-      // last periodic save may be a second old).
-      c.updated = Date.now();
-      await saveConversation(c);
       if (this.#abort === abort) {
         this.#abort = undefined;
         this.index = -1;
@@ -233,6 +229,8 @@ export class ReplyStreamController implements ReactiveController {
       // The reply's last text and its actions come with the render this schedules: scrolled in
       // the same turn, so that nothing reads the page between the two.
       if (atEnd) void this.#endInView();
+      c.updated = Date.now();
+      await saveConversation(c);
       view.dispatchEvent(
         new CustomEvent('conversation-changed', { detail: c, bubbles: true, composed: true }),
       );
