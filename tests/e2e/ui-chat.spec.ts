@@ -5,7 +5,7 @@
  * maximum length that Continue completes.
  */
 import AxeBuilder from '@axe-core/playwright';
-import { expect, type BrowserContext } from '@playwright/test';
+import { expect, type BrowserContext, type Page } from '@playwright/test';
 import { test } from './warm-context';
 import {
   composer,
@@ -584,6 +584,8 @@ test('Markdown nested thousands deep renders as text instead of a blank reply, a
     await expect(replies(page).last()).toContainText(text.split(' ').at(-2)!);
     await expect(replies(page).last()).toHaveAttribute('aria-busy', 'false');
   }
+  // A reply shows as ended a moment before its last text is stored: reloaded only once it is.
+  await expect.poll(() => storedText(page)).toContain('listed end');
   await page.reload();
   await expect(replies(page)).toHaveCount(3);
   for (const [i, word] of ['quoted', 'spaced', 'listed'].entries()) {
@@ -801,3 +803,23 @@ test('an edit saved while a reply streams in is kept in its box, with the reason
   await expect(userMessages(page)).toHaveText(['a better first question']);
   await expect(replies(page)).toHaveText(['a better first question']);
 });
+
+/** Every conversation the app has stored, as one text (the app at the origin's root). */
+function storedText(page: Page): Promise<string> {
+  return page.evaluate(async () => {
+    const db = await new Promise<IDBDatabase>((resolve, reject) => {
+      const open = indexedDB.open('hearth-chat');
+      open.onsuccess = () => resolve(open.result);
+      open.onerror = () => reject(open.error);
+    });
+    try {
+      const all = db.transaction('conversations').objectStore('conversations').getAll();
+      return await new Promise<string>((resolve, reject) => {
+        all.onsuccess = () => resolve(JSON.stringify(all.result));
+        all.onerror = () => reject(all.error);
+      });
+    } finally {
+      db.close();
+    }
+  });
+}
