@@ -10,8 +10,9 @@
  *   opens the app about a second sooner than a new one) and left at the app's icon: leaving the
  *   app, like closing it, ends its engine host, the host's worker and its downloads; a page the
  *   test changed for good (an init script, a route, its viewport: `PAGE_LASTING`) is closed;
- * - the service worker stopped (the DevTools protocol's `ServiceWorker.stopAllWorkers`; Firefox: see
- *   below) and, once storage is emptied, started again: the next page finds one with no memory of the last test;
+ * - the service worker stopped (the DevTools protocol's `ServiceWorker.stopAllWorkers`; Firefox:
+ *   see below) and, once storage is emptied, started again: the next page finds one with no
+ *   memory of the last test;
  * - IndexedDB, localStorage, cookies and the HTTP cache emptied, and every cache but those the
  *   first boot filled (the precache) deleted: conversations, settings, keys, servers, added and
  *   downloaded models are gone;
@@ -266,13 +267,13 @@ async function reinstall(icon: Page): Promise<void> {
     const registration = await navigator.serviceWorker.getRegistration();
     const script = registration?.active?.scriptURL;
     if (!registration || !script) throw new Error('the app has no active service worker');
-    const type: WorkerType = script.includes('?dev-sw') ? 'module' : 'classic';
     await registration.unregister();
-    return { script, scope: registration.scope, type };
+    // The tests run a build, whose worker is a classic script (main.ts registers it so).
+    return { script, scope: registration.scope };
   });
   await icon.goto('about:blank');
   await icon.goto(favicon);
-  await icon.evaluate(async ({ script, scope, type }) => {
+  await icon.evaluate(async ({ script, scope }) => {
     localStorage.clear();
     const names = (await indexedDB.databases()).flatMap(({ name }) => (name ? [name] : []));
     await Promise.all(
@@ -285,7 +286,7 @@ async function reinstall(icon: Page): Promise<void> {
           }),
       ),
     );
-    await navigator.serviceWorker.register(script, { scope, type });
+    await navigator.serviceWorker.register(script, { scope });
     await navigator.serviceWorker.ready;
     if (!navigator.serviceWorker.controller) {
       await new Promise((resolve) =>
