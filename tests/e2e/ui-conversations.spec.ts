@@ -14,6 +14,7 @@ import {
   replaceNumber,
   replies,
   send,
+  setEchoDelay,
   userMessages,
 } from './ui';
 
@@ -375,6 +376,24 @@ test('New chat twice stores no empty conversations: the list grows only when a m
   await expect(conversation(page, 'A bold start')).toBeVisible();
 });
 
+test('a message sent the moment New chat is clicked goes to the new chat, even while a reply streams and the store is slow', async ({
+  page,
+}) => {
+  await openChat(page);
+  await setEchoDelay(page, 100);
+  await send(page, 'one two three four five six seven eight nine ten');
+  await expect(replies(page)).toContainText(['one two']);
+  // A store that answers late, as a busy disk does: another transaction holds it for a while.
+  await holdStore(page, 1500);
+  await page.getByRole('button', { name: 'New chat' }).click();
+  await send(page, 'eleven');
+  await expect(userMessages(page)).toHaveText(['eleven']);
+  await expect(replies(page)).toHaveText(['eleven']);
+  // The first conversation was let go, not lost: its reply ends there.
+  await conversation(page, 'one two three four five six seven eight nine ten').click();
+  await expect(replies(page)).toHaveText(['one two three four five six seven eight nine ten']);
+});
+
 test('importing the same file twice adds nothing the second time, and says what it did', async ({
   page,
   browserName,
@@ -483,3 +502,31 @@ test('Export as Markdown in the ⋯ menu downloads <title>.md with who said what
     '# Soup: how?\n\n**You:**\n\nSoup: how?\n\n**Assistant (hearth/echo):**\n\nSoup: how?\n',
   );
 });
+
+/**
+ * Holds the app's conversation store with a read-write transaction for `ms`: the app's own writes
+ * wait behind it, as on a busy disk. Returns once the transaction has started.
+ */
+function holdStore(page: Page, ms: number): Promise<void> {
+  return page.evaluate(
+    (ms) =>
+      new Promise<void>((resolve, reject) => {
+        const open = indexedDB.open('hearth-chat');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const db = open.result;
+          const tx = db.transaction('conversations', 'readwrite');
+          const store = tx.objectStore('conversations');
+          const until = Date.now() + ms;
+          // A transaction lives while it has requests: one after another until the time is up.
+          const next = () => {
+            if (Date.now() < until) store.count().onsuccess = next;
+          };
+          next();
+          tx.oncomplete = () => db.close();
+          resolve();
+        };
+      }),
+    ms,
+  );
+}

@@ -108,11 +108,16 @@ export class ConversationsController {
       seed?.settings ?? newSettings(prefs),
     );
     if (seed) c.draft = seed.draft;
-    // Stored (and listed) once it has something in it: New chat twice leaves no empties.
-    await saveConversation(c);
-    if (worthStoring(c)) this.#setList([c, ...this.list]);
+    // Opened before anything is written: what the user types from the click on goes to the new
+    // conversation, however late a busy disk answers.
     this.open(c, picked);
-    if (picked) await this.shell.focusComposer();
+    const focused = picked ? this.shell.focusComposer() : Promise.resolve();
+    // Stored (and listed) once it has something in it: New chat twice leaves no empties.
+    if (worthStoring(c)) {
+      this.#setList([c, ...this.list]);
+      await saveConversation(c);
+    }
+    await focused;
   }
 
   async change(id: string, patch: Partial<Pick<Conversation, 'title' | 'pinned' | 'archived'>>) {
