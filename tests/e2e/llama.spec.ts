@@ -223,14 +223,13 @@ test.describe('a GGUF model through llama.cpp', () => {
   test('serves concurrent requests whole, one at a time, in the order they came', async () => {
     const replies = await page.evaluate(async (MODEL) => {
       const finished: number[] = [];
-      const asks = [0, 1, 2, 3].map(async (i) => {
-        // 20 ms apart, so that the order they reach the service worker is known (Firefox may
-        // reorder fetches issued in the same moment); each long enough (100 tokens past the
-        // end) to keep the next one waiting, and their ends far enough apart to be seen in order.
-        await new Promise((resolve) => setTimeout(resolve, i * 20));
+      const headers = { authorization: 'Bearer k', 'content-type': 'application/json' };
+      // Each long enough (100 tokens past the end) to keep the next one waiting, and their ends
+      // far enough apart to be seen in order.
+      const ask = async (i: number) => {
         const response = await fetch('v1/openai/chat/completions', {
           method: 'POST',
-          headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+          headers,
           body: JSON.stringify({
             model: MODEL,
             messages: [{ role: 'user', content: `Question ${i}` }],
@@ -247,13 +246,32 @@ test.describe('a GGUF model through llama.cpp', () => {
           content: reply.choices[0]?.message.content,
           tokens: reply.usage.completion_tokens,
         };
-      });
-      return { replies: await Promise.all(asks), finished };
+      };
+      const most = { running: 0, waiting: 0 };
+      /** Whether the engine has had the first `count` requests: queued, running or answered. */
+      const had = async (count: number) => {
+        const status = await fetch('v1/hearth/status', { headers });
+        const { queue } = (await status.json()) as { queue: { running: number; waiting: number } };
+        most.running = Math.max(most.running, queue.running);
+        most.waiting = Math.max(most.waiting, queue.waiting);
+        return queue.running + queue.waiting + finished.length >= count;
+      };
+      const asks = [];
+      for (const i of [0, 1, 2, 3]) {
+        asks.push(ask(i));
+        // The next leaves once the engine has this one, so that the order they came in is known:
+        // Firefox may reorder fetches sent close together, the more so on a busy machine.
+        while (!(await had(i + 1))) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      return { replies: await Promise.all(asks), finished, most };
     }, MODEL);
     for (const reply of replies.replies) {
       expect(reply.tokens).toBe(100);
       expect(reply.content?.startsWith(FIXTURE_SENTENCE)).toBe(true);
     }
+    // They were there at once, and ran one at a time.
+    expect(replies.most).toEqual({ running: 1, waiting: expect.any(Number) });
+    expect(replies.most.waiting).toBeGreaterThan(0);
     expect(replies.finished).toEqual([0, 1, 2, 3]);
   });
 
