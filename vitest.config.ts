@@ -9,5 +9,8 @@ export default defineConfig({
     // Every core (vitest leaves one free by default: on two cores, one file at a time, which
     // doubled the unit tests' time in `npm test`).
     maxWorkers: availableParallelism(),
+    // Worker threads, not child processes: the same tests in about a sixth less CPU time, which
+    // the browser suites running beside them in `npm test` get back.
+    pool: 'threads',
   },
 });
