@@ -50,7 +50,7 @@ writeFileSync(
   ),
 );
 /** The test build's stall limit (the app's is 60 s): a stall test waits this long. */
-export const STALL_MS = 20_000;
+export const STALL_MS = 12_000;
 /** The build id of the test build, known so that a test can fake an older one. */
 export const E2E_BUILD = 'e2e-build';
 
@@ -173,8 +173,8 @@ export default defineConfig({
         HEARTH_PREVIEW_UNCOMPRESSED: '1',
         // GGUFs stored in parts of 256 KiB, not 32 MiB: the fixtures have several (gguf-parts.ts).
         VITE_HEARTH_GGUF_PART_BYTES: String(256 * 1024),
-        // A stream without a token for 20 s, not 60, ends with engine_stalled (faults.spec.ts);
-        // no test's echo engine pauses that long between tokens.
+        // A stream without a token for 12 s, not 60, ends with engine_stalled (faults.spec.ts);
+        // no test's echo engine pauses that long between tokens (the longest pause is 10 s).
         VITE_HEARTH_STALL_MS: String(STALL_MS),
         // `hf:` ids are looked up on the model server's Hub (tests/e2e/model-server.ts).
         VITE_HEARTH_HUB_URL: `http://localhost:${MODEL_PORT}/hub`,

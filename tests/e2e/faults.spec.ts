@@ -243,7 +243,7 @@ test('a frozen host tab: its engine worker runs on, requests end, and nothing ha
   expect(await ask(client, 'thawed')).toEqual({ status: 200, content: 'thawed' });
 });
 
-test('a stalled engine: a stream that gets no token for the stall limit (60 s; 20 s in the test build) ends with engine_stalled, and the engine serves again', async ({
+test('a stalled engine: a stream that gets no token for the stall limit (60 s; 12 s in the test build) ends with engine_stalled, and the engine serves again', async ({
   page,
   browser,
   browserName,
