@@ -24,7 +24,9 @@
  * down were most of what the first version of this reset left.
  *
  * Not reset: whether storage is persistent (Chromium keeps a grant of `navigator.storage.persist()`
- * for the origin); a test that counts the page's requests for it wants a fresh context.
+ * for the origin), and the usage `navigator.storage.estimate()` reports (Chromium counts deleted
+ * data for a while after); a test that counts the page's requests for persistence, or sets a
+ * quota from the usage, wants a fresh context.
  *
  * What cannot be undone (an init script or a binding added to the context), a test that failed, a
  * context the test closed: the context is dropped and the next test warms a new one. A test that
