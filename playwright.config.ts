@@ -77,7 +77,7 @@ const FIREFOX_PREFS = { 'browser.sessionhistory.max_total_viewers': 0 };
 /** Firefox without JSPI (as before Firefox 153 ESR, and as Safari is). */
 const NO_JSPI = { 'javascript.options.wasm_js_promise_integration': false };
 
-/** The sub-path build's server (scripts/e2e.mjs leaves it out of a run without that project). */
+/** The sub-path build's server (scripts/suite/e2e.mjs leaves it out of a run without that project). */
 const SUBPATH_SERVER = {
   command: 'node scripts/start.mjs',
   env: {
@@ -99,7 +99,7 @@ export default defineConfig({
   fullyParallel: false,
   workers: 1,
   retries: 0,
-  // The JSON report says where the suite's time goes (scripts/suite-times.mjs reads it).
+  // The JSON report says where the suite's time goes (scripts/suite/suite-times.mjs reads it).
   reporter: [['list'], ['json', { outputFile: `test-results/report-${PORT}.json` }]],
   // Builds, servers and results apart per port: runs on other ports can go on side by side.
   outputDir: `test-results/${PORT}`,

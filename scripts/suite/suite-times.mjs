@@ -3,8 +3,8 @@
 // (playwright.config.ts: test-results/report-<port>.json): the run's wall time, the time inside
 // tests by project and by file, and the slowest tests. What is left of the wall time is the
 // suite's own overhead: builds, servers, browser starts, beforeAll/afterAll.
-// `node scripts/suite-times.mjs [report.json …] [--top N]`: by default the reports of `npm test`'s
-// two lanes (scripts/lanes.mjs), each in turn.
+// `node scripts/suite/suite-times.mjs [report.json …] [--top N]`: by default the reports of
+// `npm test`'s two lanes (scripts/suite/lanes.mjs), each in turn.
 import { existsSync, readFileSync } from 'node:fs';
 import { BROWSER_LANES } from './lanes.mjs';
 

@@ -1,5 +1,5 @@
 // `npm run test:e2e`: the browser suites, Chromium's and Firefox's projects in two Playwright
-// runs side by side, each on ports of its own (scripts/lanes.mjs). Arguments go to both runs
+// runs side by side, each on ports of its own (scripts/suite/lanes.mjs). Arguments go to both runs
 // (`--project=…` picks the runs that have that project); `--serial` runs them one after another.
 import { BROWSER_LANES, playwrightStep, runLanes } from './lanes.mjs';
 
