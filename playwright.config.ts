@@ -77,7 +77,7 @@ const FIREFOX_PREFS = { 'browser.sessionhistory.max_total_viewers': 0 };
 /** Firefox without JSPI (as before Firefox 153 ESR, and as Safari is). */
 const NO_JSPI = { 'javascript.options.wasm_js_promise_integration': false };
 
-/** The sub-path build's server (scripts/suite/e2e.mjs leaves it out of a run without that project). */
+/** The sub-path build's server (scripts/suite/e2e.mjs drops it from runs without its project). */
 const SUBPATH_SERVER = {
   command: 'node scripts/start.mjs',
   env: {
