@@ -17,9 +17,9 @@ if (!firefox) throw new Error(browserHelp('firefox'));
  * has (CDP) skips itself there with its reason (helpers.ts). Left to Chromium, to keep a fresh
  * clone's CI short (about 19 minutes on two cores, with the browsers in lanes side by side; the
  * aim is 15): the servers contract suite (servers.spec.ts), the conversation list
- * (ui-conversations: the same Lit and IndexedDB code; Firefox keeps conversations across a reload
- * in offline.spec) and adding models (add-model: the service worker's code; Firefox stores and
- * runs GGUFs in gguf-downloads, llama and embeddings).
+ * (ui-conversations and its export: the same Lit and IndexedDB code; Firefox keeps conversations
+ * across a reload in offline.spec) and adding models (add-model: the service worker's code;
+ * Firefox stores and runs GGUFs in gguf-downloads, llama and embeddings).
  */
 const FIREFOX_SUITES =
   /\/(wire|sdk|hosts|first-visit|faults|relay|ui-chat|ui-chat-options|ui-images|ui-keyboard|ui-servers|ui-download-offline|offline|llama|llama-vision|gguf-downloads|fixture-gguf|embeddings|sdk-embeddings|servers-clients|site|site-relay|newcomer)\.spec\.ts$/;

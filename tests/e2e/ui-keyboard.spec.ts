@@ -6,7 +6,7 @@
 import { expect, type Page } from '@playwright/test';
 import { test } from './warm-context';
 import { openApp } from './helpers';
-import { composer, openChat, replies, send, userMessages } from './ui';
+import { composer, conversationRow as row, openChat, replies, send, userMessages } from './ui';
 
 /** The focused element, looked up through shadow roots: its tag, id and text. */
 function focused(page: Page) {
@@ -33,9 +33,6 @@ const focusInMain = (page: Page) =>
   });
 
 const skipLink = (page: Page) => page.getByRole('button', { name: 'Skip to main content' });
-const list = (page: Page) => page.getByRole('list', { name: 'Conversations' });
-const row = (page: Page, title: string) =>
-  list(page).getByRole('button', { name: title, exact: true });
 
 /** Starts conversations "talk 0" … "talk n-1", each with one message, the last one open. */
 async function talks(page: Page, n: number): Promise<void> {

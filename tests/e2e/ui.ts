@@ -142,3 +142,16 @@ export async function exportFile(
   writeFileSync(path, text);
   return { name, path };
 }
+
+/** The list of conversations beside the chat. */
+export const conversationList = (page: Page) => page.getByRole('list', { name: 'Conversations' });
+
+/** The row of the conversation titled `title` in that list. */
+export const conversationRow = (page: Page, title: string) =>
+  conversationList(page).getByRole('button', { name: title, exact: true });
+
+/** Picks `item` in the "⋯" menu of the conversation titled `title`. */
+export async function fromConversationMenu(page: Page, title: string, item: string): Promise<void> {
+  await page.getByRole('button', { name: `Options for ${title}`, exact: true }).click();
+  await page.getByRole('menu').getByRole('menuitem', { name: item, exact: true }).click();
+}
