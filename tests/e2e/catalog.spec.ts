@@ -3,7 +3,8 @@
  * `shader-f16`) and no model weights on the device.
  */
 import { expect } from '@playwright/test';
-import { hostStatus, KEY, sharedAppTest } from './helpers';
+import { hostStatus, KEY } from './helpers';
+import { sharedAppTest } from './warm-context';
 
 interface CatalogModel {
   id: string;

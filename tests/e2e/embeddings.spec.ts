@@ -6,7 +6,7 @@
  * (`fixtureEmbedding`), so every test compares numbers, not shapes.
  */
 import { readFileSync } from 'node:fs';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
 import {
   FIXTURE_EMBEDDING_CONTEXT,
   FIXTURE_EMBEDDING_DIMENSIONS,
@@ -14,7 +14,8 @@ import {
   fixtureEmbedding,
   fixtureEmbeddingTokens,
 } from '../../scripts/fixture-gguf.mjs';
-import { KEY, openSuitePage } from './helpers';
+import { KEY } from './helpers';
+import { endSuite, openSuitePage, test } from './warm-context';
 import { ModelServer } from './model-server';
 
 const MODEL = 'e2e/fixture-embed-GGUF:F32';
@@ -81,17 +82,17 @@ test.describe('embeddings from a GGUF model through llama.cpp', () => {
   test.describe.configure({ mode: 'serial' });
   let page: Page;
 
-  test.beforeAll(async ({ browser }, testInfo) => {
+  test.beforeAll(async ({ browser, warmContexts }, testInfo) => {
     test.setTimeout(120_000);
-    page = await openSuitePage(browser, testInfo, server);
+    page = await openSuitePage({ browser, warmContexts }, testInfo, server);
     for (const model of [MODEL, CHAT_MODEL]) {
       const download = await post(page, `v1/hearth/models/${model}/download`, { stream: false });
       expect(download.body).toMatchObject({ model, phase: 'done' });
     }
   });
 
-  test.afterAll(async () => {
-    await page.context().close();
+  test.afterAll(async ({ warmContexts }) => {
+    await endSuite(warmContexts);
     await server.stop();
   });
 

@@ -1,12 +1,5 @@
 import { readFileSync } from 'node:fs';
-import {
-  expect,
-  test,
-  type Browser,
-  type BrowserContext,
-  type Page,
-  type TestInfo,
-} from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
 import type OpenAIClass from 'openai';
 import type { HearthSdks as HearthSdksType } from './fixtures/sdks-global';
 import { OPENAI_BUNDLE } from './sites/make.mjs';
@@ -54,31 +47,6 @@ export async function loadOpenAI(page: Page): Promise<void> {
 }
 
 /**
- * `test` whose `page` is one page of the app, booted once for the whole file: for suites whose
- * tests only send requests and read the answers, so that each does not pay the app's boot
- * (about 3 s, most of a short test). Call at the top of the file, instead of opening the app in
- * each test. A test that fails restarts Playwright's worker, and the rest get a fresh page.
- */
-export function sharedAppTest() {
-  let context: BrowserContext | undefined;
-  let shared: Page | undefined;
-  test.beforeAll(async ({ browser }, testInfo) => {
-    context = await browser.newContext({ baseURL: testInfo.project.use.baseURL });
-    shared = await context.newPage();
-    await openApp(shared);
-  });
-  test.afterAll(async () => {
-    await context?.close();
-  });
-  return test.extend({
-    // eslint-disable-next-line no-empty-pattern -- Playwright reads the fixtures a fixture uses from this pattern
-    page: async ({}, use) => {
-      await use(shared!);
-    },
-  });
-}
-
-/**
  * Loads the Vercel AI SDK (`embed`, `embedMany`, `createOpenAICompatible`) and LangChain's
  * `OpenAIEmbeddings` into a page opened by `openApp`, as `globalThis.HearthSdks`.
  */
@@ -106,24 +74,6 @@ export async function makeClient(page: Page, apiKey = 'sk-local'): Promise<void>
       dangerouslyAllowBrowser: true,
     });
   }, apiKey);
-}
-
-/**
- * The one page of a serial suite of the GGUF models: the model server started, a context of its
- * own, the app opened, and `ready` run in the page (by default the `openai` SDK's `client`).
- */
-export async function openSuitePage(
-  browser: Browser,
-  testInfo: TestInfo,
-  server: { start(): Promise<void> },
-  ready: (page: Page) => Promise<void> = (page) => makeClient(page),
-): Promise<Page> {
-  await server.start();
-  const context = await browser.newContext({ baseURL: testInfo.project.use.baseURL });
-  const page = await context.newPage();
-  await openApp(page);
-  await ready(page);
-  return page;
 }
 
 /** `GET /v1/hearth/status` from a page of the app. */

@@ -7,11 +7,12 @@
  * Qwen3-style one makes `<think>…</think>` the reasoning. The model writes the same reply
  * whatever it is asked, so what comes back is known to the character.
  */
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { THINKING_PIECES, TOOL_CALL_PIECES } from '../../scripts/fixture-gguf.mjs';
 import { THINKING_FIXTURE_ID, TOOLS_FIXTURE_ID } from './fixture-model';
-import { KEY, openSuitePage } from './helpers';
+import { KEY } from './helpers';
+import { endSuite, openSuitePage, test } from './warm-context';
 import { ModelServer } from './model-server';
 
 const server = new ModelServer();
@@ -91,9 +92,9 @@ test.describe('tool calls and reasoning of GGUF models through llama.cpp', () =>
   test.describe.configure({ mode: 'serial' });
   let page: Page;
 
-  test.beforeAll(async ({ browser }, testInfo) => {
+  test.beforeAll(async ({ browser, warmContexts }, testInfo) => {
     test.setTimeout(120_000);
-    page = await openSuitePage(browser, testInfo, server);
+    page = await openSuitePage({ browser, warmContexts }, testInfo, server);
     for (const model of [TOOLS_FIXTURE_ID, THINKING_FIXTURE_ID]) {
       const phase = await page.evaluate(
         async ({ model, KEY }) => {
@@ -110,8 +111,8 @@ test.describe('tool calls and reasoning of GGUF models through llama.cpp', () =>
     }
   });
 
-  test.afterAll(async () => {
-    await page.context().close();
+  test.afterAll(async ({ warmContexts }) => {
+    await endSuite(warmContexts);
     await server.stop();
   });
 

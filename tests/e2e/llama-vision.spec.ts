@@ -5,11 +5,12 @@
  * square and a blue one get two different known replies, which only an image that reached the
  * model can make; usage counts the image's tokens as llama.cpp's multimodal library does.
  */
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { VISION_IMAGE_TOKENS, VISION_REPLIES } from '../../scripts/fixture-vision.mjs';
 import { dataUrl, imageMessage, solidPng } from '../test-images';
-import { KEY, openSuitePage } from './helpers';
+import { KEY } from './helpers';
+import { endSuite, openSuitePage, test } from './warm-context';
 import { ModelServer, VISION_GGUF_URL, VISION_MMPROJ_URL } from './model-server';
 
 const MODEL = 'e2e/fixture-vision-GGUF:F32';
@@ -66,9 +67,9 @@ test.describe('a GGUF with its vision projector through llama.cpp', () => {
   test.describe.configure({ mode: 'serial' });
   let page: Page;
 
-  test.beforeAll(async ({ browser }, testInfo) => {
+  test.beforeAll(async ({ browser, warmContexts }, testInfo) => {
     test.setTimeout(120_000);
-    page = await openSuitePage(browser, testInfo, server);
+    page = await openSuitePage({ browser, warmContexts }, testInfo, server);
     const added = await call(page, 'POST', 'v1/hearth/models', {
       source: VISION_GGUF_URL,
       mmproj: VISION_MMPROJ_URL,
@@ -78,8 +79,8 @@ test.describe('a GGUF with its vision projector through llama.cpp', () => {
     expect(added.body).toMatchObject({ id: MODEL, vision: true, downloaded: false });
   });
 
-  test.afterAll(async () => {
-    await page.context().close();
+  test.afterAll(async ({ warmContexts }) => {
+    await endSuite(warmContexts);
     await server.stop();
   });
 

@@ -6,11 +6,12 @@
  * stop strings, limits, aborts, the queue and several choices are checked against llama.cpp's
  * own tokenizer, sampler and chat template.
  */
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { FIXTURE_PIECES, FIXTURE_SENTENCE } from '../../scripts/fixture-gguf.mjs';
 import { dataUrl, imageMessage, solidPng } from '../test-images';
-import { KEY, openSuitePage } from './helpers';
+import { KEY } from './helpers';
+import { endSuite, openSuitePage, test } from './warm-context';
 import { ModelServer } from './model-server';
 
 const MODEL = 'e2e/fixture-GGUF:F32';
@@ -85,15 +86,15 @@ test.describe('a GGUF model through llama.cpp', () => {
   test.describe.configure({ mode: 'serial' });
   let page: Page;
 
-  test.beforeAll(async ({ browser }, testInfo) => {
+  test.beforeAll(async ({ browser, warmContexts }, testInfo) => {
     test.setTimeout(120_000);
-    page = await openSuitePage(browser, testInfo, server);
+    page = await openSuitePage({ browser, warmContexts }, testInfo, server);
     const download = await post(page, `v1/hearth/models/${MODEL}/download`, { stream: false });
     expect(download.body).toMatchObject({ model: MODEL, phase: 'done' });
   });
 
-  test.afterAll(async () => {
-    await page.context().close();
+  test.afterAll(async ({ warmContexts }) => {
+    await endSuite(warmContexts);
     await server.stop();
   });
 

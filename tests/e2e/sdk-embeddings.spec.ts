@@ -5,9 +5,10 @@
  * (`fixtureEmbedding`), so the tests compare numbers; a wrapper of the page's `fetch` records what
  * each library sends, so the tests also pin the request bodies Hearth has to accept.
  */
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
 import { fixtureEmbedding, fixtureEmbeddingTokens } from '../../scripts/fixture-gguf.mjs';
-import { KEY, loadSdks, openSuitePage } from './helpers';
+import { KEY, loadSdks } from './helpers';
+import { endSuite, openSuitePage, test } from './warm-context';
 import { ModelServer } from './model-server';
 
 const MODEL = 'e2e/fixture-embed-GGUF:F32';
@@ -90,9 +91,9 @@ test.describe('embedding libraries against the base URL, unchanged', () => {
   let page: Page;
   let endpoint: string;
 
-  test.beforeAll(async ({ browser }, testInfo) => {
+  test.beforeAll(async ({ browser, warmContexts }, testInfo) => {
     test.setTimeout(120_000);
-    page = await openSuitePage(browser, testInfo, server, loadSdks);
+    page = await openSuitePage({ browser, warmContexts }, testInfo, server, loadSdks);
     const download = await page.evaluate(
       async ({ MODEL, KEY }) => {
         const response = await fetch(`v1/hearth/models/${MODEL}/download`, {
@@ -109,8 +110,8 @@ test.describe('embedding libraries against the base URL, unchanged', () => {
     await recordRequests(page);
   });
 
-  test.afterAll(async () => {
-    await page.context().close();
+  test.afterAll(async ({ warmContexts }) => {
+    await endSuite(warmContexts);
     await server.stop();
   });
 

@@ -3,7 +3,7 @@
  * the SDK base URL and against `{origin}/v1` (the alias gateways use).
  */
 import { expect } from '@playwright/test';
-import { sharedAppTest } from './helpers';
+import { sharedAppTest } from './warm-context';
 
 // Every test here calls the API through the SDK: one page of the app serves them all.
 const test = sharedAppTest();

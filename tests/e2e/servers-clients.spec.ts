@@ -7,10 +7,11 @@
  * Node, curl), which answer as the page is answered directly. Every answer carries the id
  * `box/<the server's id>`, and the server is asked for its own id.
  */
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
 import OpenAI from 'openai';
 import { loadSdks, makeClient, openApp } from './helpers';
 import { curl, pairTab, sseData, startRelay, type RunningRelay } from './relay';
+import { endSuite, lendToSuite, test } from './warm-context';
 import {
   echoTokens,
   UPSTREAM_DIMENSIONS,
@@ -67,17 +68,16 @@ test.describe('in a page of the app, against the server’s models', () => {
   test.describe.configure({ mode: 'serial' });
   let page: Page;
 
-  test.beforeAll(async ({ browser }, testInfo) => {
-    const context = await browser.newContext({ baseURL: testInfo.project.use.baseURL });
-    page = await context.newPage();
+  test.beforeAll(async ({ browser, warmContexts }, testInfo) => {
+    page = await lendToSuite({ browser, warmContexts }, testInfo);
     await openApp(page);
     await loadSdks(page);
     await makeClient(page, 'k');
     await addBox(page, 'k');
   });
 
-  test.afterAll(async () => {
-    await page.context().close();
+  test.afterAll(async ({ warmContexts }) => {
+    await endSuite(warmContexts);
   });
 
   test.beforeEach(() => upstream.reset());

@@ -9,7 +9,8 @@
  * removed mid-request lets that request finish; embeddings come back as the server computed them.
  */
 import { expect, type Page } from '@playwright/test';
-import { KEY, openApp, sharedAppTest } from './helpers';
+import { KEY, openApp } from './helpers';
+import { sharedAppTest } from './warm-context';
 import {
   closedPort,
   RIGHT_KEY,

@@ -43,7 +43,9 @@ import {
   type Browser,
   type BrowserContext,
   type Page,
+  type TestInfo,
 } from '@playwright/test';
+import { makeClient, openApp } from './helpers';
 
 /** The context options the suites set (`test.use`), which a warm context must share. */
 interface Options {
@@ -118,6 +120,8 @@ interface Emitter {
 class WarmContext {
   /** Set when the test did something a reset cannot undo. */
   dirty = false;
+  /** Set while a suite holds the context from its `beforeAll` to its `afterAll` (`lendToSuite`). */
+  lentToSuite = false;
   /** Chromium resets over the DevTools protocol; Firefox by registering the worker again. */
   readonly #chromium: boolean;
   /** The caches the app's first boot filled (the precache): kept between tests. */
@@ -339,7 +343,8 @@ export const test = base.extend<
     testInfo,
   ) => {
     const options: Options = { baseURL, viewport, hasTouch, isMobile };
-    if (freshContext) {
+    // A suite that holds the warm context (`lendToSuite`) keeps it; its own tests get new ones.
+    if (freshContext || warmContexts.current?.lentToSuite) {
       const context = await browser.newContext(options);
       await use(context);
       await context.close();
@@ -361,3 +366,94 @@ export const test = base.extend<
     await warm.reset();
   },
 });
+
+/** The worker's warm contexts: `warmContexts` in a hook's fixtures. */
+type Pool = { current?: WarmContext };
+
+/**
+ * For a suite whose tests share one page of the app (they send requests and read the answers):
+ * the worker's warm context, held from the suite's `beforeAll` until `endSuite` in its
+ * `afterAll`, and its page. A context of the suite's own would install the service worker again
+ * (about 2.5 s, more in Firefox); the warm one is reset instead. The suite's API tests care only
+ * for the app's origin, so a warm context of any viewport serves; where there is none yet, one is
+ * opened with the project's options, as its UI tests will want it. A test of the suite that asks
+ * for `page` or `context` gets a new context of its own while the suite holds this one.
+ */
+export async function lendToSuite(
+  { browser, warmContexts }: { browser: Browser; warmContexts: Pool },
+  testInfo: TestInfo,
+): Promise<Page> {
+  if (!warmContexts.current) {
+    // The values the test-scoped fixtures resolve to when a project sets none (the key compares
+    // them): Playwright's default viewport, no touch, not mobile.
+    const {
+      baseURL,
+      viewport = { width: 1280, height: 720 },
+      hasTouch = false,
+    } = testInfo.project.use;
+    const options: Options = {
+      baseURL,
+      viewport,
+      hasTouch,
+      isMobile: !!testInfo.project.use.isMobile,
+    };
+    warmContexts.current = await WarmContext.open(browser, options, JSON.stringify(options));
+  }
+  const warm = warmContexts.current;
+  warm.lentToSuite = true;
+  warm.lend();
+  return warm.lendPage();
+}
+
+/** Gives the warm context back after a suite (`lendToSuite`): reset, or dropped if it must be. */
+export async function endSuite(warmContexts: Pool): Promise<void> {
+  const warm = warmContexts.current;
+  if (!warm?.lentToSuite) return;
+  warm.lentToSuite = false;
+  const reset = warm.dirty ? Promise.reject(new Error('dirty')) : warm.reset();
+  await reset.catch(async () => {
+    warmContexts.current = undefined;
+    await warm.context.close().catch(() => undefined);
+  });
+}
+
+/**
+ * `test` whose `page` is one page of the app, booted once for the whole file (`lendToSuite`): for
+ * suites whose tests only send requests and read the answers, so that each does not pay the
+ * app's boot. Call at the top of the file, instead of opening the app in each test. A test that
+ * fails restarts Playwright's worker, and the rest get a fresh page.
+ */
+export function sharedAppTest() {
+  let shared: Page | undefined;
+  test.beforeAll(async ({ browser, warmContexts }, testInfo) => {
+    shared = await lendToSuite({ browser, warmContexts }, testInfo);
+    await openApp(shared);
+  });
+  test.afterAll(async ({ warmContexts }) => {
+    await endSuite(warmContexts);
+  });
+  return test.extend({
+    // eslint-disable-next-line no-empty-pattern -- Playwright reads the fixtures a fixture uses from this pattern
+    page: async ({}, use) => {
+      await use(shared!);
+    },
+  });
+}
+
+/**
+ * The one page of a serial suite of the GGUF models: the model server started, the warm context
+ * lent to the suite (`lendToSuite`; `endSuite` in its `afterAll`), the app opened, and `ready`
+ * run in the page (by default the `openai` SDK's `client`).
+ */
+export async function openSuitePage(
+  fixtures: { browser: Browser; warmContexts: Pool },
+  testInfo: TestInfo,
+  server: { start(): Promise<void> },
+  ready: (page: Page) => Promise<void> = (page) => makeClient(page),
+): Promise<Page> {
+  await server.start();
+  const page = await lendToSuite(fixtures, testInfo);
+  await openApp(page);
+  await ready(page);
+  return page;
+}

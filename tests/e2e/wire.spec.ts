@@ -2,7 +2,7 @@
  * Plain `fetch` from a page of the app: the exact bytes, headers and JSON shapes on the wire.
  */
 import { expect, type Page } from '@playwright/test';
-import { sharedAppTest } from './helpers';
+import { sharedAppTest } from './warm-context';
 import { MODEL_PORT, ModelServer } from './model-server';
 
 interface WireResponse {
