@@ -5,26 +5,26 @@
  * from the copied loader and the stock `openai` SDK; no page of Hearth's is ever opened.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { FIXTURE_SENTENCE } from '../../scripts/fixture-gguf.mjs';
 import { dataUrl, solidPng } from '../test-images';
 import { chromiumOnly } from './helpers';
 import { FIXTURE_GGUF_URL, ModelServer } from './model-server';
-import { PLAIN_PUBLIC, SITES_DIR, VITE_DIST } from './sites/make.mjs';
+import { PLAIN_PUBLIC, SITES_DIR, SITES_SCRATCH, VITE_DIST } from './sites/make.mjs';
 import { StaticServer } from './sites/static-server.mjs';
 
 /** A port of its own (E2E_SITE_PORT moves it, for runs side by side). */
 const SITE_PORT = Number(process.env.E2E_SITE_PORT ?? 4193);
 /** The same site with a `hearth-sw.js` of another build beside the new loader. */
-const STALE_PUBLIC = join(SITES_DIR, 'stale-public');
+const STALE_PUBLIC = join(SITES_SCRATCH, 'stale-public');
 /**
  * The same site as its older build (every file of it says `0.0.1+old`), and `/up/`, a link that
  * points at the old site, then at the new one, as a deploy replaces one with the other.
  */
-const OLD_PUBLIC = join(SITES_DIR, 'old-public');
-const UPGRADED = join(SITES_DIR, 'upgraded');
+const OLD_PUBLIC = join(SITES_SCRATCH, 'old-public');
+const UPGRADED = join(SITES_SCRATCH, 'upgraded');
 
 const site = new StaticServer(SITE_PORT, {
   '/repo/': PLAIN_PUBLIC,
@@ -45,6 +45,7 @@ const { version } = JSON.parse(
 const BUILD_ID = new RegExp(`${version.replaceAll('.', '\\.')}\\+[0-9a-z]+`, 'g');
 
 test.beforeAll(async () => {
+  mkdirSync(SITES_SCRATCH, { recursive: true });
   rmSync(STALE_PUBLIC, { recursive: true, force: true });
   cpSync(PLAIN_PUBLIC, STALE_PUBLIC, { recursive: true });
   const sw = join(STALE_PUBLIC, 'hearth-sw.js');

@@ -1,8 +1,9 @@
 /**
  * Fixture sites made from the packed `hearth-llm` tarball, as a developer makes theirs: `npm i
  * <tgz>` into a project of its own (not a workspace link), `npx hearth init public`, and pages
- * that call `startHearth()`. Made by the e2e global setup, under tests/e2e/.cache/sites-<port>/,
- * and by the bench (bench/site.mjs) in a folder of its own: one way for both. Plain JavaScript
+ * that call `startHearth()`. Made by the e2e global setup, under tests/e2e/.cache/sites/ (once
+ * for the runs on every port: they only read them), and by the bench (bench/site.mjs) in a folder
+ * of its own: one way for both. Plain JavaScript
  * with JSDoc types, so that the bench (Node, no build) runs it as it is and TypeScript checks it.
  *
  * The plain site has two pages in different folders and no bundler: each imports
@@ -14,22 +15,29 @@ import {
   existsSync,
   mkdirSync,
   readdirSync,
+  readFileSync,
   rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-/** Apart per e2e port, so that runs side by side do not share sites, packages or bundles. */
+/** Apart per e2e port, so that runs side by side do not share bundles or what a test writes. */
 const PORT = process.env.E2E_PORT ?? '4179';
 /**
  * Where global-setup writes the browser bundle of the `openai` SDK (helpers.ts names the same
  * file for the tests that inject it).
  */
 export const OPENAI_BUNDLE = new URL(`../.cache/openai-${PORT}/openai.js`, import.meta.url);
-export const SITES_DIR = join(ROOT, `tests/e2e/.cache/sites-${PORT}`);
+/**
+ * The sites the tests serve, made once for runs on any port (`npm test`'s lanes, side by side,
+ * share them: making them costs each about 20 CPU-seconds). The tests only read them.
+ */
+export const SITES_DIR = join(ROOT, 'tests/e2e/.cache/sites');
+/** What a run's tests make from the sites (altered copies): apart per e2e port. */
+export const SITES_SCRATCH = join(ROOT, `tests/e2e/.cache/sites-${PORT}`);
 
 /**
  * The folders of the sites made under `dir`.
@@ -111,12 +119,57 @@ const PACKAGE_SOURCES = [
  */
 export function makeSites({ dir = SITES_DIR, vite = true, openaiBundle = OPENAI_BUNDLE } = {}) {
   const stamp = join(dir, '.made');
-  if (existsSync(stamp) && statSync(stamp).mtimeMs > newest(PACKAGE_SOURCES)) return;
-  const tarball = packTarball(dir);
-  const sites = sitesIn(dir);
-  makePlainSite(tarball, sites.plain, openaiBundle);
-  if (vite) makeViteSite(tarball, sites.vite);
-  writeFileSync(stamp, tarball);
+  withLock(`${dir}.lock`, () => {
+    if (existsSync(stamp) && statSync(stamp).mtimeMs > newest(PACKAGE_SOURCES)) return;
+    const tarball = packTarball(dir);
+    const sites = sitesIn(dir);
+    makePlainSite(tarball, sites.plain, openaiBundle);
+    if (vite) makeViteSite(tarball, sites.vite);
+    writeFileSync(stamp, tarball);
+  });
+}
+
+/**
+ * Runs `work` holding `lock`, a file that names the process holding it: the test runs of two
+ * ports that start at once (`npm run test:e2e`'s lanes) make the sites once, the second waiting
+ * for the first and then finding them made. A lock whose process is gone (a run killed midway) is
+ * taken over.
+ * @param {string} lock
+ * @param {() => void} work
+ */
+function withLock(lock, work) {
+  mkdirSync(dirname(lock), { recursive: true });
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      break;
+    } catch (error) {
+      if (/** @type {NodeJS.ErrnoException} */ (error).code !== 'EEXIST') throw error;
+    }
+    if (!alive(Number(readFileSync(lock, 'utf8')))) rmSync(lock, { force: true });
+    else Atomics.wait(pause, 0, 0, 250);
+  }
+  try {
+    work();
+  } finally {
+    rmSync(lock, { force: true });
+  }
+}
+
+/**
+ * Whether the process `pid` is running (a lock file read while it was being written holds no
+ * number yet: its writer is alive).
+ * @param {number} pid
+ */
+function alive(pid) {
+  if (!pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return /** @type {NodeJS.ErrnoException} */ (error).code === 'EPERM';
+  }
 }
 
 /**
