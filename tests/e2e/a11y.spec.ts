@@ -4,8 +4,8 @@
  * width: no violation of any impact. One app boot per width: the views are visited in turn, each
  * in both themes.
  */
-import AxeBuilder from '@axe-core/playwright';
 import { expect, type Page } from '@playwright/test';
+import { axe, violations } from './axe';
 import { test } from './warm-context';
 import { composer, openChat, replies, send } from './ui';
 
@@ -44,17 +44,9 @@ The end.`;
  * those (contrast, and links told apart from text).
  */
 async function audit(page: Page, where: string, contrastOnly = false): Promise<void> {
-  const builder = new AxeBuilder({ page });
+  const builder = axe(page);
   if (contrastOnly) builder.withRules(['color-contrast', 'link-in-text-block']);
-  const results = await builder.analyze();
-  const found = results.violations.map(
-    (v) =>
-      `${v.id} (${v.impact}): ${v.help} — ${v.nodes
-        .slice(0, 3)
-        .map((n) => n.target.join(' '))
-        .join(' | ')}`,
-  );
-  expect(found, `axe on ${where}`).toEqual([]);
+  expect(violations(await builder.analyze()), `axe on ${where}`).toEqual([]);
 }
 
 /** Audits the view in the light theme (every rule), then in the dark one (colour contrast). */
@@ -65,6 +57,21 @@ async function auditBoth(page: Page, where: string): Promise<void> {
   await audit(page, `${where}, dark`, true);
   await page.emulateMedia({ colorScheme: 'light' });
 }
+
+test('the audit finds what breaks a rule, inside a shadow root too', async ({ page }) => {
+  await page.goto('about:blank');
+  await page.setContent(`<!doctype html><html lang="en"><title>Rules broken</title>
+    <main><h1>A page</h1><p style="color: #ccc; background: #fff">Faint</p><div id="host"></div></main>`);
+  await page.evaluate(() => {
+    const root = document.getElementById('host')!.attachShadow({ mode: 'open' });
+    root.innerHTML = '<button></button>';
+  });
+  const found = violations(await axe(page).analyze());
+  expect(found).toEqual([
+    expect.stringMatching(/^button-name \(critical\): .* — #host >>> button$/),
+    expect.stringMatching(/^color-contrast \(serious\): .* — p$/),
+  ]);
+});
 
 const SIZES = [
   { name: 'desktop', width: 1280, height: 800 },

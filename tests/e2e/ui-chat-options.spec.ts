@@ -6,8 +6,8 @@
  * sent; Settings holds their defaults for new conversations and a library of saved system
  * prompts to pick from. The echo engine answers.
  */
-import AxeBuilder from '@axe-core/playwright';
 import { expect, type Locator, type Page } from '@playwright/test';
+import { axe, violations } from './axe';
 import { test } from './warm-context';
 import { composer, openChat, openSettings, replaceNumber, replies, send } from './ui';
 
@@ -42,11 +42,7 @@ const uncovered = (target: Locator) =>
 
 /** axe-core on the page as it is now: no violation. */
 async function expectNoAxeViolations(page: Page, where: string): Promise<void> {
-  const results = await new AxeBuilder({ page }).analyze();
-  expect(
-    results.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(' | ')}`),
-    `axe on ${where}`,
-  ).toEqual([]);
+  expect(violations(await axe(page).analyze()), `axe on ${where}`).toEqual([]);
 }
 
 /**

@@ -4,8 +4,8 @@
  * for the chats with the fixture GGUF through llama.cpp: its sentence, and a reply cut off at a
  * maximum length that Continue completes.
  */
-import AxeBuilder from '@axe-core/playwright';
 import { expect, type BrowserContext, type Page } from '@playwright/test';
+import { axe, violations } from './axe';
 import { test } from './warm-context';
 import {
   composer,
@@ -764,13 +764,11 @@ test('a long Markdown reply renders readably on a phone: headings to scale, a wi
   // No violation of any impact, light and dark; nothing broke the Content Security Policy.
   for (const colorScheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme });
-    const axe = await new AxeBuilder({ page })
+    const results = await axe(page)
       .include({ fromShadowDom: ['hearth-app', 'chat-view', 'chat-message'] })
       .analyze();
-    expect(
-      axe.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target).join(', ')}`),
-    ).toEqual([]);
-    expect(axe.passes.map((p) => p.id)).toContain('scrollable-region-focusable');
+    expect(violations(results)).toEqual([]);
+    expect(results.passes.map((p) => p.id)).toContain('scrollable-region-focusable');
   }
   expect(await cspViolations(page)).toEqual([]);
 });

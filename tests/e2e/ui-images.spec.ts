@@ -8,8 +8,8 @@
  * and Firefox.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import AxeBuilder from '@axe-core/playwright';
 import { expect, type Page } from '@playwright/test';
+import { axe, violations } from './axe';
 import { test } from './warm-context';
 import { dataUrl, solidPng } from '../test-images';
 import { downloadFixture, FIXTURE_ID, FIXTURE_SENTENCE } from './fixture-model';
@@ -97,8 +97,7 @@ test('images attached by button, paste and drop are sent, less one removed, and 
   await expect(attached(page)).toHaveCount(4);
 
   // The composer with its thumbnails and the refusal passes axe, and fits a phone's width.
-  const axe = await new AxeBuilder({ page }).analyze();
-  expect(axe.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
+  expect(violations(await axe(page).analyze())).toEqual([]);
   await page.setViewportSize({ width: 390, height: 844 });
   await expect(attached(page).nth(3)).toBeInViewport();
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
