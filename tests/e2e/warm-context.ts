@@ -8,8 +8,10 @@
  * and between tests puts it back to what a fresh profile holds once the worker is installed:
  * - every page closed but the test's own, which is kept for the next test (a page that exists
  *   opens the app about a second sooner than a new one) and left at the app's icon: leaving the
- *   app, like closing it, ends its engine host, the host's worker and its downloads; a page the
- *   test changed for good (an init script, a route, its viewport: `PAGE_LASTING`) is closed;
+ *   app, like closing it, ends its engine host, the host's worker and its downloads; what the
+ *   test changed in it for good is undone (init scripts and bindings removed, routes, emulated
+ *   media, viewport and extra headers put back: `PAGE_UNDONE`), and a page changed in a way
+ *   that cannot be undone (`PAGE_LASTING`) is closed;
  * - the service worker stopped (the DevTools protocol's `ServiceWorker.stopAllWorkers`; Firefox:
  *   see below) and, once storage is emptied, started again: the next page finds one with no
  *   memory of the last test;
@@ -95,21 +97,41 @@ const PAGE_EVENTS = [
   'worker',
 ];
 
-/** Page methods whose effect outlives the test: a page that had one is closed, not kept. */
+/**
+ * Page methods whose effect outlives the test and that the reset does not undo: a page that had
+ * one is closed, not kept.
+ */
 const PAGE_LASTING = [
-  'addInitScript',
   'addLocatorHandler',
-  'emulateMedia',
-  'exposeBinding',
-  'exposeFunction',
-  'route',
   'routeFromHAR',
   'routeWebSocket',
   'setDefaultNavigationTimeout',
   'setDefaultTimeout',
-  'setExtraHTTPHeaders',
-  'setViewportSize',
 ] as const;
+
+/**
+ * Page methods whose effect outlives the test, and how the reset undoes it, so that the page is
+ * kept all the same (a new one costs the next test about a second, more in Firefox). Init
+ * scripts, bindings and routes come with a `Disposable` that removes them. warm-context.spec.ts
+ * holds that the next test finds none of it.
+ */
+const PAGE_UNDONE = {
+  addInitScript: undefined,
+  exposeBinding: undefined,
+  exposeFunction: undefined,
+  route: (page) => page.unrouteAll({ behavior: 'ignoreErrors' }),
+  // What a context the warm one's options make has: Playwright's defaults.
+  emulateMedia: (page) =>
+    page.emulateMedia({
+      media: null,
+      colorScheme: 'light',
+      reducedMotion: 'no-preference',
+      forcedColors: 'none',
+      contrast: 'no-preference',
+    }),
+  setViewportSize: (page, viewport) => (viewport ? page.setViewportSize(viewport) : undefined),
+  setExtraHTTPHeaders: (page) => page.setExtraHTTPHeaders({}),
+} satisfies Record<string, ((page: Page, viewport: Options['viewport']) => unknown) | undefined>;
 
 /** What Playwright's context has of Node's EventEmitter but does not declare. */
 interface Emitter {
@@ -134,12 +156,16 @@ class WarmContext {
   #page: Page | undefined;
   /** Set when the test did something to its page that a reset cannot undo. */
   #pageDirty = false;
+  /** What the test did to its page that the reset undoes (`PAGE_UNDONE`), and the disposables. */
+  #pageUndo = new Set<keyof typeof PAGE_UNDONE>();
+  #pageDisposables: { dispose(): Promise<void> }[] = [];
   #pageListeners = new Map<string, unknown[]>();
   /** The pages whose lasting methods are watched. */
   #watched = new WeakSet<Page>();
 
   private constructor(
     readonly context: BrowserContext,
+    readonly options: Options,
     readonly key: string,
     /** The app's URL. */
     readonly base: string,
@@ -163,7 +189,7 @@ class WarmContext {
     const page = await context.newPage();
     await page.goto('./');
     await page.locator('api-status[state="ready"]').waitFor({ state: 'attached', timeout: 30_000 });
-    const warm = new WarmContext(context, key, page.url());
+    const warm = new WarmContext(context, options, key, page.url());
     // The caches with something in them: the precache. (Looking for a model opens, and so
     // makes, the model caches; they are empty until a test downloads into them.)
     const filled = await page.evaluate(async () => {
@@ -199,6 +225,17 @@ class WarmContext {
           },
         });
       }
+      for (const name of Object.keys(PAGE_UNDONE) as (keyof typeof PAGE_UNDONE)[]) {
+        const method = page[name].bind(page) as (...args: unknown[]) => Promise<unknown>;
+        Object.assign(page, {
+          [name]: async (...args: unknown[]) => {
+            this.#pageUndo.add(name);
+            const result = await method(...args);
+            if (isDisposable(result)) this.#pageDisposables.push(result);
+            return result;
+          },
+        });
+      }
     }
     this.#pageListeners = listenersOf(page, PAGE_EVENTS);
     return page;
@@ -210,7 +247,12 @@ class WarmContext {
     removeAdded(context, this.#listeners);
     let icon = this.#page;
     if (icon && (icon.isClosed() || this.#pageDirty)) icon = undefined;
-    if (icon) removeAdded(icon, this.#pageListeners);
+    if (icon) {
+      removeAdded(icon, this.#pageListeners);
+      await this.#undo(icon);
+    }
+    this.#pageUndo.clear();
+    this.#pageDisposables = [];
     // Opened before the others close: a context's only page opens more slowly.
     icon ??= await context.newPage();
     this.#page = undefined;
@@ -235,6 +277,16 @@ class WarmContext {
     else await reinstall(icon);
     this.#page = icon;
   }
+
+  /** Undoes what the test did to the page that is kept (`PAGE_UNDONE`). */
+  async #undo(page: Page): Promise<void> {
+    for (const disposable of this.#pageDisposables) await disposable.dispose();
+    for (const name of this.#pageUndo) await PAGE_UNDONE[name]?.(page, this.options.viewport);
+  }
+}
+
+function isDisposable(value: unknown): value is { dispose(): Promise<void> } {
+  return typeof (value as { dispose?: unknown } | null)?.dispose === 'function';
 }
 
 /**
