@@ -1,6 +1,7 @@
 /**
  * The warm context's reset (warm-context.ts) keeps the test's page for the next test and undoes
- * what the test changed in it: the next test finds the page as a fresh one is.
+ * what the test changed in it: the next test finds the page as a fresh one is. A test of another
+ * viewport borrows the same context and page, at its size.
  */
 import { expect, type Page } from '@playwright/test';
 import { test } from './warm-context';
@@ -59,4 +60,22 @@ test('the next test gets the same page with none of it', async ({ page, baseURL 
     false,
   );
   expect(await (await page.goto(elsewhere(baseURL)))?.text()).toContain('<svg');
+});
+
+const PHONE = { width: 390, height: 844 };
+
+test.describe('a test with a viewport of its own', () => {
+  test.use({ viewport: PHONE });
+
+  test('gets the same page at its size, and so does a page it opens', async ({ page, context }) => {
+    expect(page).toBe(changed);
+    expect(page.viewportSize()).toEqual(PHONE);
+    expect((await context.newPage()).viewportSize()).toEqual(PHONE);
+  });
+});
+
+test('the test after it gets the page back at the size of the rest', async ({ page, context }) => {
+  expect(page).toBe(changed);
+  expect(page.viewportSize()).toEqual({ width: 1280, height: 720 });
+  expect((await context.newPage()).viewportSize()).toEqual({ width: 1280, height: 720 });
 });

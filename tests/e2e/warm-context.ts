@@ -162,6 +162,8 @@ class WarmContext {
   #pageListeners = new Map<string, unknown[]>();
   /** The pages whose lasting methods are watched. */
   #watched = new WeakSet<Page>();
+  /** The viewport of the test that has the context (its pages get it; `lend`). */
+  #viewport: Options['viewport'];
 
   private constructor(
     readonly context: BrowserContext,
@@ -171,7 +173,17 @@ class WarmContext {
     readonly base: string,
   ) {
     this.#chromium = context.browser()?.browserType().name() === 'chromium';
+    this.#viewport = options.viewport;
     context.on('close', () => (this.dirty = true));
+    // A page the test opens gets the test's viewport, as in a context of the test's own.
+    const newPage = context.newPage.bind(context);
+    context.newPage = async () => {
+      const page = await newPage();
+      const viewport = this.#viewport;
+      if (viewport && !sameSize(page.viewportSize(), viewport))
+        await page.setViewportSize(viewport);
+      return page;
+    };
     for (const name of LASTING) {
       const method = context[name].bind(context) as (...args: unknown[]) => Promise<unknown>;
       Object.assign(context, {
@@ -203,9 +215,13 @@ class WarmContext {
     return warm;
   }
 
-  /** Notes the listeners there are before a test, to remove those it adds. */
-  lend(): BrowserContext {
+  /**
+   * Notes the listeners there are before a test, to remove those it adds, and the test's
+   * viewport, which its pages get (the context's own, when it sets none).
+   */
+  lend(viewport: Options['viewport'] = this.options.viewport): BrowserContext {
     this.#listeners = listenersOf(this.context, EVENTS);
+    this.#viewport = viewport;
     return this.context;
   }
 
@@ -238,12 +254,16 @@ class WarmContext {
       }
     }
     this.#pageListeners = listenersOf(page, PAGE_EVENTS);
+    // Put back at the reset, as the test's own change would be (`PAGE_UNDONE`).
+    const viewport = this.#viewport;
+    if (viewport && !sameSize(page.viewportSize(), viewport)) await page.setViewportSize(viewport);
     return page;
   }
 
   /** Puts the context back to a fresh install's state (the module comment says what that is). */
   async reset(): Promise<void> {
     const { context } = this;
+    this.#viewport = this.options.viewport;
     removeAdded(context, this.#listeners);
     let icon = this.#page;
     if (icon && (icon.isClosed() || this.#pageDirty)) icon = undefined;
@@ -283,6 +303,19 @@ class WarmContext {
     for (const disposable of this.#pageDisposables) await disposable.dispose();
     for (const name of this.#pageUndo) await PAGE_UNDONE[name]?.(page, this.options.viewport);
   }
+}
+
+function sameSize(a: Options['viewport'], b: Options['viewport']): boolean {
+  return a?.width === b?.width && a?.height === b?.height;
+}
+
+/**
+ * What tells warm contexts apart: a test whose options differ in these needs a context of its
+ * own. Not the viewport, which each page is given (`lend`): a phone-sized test borrows the same
+ * context as the rest.
+ */
+function keyOf({ baseURL, hasTouch, isMobile }: Options): string {
+  return JSON.stringify({ baseURL, hasTouch, isMobile });
 }
 
 function isDisposable(value: unknown): value is { dispose(): Promise<void> } {
@@ -402,14 +435,14 @@ export const test = base.extend<
       await context.close();
       return;
     }
-    const key = JSON.stringify(options);
+    const key = keyOf(options);
     if (warmContexts.current?.key !== key) {
       await warmContexts.current?.context.close();
       warmContexts.current = undefined;
       warmContexts.current = await WarmContext.open(browser, options, key);
     }
     const warm = warmContexts.current;
-    await use(warm.lend());
+    await use(warm.lend(viewport));
     if (warm.dirty || testInfo.status !== testInfo.expectedStatus) {
       warmContexts.current = undefined;
       await warm.context.close().catch(() => undefined);
@@ -449,7 +482,7 @@ export async function lendToSuite(
       hasTouch,
       isMobile: !!testInfo.project.use.isMobile,
     };
-    warmContexts.current = await WarmContext.open(browser, options, JSON.stringify(options));
+    warmContexts.current = await WarmContext.open(browser, options, keyOf(options));
   }
   const warm = warmContexts.current;
   warm.lentToSuite = true;
