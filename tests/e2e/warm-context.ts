@@ -345,15 +345,16 @@ async function restartOverCdp(icon: Page, base: string): Promise<void> {
 
 /**
  * Firefox, which has no way to stop a worker from outside: the registration is removed, and its
- * worker ends once the icon, its last client, leaves (pages are not kept in the back-forward
- * cache, where they would still be its clients: playwright.config.ts turns it off). IndexedDB
+ * worker ends once the icon, its last client, leaves: it is reloaded, a new document of the same
+ * origin (going to about:blank and back cost Firefox two process switches, about a second a test
+ * under load), and pages are not kept in the back-forward cache, where they would still be its
+ * clients (playwright.config.ts turns it off). IndexedDB
  * and localStorage are then emptied from the icon's page, and the same script is registered
  * again: its install finds the precache filled and fetches nothing, and it activates and claims
  * the icon at once. Firefox's HTTP cache is kept: the GGUF downloads ask with
  * `cache: 'no-store'`, and the tests' servers say what may be stored.
  */
 async function reinstall(icon: Page): Promise<void> {
-  const favicon = icon.url();
   const worker = await icon.evaluate(async () => {
     const registration = await navigator.serviceWorker.getRegistration();
     const script = registration?.active?.scriptURL;
@@ -362,8 +363,7 @@ async function reinstall(icon: Page): Promise<void> {
     // The tests run a build, whose worker is a classic script (main.ts registers it so).
     return { script, scope: registration.scope };
   });
-  await icon.goto('about:blank');
-  await icon.goto(favicon);
+  await icon.reload();
   await icon.evaluate(async ({ script, scope }) => {
     localStorage.clear();
     const names = (await indexedDB.databases()).flatMap(({ name }) => (name ? [name] : []));
