@@ -49,7 +49,10 @@ import {
 } from '@playwright/test';
 import { makeClient, openApp } from './helpers';
 
-/** The context options the suites set (`test.use`), which a warm context must share. */
+/**
+ * The context options the suites set (`test.use`): a warm context serves the tests that share
+ * all but the viewport (`keyOf`), which each test's pages are given.
+ */
 interface Options {
   baseURL: string | undefined;
   viewport: { width: number; height: number } | null;
@@ -348,10 +351,9 @@ async function restartOverCdp(icon: Page, base: string): Promise<void> {
  * worker ends once the icon, its last client, leaves: it is reloaded, a new document of the same
  * origin (going to about:blank and back cost Firefox two process switches, about a second a test
  * under load), and pages are not kept in the back-forward cache, where they would still be its
- * clients (playwright.config.ts turns it off). IndexedDB
- * and localStorage are then emptied from the icon's page, and the same script is registered
- * again: its install finds the precache filled and fetches nothing, and it activates and claims
- * the icon at once. Firefox's HTTP cache is kept: the GGUF downloads ask with
+ * clients (playwright.config.ts turns it off). IndexedDB and localStorage are then emptied from
+ * the icon's page, and the same script is registered again: its install finds the precache
+ * filled and fetches nothing, and it activates and claims the icon at once. Firefox's HTTP cache is kept: the GGUF downloads ask with
  * `cache: 'no-store'`, and the tests' servers say what may be stored.
  */
 async function reinstall(icon: Page): Promise<void> {
@@ -460,7 +462,7 @@ type Pool = { current?: WarmContext };
  * the worker's warm context, held from the suite's `beforeAll` until `endSuite` in its
  * `afterAll`, and its page. A context of the suite's own would install the service worker again
  * (about 2.5 s, more in Firefox); the warm one is reset instead. The suite's API tests care only
- * for the app's origin, so a warm context of any viewport serves; where there is none yet, one is
+ * for the app's origin, so a warm context of any options serves; where there is none yet, one is
  * opened with the project's options, as its UI tests will want it. A test of the suite that asks
  * for `page` or `context` gets a new context of its own while the suite holds this one.
  */
