@@ -88,7 +88,8 @@ export class Pairing {
 
   /**
    * Whether a handshake to the relay's path, from the app's origin and this machine, may join: it
-   * shows the current code or the session, and no tab is paired or joining. `refused` says why not.
+   * shows the current code, and no tab is paired or joining; or it shows the session, which only
+   * the paired tab was given. `refused` says why not.
    * @param {URL} url The handshake's address, with its `code` or `session`.
    * @returns {{ refused: [number, string] } | { byCode: boolean }}
    */
@@ -98,10 +99,10 @@ export class Pairing {
     if (!byCode && !bySession) {
       return { refused: [403, 'no valid pairing code (wrong, or used already)'] };
     }
-    if (this.#tab !== null || this.#joining !== null) {
+    if (!bySession && (this.#tab !== null || this.#joining !== null)) {
       return { refused: [409, 'a tab is paired already; end that pairing in the app first'] };
     }
-    return { byCode };
+    return { byCode: !bySession };
   }
 
   /**
@@ -119,10 +120,29 @@ export class Pairing {
         this.#code = token();
         this.#session = token();
         this.#stopGrace();
+      } else {
+        // By its session: the tab came back. The grace window runs on: only a tab that says it is
+        // ready stops it.
+        this.#replaceSocket();
       }
-      // By its session, the grace window runs on: only a tab that says it is ready stops it.
       this.#join(ws, /** @type {string} */ (this.#session));
     });
+  }
+
+  /**
+   * Lets go of the tab's socket, or the one joining, when the tab comes back with its session: a
+   * reloaded page can connect before its old socket's close reaches the relay (on a busy
+   * machine it does), and that socket's page is gone. What the old socket had in flight fails.
+   */
+  #replaceSocket() {
+    const old = this.#tab ?? this.#joining;
+    if (old === null) return;
+    if (old === this.#tab) this.#context.forwarding.tabGone();
+    this.#tab = null;
+    this.#joining = null;
+    // Its close, when it comes, finds it neither the tab nor joining (#onTabGone).
+    old.close(4002, 'the tab reconnected with its session');
+    this.#startGrace();
   }
 
   /** Stops the heartbeat and the grace window, and closes every socket let in. */

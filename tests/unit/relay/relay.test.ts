@@ -895,6 +895,22 @@ describe('the relay when things go away', () => {
     expect(refused.closeReason).toMatch(/refused the pairing/);
   });
 
+  it('lets a reloaded tab back in with its session before its old socket has closed: the new socket replaces the old', async () => {
+    const { relay: r, log } = await relay();
+    const first = await pair(r);
+    const session = first.link.hello?.session ?? '';
+    // On a busy machine the reloaded page can connect before the relay hears the old one close.
+    await pair(r, undefined, { session });
+    await eventually(() => first.link.state === 'closed');
+    expect(first.link.closeReason).toMatch(/reconnected/);
+    expect(log.filter((line) => /Paired with a tab/.test(line))).toHaveLength(2);
+    const answer = await send(r, '/v1/openai/chat/completions', {
+      body: JSON.stringify({ model: 'hearth/echo', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body).choices[0].message.content).toBe('hi');
+  });
+
   it('ends the pairing when the tab stays away past the grace window: its session pairs no more', async () => {
     const { relay: r, log } = await relay({ reconnectGraceMs: 200 });
     const first = await pair(r);
