@@ -115,7 +115,7 @@ export async function startUpstream(origin) {
         });
         return;
       }
-      const perSecond = PACED_MODELS[/** @type {keyof PACED_MODELS} */ (model)];
+      const perSecond = PACED_MODELS[/** @type {keyof typeof PACED_MODELS} */ (model)];
       void streamTokens(res, { id, created, model, tokens, usage, cors, perSecond });
     });
   });

@@ -28,8 +28,8 @@ const deviceWatches = new Set<DeviceWatch>();
  */
 export function watchDevices(watch: DeviceWatch): void {
   deviceWatches.add(watch);
-  const proto = (globalThis as { GPUAdapter?: { prototype: Record<string, unknown> } }).GPUAdapter
-    ?.prototype;
+  const proto = (globalThis as unknown as { GPUAdapter?: { prototype: Record<string, unknown> } })
+    .GPUAdapter?.prototype;
   if (!proto || typeof proto.requestDevice !== 'function' || proto.hearthWatched) return;
   const requestDevice = proto.requestDevice as (...args: unknown[]) => Promise<GpuDeviceLike>;
   proto.hearthWatched = true;

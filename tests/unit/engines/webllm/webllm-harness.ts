@@ -212,7 +212,7 @@ function installLoadHooks(lib: WebLLMInternals): void {
   tvmjs.detectGPUDevice = async (...args: unknown[]) => {
     if (!loading) return original.detectGPUDevice(...args);
     const load = loading;
-    const adapter = (globalThis as { GPUAdapter?: typeof FakeGPUAdapter }).GPUAdapter;
+    const adapter = (globalThis as unknown as { GPUAdapter?: typeof FakeGPUAdapter }).GPUAdapter;
     const device = adapter
       ? await adapter.prototype.requestDevice.call(adapter.prototype)
       : new FakeDevice();
