@@ -23,12 +23,15 @@ function e2ePorts(/** @type {number} */ port) {
 }
 
 /**
- * The browser suites: Chromium's projects in one lane, Firefox's in the other, with Chromium's
- * `no-webgpu` (a lane of its own browsers is all a project needs), which evens out the lanes: the
- * Firefox lane runs the checks first.
+ * The browser suites: Chromium's main project in one lane; Firefox's in the other, with Chromium's
+ * `no-webgpu` and `subpath` (a lane launches whichever browsers its projects name), which evens
+ * out the lanes: the other runs the checks first, and this one makes the fixture sites.
  */
-export const CHROMIUM_LANE = { projects: ['root', 'subpath'], port: 4179 };
-export const FIREFOX_LANE = { projects: ['firefox', 'firefox-no-jspi', 'no-webgpu'], port: 4279 };
+export const CHROMIUM_LANE = { projects: ['root'], port: 4179 };
+export const FIREFOX_LANE = {
+  projects: ['firefox', 'firefox-no-jspi', 'no-webgpu', 'subpath'],
+  port: 4279,
+};
 export const BROWSER_LANES = [CHROMIUM_LANE, FIREFOX_LANE];
 
 /**
