@@ -112,7 +112,14 @@ export default defineConfig({
   projects: [
     {
       name: 'root',
-      testIgnore: /(subpath|no-webgpu|first-run|llama-compat)\.spec\.ts$/,
+      testIgnore: /(subpath|no-webgpu|first-run|llama-compat|isolation)\.spec\.ts$/,
+      use: { baseURL: `http://127.0.0.1:${PORT}/` },
+    },
+    {
+      // The root project's isolation suite on its own, so that `npm test` can run it in the other
+      // lane and even the lanes out (scripts/suite/lanes.mjs).
+      name: 'isolation',
+      testMatch: /isolation\.spec\.ts$/,
       use: { baseURL: `http://127.0.0.1:${PORT}/` },
     },
     {

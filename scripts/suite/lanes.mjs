@@ -24,12 +24,13 @@ function e2ePorts(/** @type {number} */ port) {
 
 /**
  * The browser suites: Chromium's main project in one lane; Firefox's in the other, with Chromium's
- * `no-webgpu` and `subpath` (a lane launches whichever browsers its projects name), which evens
- * out the lanes: the other runs the checks first, and this one makes the fixture sites.
+ * `no-webgpu`, `subpath` and `isolation` (a lane launches whichever browsers its projects name),
+ * which evens out the lanes: the Firefox lane runs the checks first, the other makes the fixture
+ * sites.
  */
 export const CHROMIUM_LANE = { projects: ['root'], port: 4179 };
 export const FIREFOX_LANE = {
-  projects: ['firefox', 'firefox-no-jspi', 'no-webgpu', 'subpath'],
+  projects: ['firefox', 'firefox-no-jspi', 'no-webgpu', 'subpath', 'isolation'],
   port: 4279,
 };
 export const BROWSER_LANES = [CHROMIUM_LANE, FIREFOX_LANE];
