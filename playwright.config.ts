@@ -15,7 +15,7 @@ if (!firefox) throw new Error(browserHelp('firefox'));
  * queue), the relay, the chat, offline, GGUF models on llama.cpp (downloads, chat, embeddings),
  * and the clients and UI of servers the user adds. A test in them that needs what only Chromium
  * has (CDP) skips itself there with its reason (helpers.ts). Left to Chromium, to keep a fresh
- * clone's CI short (about 16 minutes on two cores, with the browsers in lanes side by side; the
+ * clone's CI short (about 15 minutes on two cores, with the browsers in lanes side by side; the
  * aim is 15): the servers contract suite (servers.spec.ts), the conversation list
  * (ui-conversations and its export: the same Lit and IndexedDB code; Firefox keeps conversations
  * across a reload in offline.spec) and adding models (add-model: the service worker's code;
