@@ -1,7 +1,8 @@
-// `npm test`: the browsers found (or installed), then two lanes side by side: Chromium's browser
-// suites in one; the type check, lint, format check and unit tests, then Firefox's browser
-// suites and Chromium's small projects, in the other (lanes.mjs says why). The browser suites spend much of their time waiting (a stall limit, a
-// held download, a host tab going), which the other lane fills: docs/development.md#suite-time.
+// `npm test`: the browsers found (or installed), then two lanes side by side: Chromium's main
+// browser suites in one; the type check, lint, format check and unit tests, then Firefox's browser
+// suites and Chromium's small projects, in the other (lanes.mjs says why). The browser suites
+// spend much of their time waiting (a stall limit, a held download, a host tab going), which the
+// other lane fills: docs/development.md#suite-time.
 import { spawnSync } from 'node:child_process';
 import { CHROMIUM_LANE, FIREFOX_LANE, playwrightStep, runLanes } from './lanes.mjs';
 
