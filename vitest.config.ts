@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['tests/unit/**/*.test.ts'],
+    // Hooks every file needs (a helper's own would belong to the first file importing it).
+    setupFiles: ['tests/unit/setup.ts'],
     environment: 'node',
     // Every core (vitest leaves one free by default: on two cores, one file at a time, which
     // doubled the unit tests' time in `npm test`).

@@ -36,3 +36,19 @@ describe('the relay’s terminal output', () => {
     expect(output()).not.toContain('\u009b');
   });
 });
+
+// The harness undoes what a test made after it (`cleanups`), in every file that uses it: the
+// relays it starts are processes of their own, which would outlive the run.
+describe('a relay a test starts', () => {
+  let baseUrl = '';
+  it('answers while the test runs (503: no tab is paired)', async () => {
+    const running = await spawnRelay(APP, 10_000);
+    cleanups.push(running.stop);
+    ({ baseUrl } = running);
+    expect((await fetch(`${baseUrl}/models`)).status).toBe(503);
+  });
+
+  it('is stopped once that test has ended', async () => {
+    await expect(fetch(`${baseUrl}/models`)).rejects.toThrow();
+  });
+});

@@ -9,20 +9,19 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, expect } from 'vitest';
+import { expect } from 'vitest';
 import { WebSocket as NodeWebSocket } from 'ws';
 import { PROTOCOL_VERSION } from '../../../relay/protocol.js';
 import { startRelay, type Relay, type RelayOptions } from '../../../relay/relay.js';
 import { RelayLink, type RelayLinkOptions, type Replay } from '../../../src/relay-tab/relay-link';
+import { cleanups } from '../cleanups';
 import { echoBody, echoStack, eventually } from '../helpers';
 
 export const APP = 'http://127.0.0.1:4173/';
 export const API_BASE = 'http://127.0.0.1:4173/v1/';
 
-export const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+/** What a test makes, undone after it (tests/unit/setup.ts). */
+export { cleanups };
 
 /** A folder of the test's own, removed after it. */
 export async function tempDir(): Promise<string> {
