@@ -1,8 +1,12 @@
-import { readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { defineConfig } from '@playwright/test';
 import { browserHelp, CHROMIUM_ARGS, findBrowser } from './scripts/browsers.mjs';
+import {
+  E2E_BUILD,
+  e2ePorts,
+  e2eServers,
+  STALL_MS,
+  SUBPATH,
+} from './scripts/suite/e2e-servers.mjs';
 
 const chromium = await findBrowser('chromium');
 if (!chromium) throw new Error(browserHelp('chromium'));
@@ -24,35 +28,24 @@ if (!firefox) throw new Error(browserHelp('firefox'));
 const FIREFOX_SUITES =
   /\/(wire|sdk|hosts|first-visit|faults|relay|ui-chat|ui-chat-options|ui-images|ui-keyboard|ui-servers|ui-download-offline|offline|llama|llama-vision|gguf-downloads|fixture-gguf|embeddings|sdk-embeddings|servers-clients|site|site-relay|newcomer)\.spec\.ts$/;
 
-/** Ports of their own, so that the tests never talk to an app left running by `npm start`. */
-const PORT = Number(process.env.E2E_PORT ?? 4179);
-const SUBPATH = '/hearth/';
 /**
- * Where tests/e2e/model-server.ts serves the test build's self-hosted models. Not 4190: the Fetch
- * standard lists it among the "bad ports" (ManageSieve), and Firefox refuses every request to it.
+ * Ports of their own, so that the tests never talk to an app left running by `npm start`; the
+ * app's servers on them (scripts/suite/e2e-servers.mjs).
  */
-const MODEL_PORT = Number(process.env.E2E_MODEL_PORT ?? 4188);
+const { port: PORT, subpathPort: SUBPATH_PORT } = e2ePorts();
 /**
- * The same app built for a sub-path, as on a GitHub Pages project site: on the next port, or the
- * one after when the model server was put on the next one.
+ * What this run's report and results are named by: its port, and where a lane makes several runs
+ * on one port (scripts/suite/lanes.mjs), their number in it (`E2E_RUN`), as Playwright empties
+ * its results folder when a run starts.
  */
-const SUBPATH_PORT = PORT + 1 === MODEL_PORT ? PORT + 2 : PORT + 1;
+const RUN = process.env.E2E_RUN ? `${PORT}-${process.env.E2E_RUN}` : String(PORT);
 /**
- * The test build's self-hosted catalogue (tests/e2e/fixtures/models.json), pointed at the model
- * server's port: runs on other ports can go on side by side.
+ * Files of `root` and `firefox` this run leaves out (`E2E_LEAVE`, a regular expression): `npm
+ * test`'s lanes run them in runs of their own, in whichever lane is free first (lanes.mjs).
  */
-const MODELS_FILE = join(tmpdir(), `hearth-e2e-models-${MODEL_PORT}.json`);
-writeFileSync(
-  MODELS_FILE,
-  readFileSync(new URL('./tests/e2e/fixtures/models.json', import.meta.url), 'utf8').replaceAll(
-    'localhost:4188',
-    `localhost:${MODEL_PORT}`,
-  ),
-);
-/** The test build's stall limit (the app's is 60 s): a stall test waits this long. */
-export const STALL_MS = 12_000;
-/** The build id of the test build, known so that a test can fake an older one. */
-export const E2E_BUILD = 'e2e-build';
+const LEFT = process.env.E2E_LEAVE ? [new RegExp(process.env.E2E_LEAVE)] : [];
+/** The test build's stall limit and build id, for the tests that need them. */
+export { E2E_BUILD, STALL_MS };
 
 /** The shared flags, plus a WebGPU adapter (SwiftShader, on the CPU, where there is no GPU). */
 export const chromiumArgs = [...CHROMIUM_ARGS, '--enable-unsafe-webgpu'];
@@ -77,21 +70,6 @@ const FIREFOX_PREFS = { 'browser.sessionhistory.max_total_viewers': 0 };
 /** Firefox without JSPI (as before Firefox 153 ESR, and as Safari is). */
 const NO_JSPI = { 'javascript.options.wasm_js_promise_integration': false };
 
-/** The sub-path build's server (scripts/suite/e2e.mjs drops it from runs without its project). */
-const SUBPATH_SERVER = {
-  command: 'node scripts/start.mjs',
-  env: {
-    PORT: String(SUBPATH_PORT),
-    HEARTH_BASE: SUBPATH,
-    HEARTH_OUT_DIR: `dist-e2e-${SUBPATH_PORT}`,
-    HEARTH_PREVIEW_UNCOMPRESSED: '1',
-  },
-  url: `http://127.0.0.1:${SUBPATH_PORT}${SUBPATH}`,
-  reuseExistingServer: false,
-  timeout: 120_000,
-  stdout: 'ignore' as const,
-};
-
 export default defineConfig({
   testDir: 'tests/e2e',
   timeout: 60_000,
@@ -100,9 +78,9 @@ export default defineConfig({
   workers: 1,
   retries: 0,
   // The JSON report says where the suite's time goes (scripts/suite/suite-times.mjs reads it).
-  reporter: [['list'], ['json', { outputFile: `test-results/report-${PORT}.json` }]],
+  reporter: [['list'], ['json', { outputFile: `test-results/report-${RUN}.json` }]],
   // Builds, servers and results apart per port: runs on other ports can go on side by side.
-  outputDir: `test-results/${PORT}`,
+  outputDir: `test-results/${RUN}`,
   globalSetup: './tests/e2e/global-setup.ts',
   use: {
     browserName: 'chromium',
@@ -112,7 +90,7 @@ export default defineConfig({
   projects: [
     {
       name: 'root',
-      testIgnore: /(subpath|no-webgpu|first-run|llama-compat|isolation)\.spec\.ts$/,
+      testIgnore: [/(subpath|no-webgpu|first-run|llama-compat|isolation)\.spec\.ts$/, ...LEFT],
       use: { baseURL: `http://127.0.0.1:${PORT}/` },
     },
     {
@@ -135,6 +113,7 @@ export default defineConfig({
       // Firefox on Linux has no WebGPU: GGUF models run on the CPU there.
       name: 'firefox',
       testMatch: FIREFOX_SUITES,
+      testIgnore: LEFT,
       use: firefoxUse(),
     },
     {
@@ -169,29 +148,14 @@ export default defineConfig({
       use: { baseURL: `http://127.0.0.1:${SUBPATH_PORT}${SUBPATH}` },
     },
   ],
-  webServer: [
-    {
-      command: 'node scripts/start.mjs',
-      env: {
-        PORT: String(PORT),
-        HEARTH_BUILD: E2E_BUILD,
-        HEARTH_OUT_DIR: `dist-e2e-${PORT}`,
-        HEARTH_MODELS_FILE: MODELS_FILE,
-        HEARTH_PREVIEW_UNCOMPRESSED: '1',
-        // GGUFs stored in parts of 256 KiB, not 32 MiB: the fixtures have several (gguf-parts.ts).
-        VITE_HEARTH_GGUF_PART_BYTES: String(256 * 1024),
-        // A stream without a token for 12 s, not 60, ends with engine_stalled (faults.spec.ts);
-        // no test's echo engine pauses that long between tokens (the longest pause is 10 s).
-        VITE_HEARTH_STALL_MS: String(STALL_MS),
-        // `hf:` ids are looked up on the model server's Hub (tests/e2e/model-server.ts).
-        VITE_HEARTH_HUB_URL: `http://localhost:${MODEL_PORT}/hub`,
-      },
-      url: `http://127.0.0.1:${PORT}/`,
-      // A server left over from another run could serve a stale build.
-      reuseExistingServer: false,
-      timeout: 120_000,
-      stdout: 'ignore',
-    },
-    ...(process.env.E2E_SUBPATH === '0' ? [] : [SUBPATH_SERVER]),
-  ],
+  // The sub-path build's server only where E2E_SUBPATH is not 0 (lanes.mjs drops it from runs
+  // without its project). Where the lane started them (E2E_SERVERS_UP=1), Playwright finds them
+  // up; otherwise it starts its own, as a server left over from another run could serve a stale
+  // build.
+  webServer: e2eServers().map((server) => ({
+    ...server,
+    reuseExistingServer: process.env.E2E_SERVERS_UP === '1',
+    timeout: 120_000,
+    stdout: 'ignore' as const,
+  })),
 });

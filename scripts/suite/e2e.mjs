@@ -1,7 +1,13 @@
 // `npm run test:e2e`: the browser suites, Chromium's and Firefox's projects in two Playwright
 // runs side by side, each on ports of its own (scripts/suite/lanes.mjs). Arguments go to both runs
 // (`--project=…` picks the runs that have that project); `--serial` runs them one after another.
-import { BROWSER_LANES, playwrightStep, runLanes } from './lanes.mjs';
+import { browserRun, runLanes } from './lanes.mjs';
+
+/** The projects of each lane. */
+const LANES = [
+  ['root', 'no-webgpu', 'isolation'],
+  ['firefox', 'firefox-no-jspi', 'subpath'],
+];
 
 const args = process.argv.slice(2);
 const serial = args.includes('--serial');
@@ -12,11 +18,12 @@ const asked = given.flatMap((arg, i) =>
 const rest = given.filter((arg, i) => !arg.startsWith('--project') && given[i - 1] !== '--project');
 
 const filtered = rest.some((arg) => !arg.startsWith('-'));
-const lanes = BROWSER_LANES.map((lane) => ({
-  ...lane,
-  projects: asked.length ? lane.projects.filter((p) => asked.includes(p)) : lane.projects,
-}))
-  .filter(({ projects }) => projects.length > 0)
+const lanes = LANES.map((projects) =>
+  asked.length ? projects.filter((p) => asked.includes(p)) : projects,
+)
+  .filter((projects) => projects.length > 0)
   // A lane none of whose projects runs the files asked for has nothing to do, and that is fine.
-  .map((lane) => [playwrightStep(lane, filtered ? [...rest, '--pass-with-no-tests'] : rest)]);
+  .map((projects) => [
+    browserRun(projects, { args: filtered ? [...rest, '--pass-with-no-tests'] : rest }),
+  ]);
 await runLanes(lanes, { serial });

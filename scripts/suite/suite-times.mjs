@@ -3,16 +3,18 @@
 // (playwright.config.ts: test-results/report-<port>.json): the run's wall time, the time inside
 // tests by project and by file, and the slowest tests. What is left of the wall time is the
 // suite's own overhead: builds, servers, browser starts, beforeAll/afterAll.
-// `node scripts/suite/suite-times.mjs [report.json …] [--top N]`: by default the reports of
-// `npm test`'s two lanes (scripts/suite/lanes.mjs), each in turn.
-import { existsSync, readFileSync } from 'node:fs';
-import { BROWSER_LANES } from './lanes.mjs';
+// `node scripts/suite/suite-times.mjs [report.json …] [--top N]`: by default the reports of the
+// last `npm test`'s Playwright runs (test-results/report-<port>-<n>.json, scripts/suite/lanes.mjs),
+// each in turn.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
 const args = process.argv.slice(2);
 const given = args.filter((a) => a.endsWith('.json'));
 const files = given.length
   ? given
-  : BROWSER_LANES.map(({ port }) => `test-results/report-${port}.json`).filter(existsSync);
+  : (existsSync('test-results') ? readdirSync('test-results') : [])
+      .filter((name) => /^report-.*\.json$/.test(name))
+      .map((name) => `test-results/${name}`);
 const topAt = args.indexOf('--top');
 const top = topAt >= 0 ? Number(args[topAt + 1]) : 15;
 

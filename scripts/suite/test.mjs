@@ -1,10 +1,12 @@
-// `npm test`: the browsers found (or installed), then two lanes side by side: Chromium's main
-// browser suites in one; the type check, lint, format check and unit tests, then Firefox's browser
-// suites and Chromium's small projects, in the other (lanes.mjs says why). The browser suites
-// spend much of their time waiting (a stall limit, a held download, a host tab going), which the
-// other lane fills: docs/development.md#suite-time.
+// `npm test`: the browsers found (or installed), then two lanes side by side (lanes.mjs): in one,
+// Chromium's main browser suites; in the other, the type checks, lint and format check, then
+// Firefox's browser suites and Chromium's small projects. Then each lane, once free, takes the
+// next step of the tail (the fuzz suite's browser run, the unit tests in two runs), so that the
+// lanes end together on a machine slower at browsers or at Node alike. The browser suites spend
+// much of their time waiting (a stall limit, a held download, a host tab going), which the other
+// lane fills: docs/development.md#suite-time.
 import { spawnSync } from 'node:child_process';
-import { CHROMIUM_LANE, FIREFOX_LANE, playwrightStep, runLanes } from './lanes.mjs';
+import { browserRun, runLanes } from './lanes.mjs';
 
 const found = spawnSync('node', ['scripts/browsers.mjs', '--install'], { stdio: 'inherit' });
 if (found.status !== 0) process.exit(found.status ?? 1);
@@ -18,14 +20,27 @@ const tsc = (/** @type {string} */ name, /** @type {string} */ project) => ({
   name,
   command: ['node', 'node_modules/typescript-7/bin/tsc', '-p', project, '--noEmit'],
 });
-await runLanes([
-  [playwrightStep(CHROMIUM_LANE)],
+/** The Markdown depth tests: half the unit tests' time, in one file (a run of their own). */
+const MARKDOWN_DEPTH = 'tests/unit/app/chat/markdown/markdown-depth.test.ts';
+await runLanes(
   [
-    tsc('types: the app', 'tsconfig.json'),
-    tsc('types: the service worker', 'sw/tsconfig.json'),
-    npx('lint', ['eslint', '.']),
-    npx('format', ['prettier', '--check', '.']),
-    npx('unit tests', ['vitest', 'run']),
-    playwrightStep(FIREFOX_LANE),
+    [browserRun(['root'])],
+    [
+      tsc('types: the app', 'tsconfig.json'),
+      tsc('types: the service worker', 'sw/tsconfig.json'),
+      npx('lint', ['eslint', '.']),
+      npx('format', ['prettier', '--check', '.']),
+      browserRun(['firefox', 'firefox-no-jspi', 'no-webgpu', 'subpath', 'isolation']),
+    ],
   ],
-]);
+  {
+    // Whichever lane is free first takes the next; the longest first. The fuzz suite's run costs
+    // its lane about 8 s more than in the Chromium run (Playwright, a browser, the app's first
+    // install); the unit tests' two runs about 2 s.
+    tail: [
+      browserRun(['root'], { files: ['fuzz'] }),
+      npx('unit tests', ['vitest', 'run', '--exclude', MARKDOWN_DEPTH]),
+      npx('unit tests: Markdown depth', ['vitest', 'run', MARKDOWN_DEPTH]),
+    ],
+  },
+);

@@ -32,17 +32,16 @@ function fresh(out: URL, inputs: URL[]): boolean {
 
 /**
  * Bundles the official `openai` SDK for the browser, and the Vercel AI SDK with LangChain's
- * OpenAI embeddings (sdk-embeddings.spec.ts). The second takes some seconds and is rebuilt only
- * when its entry or the installed packages (package-lock.json) change.
+ * OpenAI embeddings (sdk-embeddings.spec.ts). Each is bundled again only when its entry or the
+ * installed packages (package-lock.json) change: `npm test`'s lanes start several runs.
  */
 export default async function globalSetup(): Promise<void> {
-  await bundle(
-    new URL('./fixtures/openai-global.ts', import.meta.url),
-    OPENAI_BUNDLE,
-    'OpenAIBundle',
-  );
-  const sdksEntry = new URL('./fixtures/sdks-global.ts', import.meta.url);
   const lock = new URL('../../package-lock.json', import.meta.url);
+  const openaiEntry = new URL('./fixtures/openai-global.ts', import.meta.url);
+  if (!fresh(OPENAI_BUNDLE, [openaiEntry, lock])) {
+    await bundle(openaiEntry, OPENAI_BUNDLE, 'OpenAIBundle');
+  }
+  const sdksEntry = new URL('./fixtures/sdks-global.ts', import.meta.url);
   if (!fresh(SDKS_BUNDLE, [sdksEntry, lock])) await bundle(sdksEntry, SDKS_BUNDLE, 'SdksBundle');
   // The sites that install the packed `hearth-llm` (site.spec.ts); they need the SDK's bundle.
   makeSites();
