@@ -8,7 +8,8 @@ import {
   SUBPATH,
 } from './scripts/suite/e2e-servers.mjs';
 
-const chromium = await findBrowser('chromium');
+// Chromium's headless shell where the system has it: the same engine, about a sixth less CPU.
+const chromium = await findBrowser('chromium', { headless: true });
 if (!chromium) throw new Error(browserHelp('chromium'));
 const executablePath = chromium.path;
 const firefox = await findBrowser('firefox');
