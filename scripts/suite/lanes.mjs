@@ -52,7 +52,7 @@ function specFiles(/** @type {string[]} */ files) {
 
 /**
  * One lane's Playwright runs: each on the lane's ports, with the lane's servers (started before
- * its first run that needs them, stopped when the lane ends: a build and a preview server per
+ * its first run that needs them, stopped when the lanes end: a build and a preview server per
  * run would cost each run about 6 CPU-seconds), and a report of its own
  * (`test-results/report-<port>-<n>.json`).
  */
