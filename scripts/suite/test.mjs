@@ -34,9 +34,9 @@ await runLanes(
     ],
   ],
   {
-    // Whichever lane is free first takes the next; the longest first. The fuzz suite's run costs
-    // its lane about 8 s more than in the Chromium run (Playwright, a browser, the app's first
-    // install); the unit tests' two runs about 2 s.
+    // Whichever lane is free first takes the next; the longest first. The fuzz suite in a run of
+    // its own costs its lane about 8 s more than inside Chromium's main run (Playwright, a
+    // browser, the app's first install); the unit tests in two runs, about 2 s more than in one.
     tail: [
       browserRun(['root'], { files: ['fuzz'] }),
       npx('unit tests', ['vitest', 'run', '--exclude', MARKDOWN_DEPTH]),
