@@ -49,6 +49,28 @@ export function writeModelsFile(modelPort) {
  */
 
 /**
+ * The app built and served on `port` by `npm start`'s script, under `base`, with `env` added;
+ * files are sent as they are (vite preview gzips every response again: 6 MB of WebLLM at each
+ * first visit).
+ * @param {number} port
+ * @param {string} base
+ * @param {Record<string, string>} env
+ * @returns {Server}
+ */
+function appServer(port, base, env) {
+  return {
+    command: 'node scripts/start.mjs',
+    env: {
+      PORT: String(port),
+      HEARTH_OUT_DIR: `dist-e2e-${port}`,
+      HEARTH_PREVIEW_UNCOMPRESSED: '1',
+      ...env,
+    },
+    url: `http://127.0.0.1:${port}${base}`,
+  };
+}
+
+/**
  * The app's servers for a run on `env`'s ports: the root build, and the sub-path build unless
  * `E2E_SUBPATH=0` (a run without the `subpath` project).
  * @param {NodeJS.ProcessEnv} [env]
@@ -56,36 +78,17 @@ export function writeModelsFile(modelPort) {
  */
 export function e2eServers(env = process.env) {
   const { port, modelPort, subpathPort } = e2ePorts(env);
-  /** @type {Server} */
-  const app = {
-    command: 'node scripts/start.mjs',
-    env: {
-      PORT: String(port),
-      HEARTH_BUILD: E2E_BUILD,
-      HEARTH_OUT_DIR: `dist-e2e-${port}`,
-      HEARTH_MODELS_FILE: writeModelsFile(modelPort),
-      // vite preview gzips every response again (6 MB of WebLLM at each first visit).
-      HEARTH_PREVIEW_UNCOMPRESSED: '1',
-      // GGUFs stored in parts of 256 KiB, not 32 MiB: the fixtures have several (gguf-parts.ts).
-      VITE_HEARTH_GGUF_PART_BYTES: String(256 * 1024),
-      // A stream without a token for 12 s, not 60, ends with engine_stalled (faults.spec.ts);
-      // no test's echo engine pauses that long between tokens (the longest pause is 10 s).
-      VITE_HEARTH_STALL_MS: String(STALL_MS),
-      // `hf:` ids are looked up on the model server's Hub (tests/e2e/model-server.ts).
-      VITE_HEARTH_HUB_URL: `http://localhost:${modelPort}/hub`,
-    },
-    url: `http://127.0.0.1:${port}/`,
-  };
-  /** @type {Server} */
-  const subpath = {
-    command: 'node scripts/start.mjs',
-    env: {
-      PORT: String(subpathPort),
-      HEARTH_BASE: SUBPATH,
-      HEARTH_OUT_DIR: `dist-e2e-${subpathPort}`,
-      HEARTH_PREVIEW_UNCOMPRESSED: '1',
-    },
-    url: `http://127.0.0.1:${subpathPort}${SUBPATH}`,
-  };
-  return env.E2E_SUBPATH === '0' ? [app] : [app, subpath];
+  const app = appServer(port, '/', {
+    HEARTH_BUILD: E2E_BUILD,
+    HEARTH_MODELS_FILE: writeModelsFile(modelPort),
+    // GGUFs stored in parts of 256 KiB, not 32 MiB: the fixtures have several (gguf-parts.ts).
+    VITE_HEARTH_GGUF_PART_BYTES: String(256 * 1024),
+    // A stream without a token for 12 s, not 60, ends with engine_stalled (faults.spec.ts); no
+    // test's echo engine pauses that long between tokens (the longest pause is 10 s).
+    VITE_HEARTH_STALL_MS: String(STALL_MS),
+    // `hf:` ids are looked up on the model server's Hub (tests/e2e/model-server.ts).
+    VITE_HEARTH_HUB_URL: `http://localhost:${modelPort}/hub`,
+  });
+  if (env.E2E_SUBPATH === '0') return [app];
+  return [app, appServer(subpathPort, SUBPATH, { HEARTH_BASE: SUBPATH })];
 }
