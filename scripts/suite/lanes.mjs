@@ -5,11 +5,13 @@
 // whichever of the browsers or the checks the machine is slower at. Playwright's lines are passed
 // through as they come (each names its project); the other steps' output is held and printed in
 // one block when the step ends, so that it reads whole. At the end a table gives each step's
-// verdict, lane and time, and the exit status is 1 if any step failed. Why lanes:
+// verdict, lane and time, then the browser tests that failed, and the exit status is 1 if any
+// step failed. Why lanes:
 // docs/development.md#suite-time.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { e2eServers } from './e2e-servers.mjs';
+import { failureLines, reportFiles } from './reports.mjs';
 
 /**
  * @typedef {object} Command
@@ -241,9 +243,7 @@ function runCommand(step, env = {}) {
 export async function runLanes(lanes, { tail = [], serial = false } = {}) {
   if (lanes.length > LANE_PORTS.length) throw new Error(`at most ${LANE_PORTS.length} lanes`);
   // The reports of earlier runs would read as this run's (suite-times.mjs reads them all).
-  for (const name of existsSync('test-results') ? readdirSync('test-results') : []) {
-    if (/^report-.*\.json$/.test(name)) rmSync(`test-results/${name}`);
-  }
+  for (const file of reportFiles()) rmSync(file);
   const started = performance.now();
   /** @type {{ step: Step, lane: number, ok: boolean, seconds: number }[]} */
   const results = [];
@@ -279,6 +279,9 @@ export async function runLanes(lanes, { tail = [], serial = false } = {}) {
     console.log(`| ${step.name} | ${lane} | ${ok ? 'passed' : 'FAILED'} | ${minutes(seconds)} |`);
   }
   console.log(`| all (${serial ? 'one after another' : 'side by side'}) | | | ${minutes(total)} |`);
+  // Last, where a log cut to its end still shows them.
+  const failures = failureLines(reportFiles());
+  if (failures.length) console.log(`\nWhat failed in the browsers:\n${failures.join('\n')}`);
   process.exit(results.every(({ ok }) => ok) ? 0 : 1);
 }
 

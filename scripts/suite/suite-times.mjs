@@ -6,46 +6,18 @@
 // `node scripts/suite/suite-times.mjs [report.json …] [--top N]`: by default the reports of the
 // last `npm test`'s Playwright runs (test-results/report-<port>-<n>.json, scripts/suite/lanes.mjs),
 // each in turn.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readReport, reportFiles, testRuns } from './reports.mjs';
 
 const args = process.argv.slice(2);
 const given = args.filter((a) => a.endsWith('.json'));
-const files = given.length
-  ? given
-  : (existsSync('test-results') ? readdirSync('test-results') : [])
-      .filter((name) => /^report-.*\.json$/.test(name))
-      .map((name) => `test-results/${name}`);
+const files = given.length ? given : reportFiles();
 const topAt = args.indexOf('--top');
 const top = topAt >= 0 ? Number(args[topAt + 1]) : 15;
 
-/** @typedef {{ duration: number, status: string }} Result */
-/** @typedef {{ projectName: string, results: Result[] }} Test */
-/** @typedef {{ title: string, file: string, tests: Test[] }} Spec */
-/** @typedef {{ title: string, file: string, specs?: Spec[], suites?: Suite[] }} Suite */
-
 for (const file of files) {
   console.log(`\n${file}`);
-  const report = JSON.parse(readFileSync(file, 'utf8'));
-  /** @type {{ project: string, file: string, title: string, ms: number, status: string }[]} */
-  const runs = [];
-  /** @param {Suite} suite */
-  const walk = (suite) => {
-    for (const spec of suite.specs ?? []) {
-      for (const test of spec.tests) {
-        for (const result of test.results) {
-          runs.push({
-            project: test.projectName,
-            file: spec.file,
-            title: spec.title,
-            ms: result.duration,
-            status: result.status,
-          });
-        }
-      }
-    }
-    for (const child of suite.suites ?? []) walk(child);
-  };
-  for (const suite of report.suites) walk(suite);
+  const report = readReport(file);
+  const runs = testRuns(report);
 
   const minutes = (/** @type {number} */ ms) => `${(ms / 60_000).toFixed(1)} min`;
   /** @param {(run: typeof runs[number]) => string} key */
