@@ -328,8 +328,14 @@ test('a client that never reads: the browser takes its reply, the service worker
   // The browser reads a service worker's stream without waiting for the page (Chromium and
   // Firefox alike): the generation runs to its end, and the engine is free…
   await expect.poll(async () => (await hostStatus(page)).open_ports).toBe(0);
-  // …while the service worker holds none of it (it would hold at most a window, 1 MiB).
-  expect((await serviceWorkerHeap(browser)) - before).toBeLessThan(1024 * 1024);
+  // …while the service worker holds none of it once the browser has taken what it had queued.
+  // The engine ends when the last of its reply is in flight, not read: up to a window (1 MiB of
+  // tokens, as bridge/messages.ts counts them) may still be in the service worker's stream then,
+  // which a loaded machine's browser drains later (a full `npm test` saw 1.7 MB held at that
+  // moment). Holding the stream itself would be some 45 MB.
+  await expect
+    .poll(async () => (await serviceWorkerHeap(browser)) - before)
+    .toBeLessThan(1024 * 1024);
   const served = await page.evaluate(async (KEY) => {
     const started = performance.now();
     const next = await fetch('v1/openai/chat/completions', {
