@@ -281,7 +281,10 @@ export async function runLanes(lanes, { tail = [], serial = false } = {}) {
   console.log(`| all (${serial ? 'one after another' : 'side by side'}) | | | ${minutes(total)} |`);
   // Last, where a log cut to its end still shows them.
   const failures = failureLines(reportFiles());
-  if (failures.length) console.log(`\nWhat failed in the browsers:\n${failures.join('\n')}`);
+  if (failures.length) {
+    console.log(`\nWhat failed in the browsers, and what passed only when retried:`);
+    console.log(failures.join('\n'));
+  }
   process.exit(results.every(({ ok }) => ok) ? 0 : 1);
 }
 

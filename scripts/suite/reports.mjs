@@ -13,10 +13,11 @@ import { stripVTControlCharacters } from 'node:util';
  * @property {string} title the test's title, after those of the `describe` blocks around it
  * @property {number} ms
  * @property {string} status `passed`, `failed`, `timedOut`, `interrupted` or `skipped`
+ * @property {number} retry 0 for the first try, 1 for the retry (playwright.config.ts: `retries`)
  * @property {string} [error] the first error's message
  */
 
-/** @typedef {{ duration: number, status: string, error?: { message?: string } }} Result */
+/** @typedef {{ duration: number, status: string, retry?: number, error?: { message?: string } }} Result */
 /** @typedef {{ projectName: string, results: Result[] }} Test */
 /** @typedef {{ title: string, file: string, tests: Test[] }} Spec */
 /** @typedef {{ title: string, file: string, specs?: Spec[], suites?: Suite[] }} Suite */
@@ -58,6 +59,7 @@ export function testRuns(report) {
             title: [...outer, spec.title].join(' › '),
             ms: result.duration,
             status: result.status,
+            retry: result.retry ?? 0,
             ...(result.error?.message && { error: result.error.message }),
           });
         }
@@ -75,8 +77,9 @@ export const failed = (/** @type {TestRun} */ run) =>
   run.status !== 'passed' && run.status !== 'skipped';
 
 /**
- * The failures in `files`' reports, a few lines each (the test, then the head of its error), and
- * the errors outside tests; none when all passed.
+ * The failures in `files`' reports, a few lines each (the test, how its try ended and whether its
+ * retry passed, then the head of its error), and the errors outside tests; none when every test
+ * passed at its first try. A test that passed only when retried is listed too: it is flaky.
  * @param {string[]} files
  * @returns {string[]}
  */
@@ -91,8 +94,13 @@ export function failureLines(files) {
       .map((line) => `      ${line.trim().slice(0, 160)}`);
   for (const file of files) {
     const report = readReport(file);
-    for (const run of testRuns(report).filter(failed)) {
-      lines.push(`  ${run.project} ${run.file} › ${run.title} (${run.status})`);
+    const runs = testRuns(report);
+    const name = (/** @type {TestRun} */ run) => `${run.project} ${run.file} › ${run.title}`;
+    const passed = new Set(runs.filter((run) => run.status === 'passed').map(name));
+    for (const run of runs.filter(failed)) {
+      const retried = passed.has(name(run)) ? '; passed when retried: flaky' : '';
+      const attempt = run.retry ? `retry ${run.retry}: ` : '';
+      lines.push(`  ${name(run)} (${attempt}${run.status}${retried})`);
       if (run.error) lines.push(...head(run.error));
     }
     for (const error of report.errors ?? []) {

@@ -109,6 +109,64 @@ describe('the browser suites’ reports', () => {
     ]);
   });
 
+  it('name a test that passed only when retried as flaky, and list both tries of a test that failed at each', () => {
+    const retried = {
+      ...report,
+      suites: [
+        {
+          title: 'hosts.spec.ts',
+          file: 'hosts.spec.ts',
+          specs: [
+            {
+              title: 'a closed host',
+              file: 'hosts.spec.ts',
+              tests: [
+                {
+                  projectName: 'firefox',
+                  results: [
+                    {
+                      duration: 900,
+                      status: 'failed',
+                      retry: 0,
+                      error: { message: 'Error: gone' },
+                    },
+                    { duration: 800, status: 'passed', retry: 1 },
+                  ],
+                },
+              ],
+            },
+            {
+              title: 'a frozen host',
+              file: 'hosts.spec.ts',
+              tests: [
+                {
+                  projectName: 'root',
+                  results: [
+                    { duration: 900, status: 'failed', retry: 0, error: { message: 'Error: one' } },
+                    {
+                      duration: 60000,
+                      status: 'timedOut',
+                      retry: 1,
+                      error: { message: 'Error: two' },
+                    },
+                  ],
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    expect(failureLines([written(retried)])).toEqual([
+      '  firefox hosts.spec.ts › a closed host (failed; passed when retried: flaky)',
+      '      Error: gone',
+      '  root hosts.spec.ts › a frozen host (failed)',
+      '      Error: one',
+      '  root hosts.spec.ts › a frozen host (retry 1: timedOut)',
+      '      Error: two',
+    ]);
+  });
+
   it('give no lines when every test passed', () => {
     const passing = { ...report, suites: [{ ...report.suites[0], suites: [] }] };
     expect(failureLines([written(passing)])).toEqual([]);
