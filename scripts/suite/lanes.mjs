@@ -10,6 +10,7 @@
 // docs/development.md#suite-time.
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { e2eServers } from './e2e-servers.mjs';
 import { failureLines, reportFiles } from './reports.mjs';
 
@@ -245,6 +246,7 @@ export async function runLanes(lanes, { tail = [], serial = false } = {}) {
   // The reports of earlier runs would read as this run's (suite-times.mjs reads them all).
   for (const file of reportFiles()) rmSync(file);
   const started = performance.now();
+  const cpusAtStart = cpus();
   /** @type {{ step: Step, lane: number, ok: boolean, seconds: number }[]} */
   const results = [];
   const lanesOpen = LANE_PORTS.slice(0, lanes.length).map((port) => new Lane(port));
@@ -279,6 +281,14 @@ export async function runLanes(lanes, { tail = [], serial = false } = {}) {
     console.log(`| ${step.name} | ${lane} | ${ok ? 'passed' : 'FAILED'} | ${minutes(seconds)} |`);
   }
   console.log(`| all (${serial ? 'one after another' : 'side by side'}) | | | ${minutes(total)} |`);
+  // The run's floor on this machine: its work spread evenly on every core with none idle. A run
+  // near it is as fast as this machine makes that work; only less work makes it faster.
+  const { cores, busy, cpuSeconds } = cpuWork(cpusAtStart, cpus());
+  console.log(
+    `\nThe machine's ${cores} cores were busy ${Math.round(busy * 100)}% of that time: ` +
+      `${Math.round(cpuSeconds)} CPU-seconds of work, which takes ${minutes(cpuSeconds / cores)} ` +
+      `on ${cores} cores at the least.`,
+  );
   // Last, where a log cut to its end still shows them.
   const failures = failureLines(reportFiles());
   if (failures.length) {
@@ -286,6 +296,25 @@ export async function runLanes(lanes, { tail = [], serial = false } = {}) {
     console.log(failures.join('\n'));
   }
   process.exit(results.every(({ ok }) => ok) ? 0 : 1);
+}
+
+/**
+ * The CPU time the whole machine spent between two readings of `os.cpus()` (every process's, so
+ * a run's own on a machine that runs nothing else), and the share of the cores' time it was.
+ * @param {import('node:os').CpuInfo[]} before
+ * @param {import('node:os').CpuInfo[]} after
+ */
+export function cpuWork(before, after) {
+  let busyMs = 0;
+  let allMs = 0;
+  for (const [i, { times }] of after.entries()) {
+    const was = before[i]?.times;
+    if (!was) continue;
+    const all = (/** @type {typeof times} */ t) => t.user + t.nice + t.sys + t.irq + t.idle;
+    allMs += all(times) - all(was);
+    busyMs += all(times) - all(was) - (times.idle - was.idle);
+  }
+  return { cores: after.length, busy: allMs ? busyMs / allMs : 0, cpuSeconds: busyMs / 1000 };
 }
 
 /** `m:ss` */

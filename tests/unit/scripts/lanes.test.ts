@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { browserRun, playwrightArgs, schedule } from '../../../scripts/suite/lanes.mjs';
+import { browserRun, cpuWork, playwrightArgs, schedule } from '../../../scripts/suite/lanes.mjs';
 
 /**
  * `schedule` over named steps that end when the test says (`end`), so that which lane is free
@@ -104,5 +104,20 @@ describe('a browser run', () => {
     expect(pattern.test('/repo/tests/e2e/a11y.spec.ts')).toBe(true);
     expect(pattern.test('/repo/tests/e2e/ui-fuzz.spec.ts')).toBe(false);
     expect(pattern.test('/repo/tests/e2e/fuzz-more.spec.ts')).toBe(false);
+  });
+});
+
+describe('the CPU work of a run', () => {
+  const cpu = (user: number, sys: number, idle: number) => ({
+    model: 'test',
+    speed: 1,
+    times: { user, nice: 0, sys, idle, irq: 0 },
+  });
+
+  it('adds every core’s busy time and gives the share of the cores’ time it was', () => {
+    const before = [cpu(1_000, 500, 9_000), cpu(2_000, 0, 3_000)];
+    // Core 0: 7.5 s busy of 10; core 1: 10 s busy of 10.
+    const after = [cpu(7_000, 2_000, 11_500), cpu(11_000, 1_000, 3_000)];
+    expect(cpuWork(before, after)).toEqual({ cores: 2, busy: 0.875, cpuSeconds: 17.5 });
   });
 });
