@@ -78,7 +78,7 @@ export default defineConfig({
   fullyParallel: false,
   workers: 1,
   // One retry: on a loaded two-core machine a test's timing can go wrong once in hundreds of runs
-  // without a defect, and CI runs 500 of them. A test that passes only when retried is named at
+  // without a defect, and CI runs some 520. A test that passes only when retried is named at
   // the end of `npm test` as flaky (scripts/suite/reports.mjs), to be mended, not forgotten.
   retries: 1,
   // The JSON report says where the suite's time goes (scripts/suite/suite-times.mjs reads it).

@@ -5,9 +5,9 @@
 // whichever of the browsers or the checks the machine is slower at. Playwright's lines are passed
 // through as they come (each names its project); the other steps' output is held and printed in
 // one block when the step ends, so that it reads whole. At the end a table gives each step's
-// verdict, lane and time, then the browser tests that failed, and the exit status is 1 if any
-// step failed. Why lanes:
-// docs/development.md#suite-time.
+// verdict, lane and time; then come the machine's CPU work during the run and the floor it sets,
+// and the browser tests that failed or passed only when retried; the exit status is 1 if any step
+// failed. Why lanes: docs/development.md#suite-time.
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { cpus } from 'node:os';

@@ -28,7 +28,7 @@ import { stripVTControlCharacters } from 'node:util';
  * @property {{ message?: string }[]} [errors] errors outside tests (global setup, a web server)
  */
 
-/** The reports in test-results/, oldest first (`npm test`'s lanes delete those of earlier runs). */
+/** The reports in test-results/, by name (`npm test`'s lanes delete those of earlier runs). */
 export function reportFiles() {
   if (!existsSync('test-results')) return [];
   return readdirSync('test-results')
