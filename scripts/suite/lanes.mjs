@@ -307,10 +307,11 @@ export async function runLanes(lanes, { tail = [], serial = false } = {}) {
 export function cpuWork(before, after) {
   let busyMs = 0;
   let allMs = 0;
+  const all = (/** @type {import('node:os').CpuInfo['times']} */ t) =>
+    t.user + t.nice + t.sys + t.irq + t.idle;
   for (const [i, { times }] of after.entries()) {
     const was = before[i]?.times;
     if (!was) continue;
-    const all = (/** @type {typeof times} */ t) => t.user + t.nice + t.sys + t.irq + t.idle;
     allMs += all(times) - all(was);
     busyMs += all(times) - all(was) - (times.idle - was.idle);
   }

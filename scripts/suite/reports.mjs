@@ -73,8 +73,7 @@ export function testRuns(report) {
 }
 
 /** Whether a result is a failure: one that failed, ran out of time or was cut off. */
-export const failed = (/** @type {TestRun} */ run) =>
-  run.status !== 'passed' && run.status !== 'skipped';
+const failed = (/** @type {TestRun} */ run) => run.status !== 'passed' && run.status !== 'skipped';
 
 /**
  * The failures in `files`' reports, a few lines each (the test, how its try ended and whether its

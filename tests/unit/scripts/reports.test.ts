@@ -4,72 +4,56 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { failureLines, testRuns } from '../../../scripts/suite/reports.mjs';
 
-/** A report as Playwright's JSON reporter writes it: a file's suite, a `describe` inside it. */
-const report = {
+type Result = { duration: number; status: string; retry?: number; error?: { message: string } };
+
+/** A test as Playwright's JSON reporter writes it: one spec, run in one project. */
+const spec = (title: string, projectName: string, ...results: Result[]) => ({
+  title,
+  file: 'faults.spec.ts',
+  tests: [{ projectName, results }],
+});
+const result = (status: string, message?: string, retry = 0): Result => ({
+  duration: 100,
+  status,
+  retry,
+  ...(message && { error: { message } }),
+});
+type Spec = ReturnType<typeof spec>;
+/** A report of one file's suite with `specs`, and a `describe` block inside it with `inner`. */
+const reportOf = (specs: Spec[], inner: Spec[] = []) => ({
   stats: { duration: 9000, expected: 1, unexpected: 2, skipped: 1, flaky: 0 },
   errors: [],
   suites: [
     {
       title: 'faults.spec.ts',
       file: 'faults.spec.ts',
-      specs: [
-        {
-          title: 'answers a request',
-          file: 'faults.spec.ts',
-          tests: [{ projectName: 'root', results: [{ duration: 1200, status: 'passed' }] }],
-        },
-        {
-          title: 'is skipped in Firefox',
-          file: 'faults.spec.ts',
-          tests: [{ projectName: 'firefox', results: [{ duration: 0, status: 'skipped' }] }],
-        },
-      ],
-      suites: [
-        {
-          title: 'a closed tab',
-          file: 'faults.spec.ts',
-          specs: [
-            {
-              title: 'frees its queue place',
-              file: 'faults.spec.ts',
-              tests: [
-                {
-                  projectName: 'root',
-                  results: [
-                    {
-                      duration: 60000,
-                      status: 'timedOut',
-                      error: { message: '\u001b[31mTest timeout of 60000ms exceeded.\u001b[39m' },
-                    },
-                  ],
-                },
-              ],
-            },
-            {
-              title: 'keeps the reply',
-              file: 'faults.spec.ts',
-              tests: [
-                {
-                  projectName: 'firefox',
-                  results: [
-                    {
-                      duration: 300,
-                      status: 'failed',
-                      error: {
-                        message:
-                          'expect(received).toBe(expected)\n\nExpected: 1\nReceived: 2\n\n  at a.ts:1\n  at b.ts:2',
-                      },
-                    },
-                  ],
-                },
-              ],
-            },
-          ],
-        },
-      ],
+      specs,
+      suites: [{ title: 'a closed tab', file: 'faults.spec.ts', specs: inner }],
     },
   ],
-};
+});
+
+const report = reportOf(
+  [
+    spec('answers a request', 'root', result('passed')),
+    spec('is skipped in Firefox', 'firefox', result('skipped')),
+  ],
+  [
+    spec(
+      'frees its queue place',
+      'root',
+      result('timedOut', '\u001b[31mTest timeout of 60000ms exceeded.\u001b[39m'),
+    ),
+    spec(
+      'keeps the reply',
+      'firefox',
+      result(
+        'failed',
+        'expect(received).toBe(expected)\n\nExpected: 1\nReceived: 2\n\n  at a.ts:1\n  at b.ts:2',
+      ),
+    ),
+  ],
+);
 
 function written(content: object) {
   const file = join(mkdtempSync(join(tmpdir(), 'hearth-report-')), 'report-4179-1.json');
@@ -101,74 +85,41 @@ describe('the browser suites’ reports', () => {
     ]);
   });
 
+  it('name a test that passed only when retried as flaky, and list both tries of a test that failed at each', () => {
+    const retried = reportOf([
+      spec(
+        'a closed host',
+        'firefox',
+        result('failed', 'Error: gone'),
+        result('passed', undefined, 1),
+      ),
+      spec(
+        'a frozen host',
+        'root',
+        result('failed', 'Error: one'),
+        result('timedOut', 'Error: two', 1),
+      ),
+    ]);
+    expect(failureLines([written(retried)])).toEqual([
+      '  firefox faults.spec.ts › a closed host (failed; passed when retried: flaky)',
+      '      Error: gone',
+      '  root faults.spec.ts › a frozen host (failed)',
+      '      Error: one',
+      '  root faults.spec.ts › a frozen host (retry 1: timedOut)',
+      '      Error: two',
+    ]);
+  });
+
   it('name an error outside any test, such as a global setup that threw', () => {
-    const file = written({ ...report, suites: [], errors: [{ message: 'Error: build failed' }] });
+    const file = written({ ...reportOf([]), errors: [{ message: 'Error: build failed' }] });
     expect(failureLines([file])).toEqual([
       `  ${file}: outside any test`,
       '      Error: build failed',
     ]);
   });
 
-  it('name a test that passed only when retried as flaky, and list both tries of a test that failed at each', () => {
-    const retried = {
-      ...report,
-      suites: [
-        {
-          title: 'hosts.spec.ts',
-          file: 'hosts.spec.ts',
-          specs: [
-            {
-              title: 'a closed host',
-              file: 'hosts.spec.ts',
-              tests: [
-                {
-                  projectName: 'firefox',
-                  results: [
-                    {
-                      duration: 900,
-                      status: 'failed',
-                      retry: 0,
-                      error: { message: 'Error: gone' },
-                    },
-                    { duration: 800, status: 'passed', retry: 1 },
-                  ],
-                },
-              ],
-            },
-            {
-              title: 'a frozen host',
-              file: 'hosts.spec.ts',
-              tests: [
-                {
-                  projectName: 'root',
-                  results: [
-                    { duration: 900, status: 'failed', retry: 0, error: { message: 'Error: one' } },
-                    {
-                      duration: 60000,
-                      status: 'timedOut',
-                      retry: 1,
-                      error: { message: 'Error: two' },
-                    },
-                  ],
-                },
-              ],
-            },
-          ],
-        },
-      ],
-    };
-    expect(failureLines([written(retried)])).toEqual([
-      '  firefox hosts.spec.ts › a closed host (failed; passed when retried: flaky)',
-      '      Error: gone',
-      '  root hosts.spec.ts › a frozen host (failed)',
-      '      Error: one',
-      '  root hosts.spec.ts › a frozen host (retry 1: timedOut)',
-      '      Error: two',
-    ]);
-  });
-
   it('give no lines when every test passed', () => {
-    const passing = { ...report, suites: [{ ...report.suites[0], suites: [] }] };
+    const passing = reportOf([spec('answers a request', 'root', result('passed'))]);
     expect(failureLines([written(passing)])).toEqual([]);
   });
 });
