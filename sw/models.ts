@@ -14,6 +14,7 @@ import {
   type GpuFacts,
 } from '../src/models/catalog';
 import { OpenAIError } from '../src/protocol/errors';
+import { notDownloaded, type Absence, type KnownModel } from '../src/models/model-hints';
 import {
   ECHO_MODEL,
   type ModelDirectory,
@@ -99,6 +100,36 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
   constructor(options: DeviceModelsOptions) {
     this.#options = options;
     this.#byId = new Map(options.catalog.map((e) => [e.id, e]));
+  }
+
+  /** The app's path (`/`, `/repo/`): the API's routes, which messages name, are under it. */
+  get base(): string {
+    return new URL(this.#options.appUrl).pathname;
+  }
+
+  /** Every model a request may name, downloaded or not (`ModelDirectory.known`). */
+  async known(): Promise<KnownModel[]> {
+    const servers = (await this.#options.servers?.models()) ?? [];
+    return [
+      { id: ECHO_MODEL.id },
+      ...(await this.#entries()).map((e) => ({
+        id: e.id,
+        ...(e.engine === 'llama.cpp' && { files: e.files }),
+      })),
+      ...servers.map((m) => ({ id: m.id })),
+    ];
+  }
+
+  /** Why `list` leaves out `id`, decided as `list` decides (`ModelDirectory.absence`). */
+  async absence(id: string): Promise<Absence | undefined> {
+    const entry = await this.#entry(id);
+    if (!entry) {
+      const server = id === ECHO_MODEL.id ? undefined : await this.#options.servers?.resolve(id);
+      return server && !this.#online() ? { why: 'unavailable', reason: OFFLINE } : undefined;
+    }
+    const { available, reason } = fitOf(entry, await this.#fit());
+    if (available === false) return { why: 'unavailable', reason: reason ?? '' };
+    return (await this.#downloaded(entry)) ? undefined : { why: 'not_downloaded' };
   }
 
   /** Every catalogue model: the built-in ones, then those the user added. */
@@ -265,13 +296,7 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
         shouldRetry: false,
       });
     }
-    if (files && !(await this.#downloaded(entry))) {
-      throw new OpenAIError(
-        'model_not_downloaded',
-        `The model '${model.id}' is not on this device; download it first.`,
-        { param: 'model' },
-      );
-    }
+    if (files && !(await this.#downloaded(entry))) throw notDownloaded(model.id, this.base);
   }
 
   /** Every model, with whether this device can run it, has it, and has it loaded. */

@@ -16,7 +16,7 @@ import { handleChatCompletions } from './chat';
 import { handleEmbeddings } from './embeddings';
 import { modelEndpoints, unloadModel, type ManagingBackend } from './manage';
 import { OpenAIError } from '../protocol/errors';
-import { modelObject, resolveModel, type ModelDirectory } from '../models/models';
+import { modelObject, retrieveModel, type ModelDirectory } from '../models/models';
 import { deleteFile, storeFile, type FileDeps } from '../models/added/gguf-upload';
 import { errorResponse, jsonResponse, newRequestId } from '../protocol/respond';
 import {
@@ -134,8 +134,7 @@ export function createApi(options: ApiOptions): Api {
     } catch {
       id = rest;
     }
-    const { model } = await resolveModel(options.models, id);
-    return jsonResponse(modelObject(model), requestId);
+    return jsonResponse(modelObject(await retrieveModel(options.models, id)), requestId);
   };
   const routes: Route[] = [
     { method: 'POST', path: 'openai/chat/completions', handler: chat },

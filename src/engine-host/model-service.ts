@@ -10,6 +10,7 @@ import type { ChatOptions, ModelInspection, ModelService } from '../protocol/hos
 import type { CatalogEntry } from '../models/catalog';
 import { finished, type DownloadProgress } from '../protocol/host/downloads';
 import { OpenAIError } from '../protocol/errors';
+import { notDownloaded } from '../models/model-hints';
 import { missingFiles, type CacheStorageLike } from '../models/on-device';
 import { sweepOrphanFiles, type SweepCaches } from '../models/added/orphan-files';
 import type { Downloads } from './downloads/downloads';
@@ -63,14 +64,6 @@ function inUse(model: string): OpenAIError {
   return new OpenAIError(
     'model_in_use',
     `Requests are using ${model}; try again when they are done.`,
-    { param: 'model' },
-  );
-}
-
-function notDownloaded(model: string): OpenAIError {
-  return new OpenAIError(
-    'model_not_downloaded',
-    `The model '${model}' was deleted from this device; download it first.`,
     { param: 'model' },
   );
 }
@@ -167,7 +160,10 @@ export class LocalModels implements ModelService {
       } finally {
         // Requests for it that came meanwhile passed the service worker's check while the files
         // were there: loading it now would download it again.
-        queue.refuse(model, notDownloaded(model));
+        queue.refuse(
+          model,
+          notDownloaded(model, new URL(this.#deps.appUrl).pathname, 'was deleted from this device'),
+        );
       }
     });
     this.#deps.onChange();

@@ -9,6 +9,7 @@
  * router asks which models exist, which this device can run and which are on it.
  */
 import { OpenAIError } from '../protocol/errors';
+import { notListed, unknownModel, type Absence, type KnownModel } from './model-hints';
 import type { ChatBackend } from '../protocol/host/backend';
 import type { ChatRequest, ModelObject, ResponseFormat } from '../protocol/types';
 
@@ -138,15 +139,51 @@ export interface ModelDirectory {
   forget?(): void;
   /** Takes a model the user added out of the catalogue (after its files are gone); others stay. */
   remove?(id: string): Promise<void>;
+  /**
+   * The app's base path (`/`, `/repo/`), under which the API's routes are: the messages that
+   * point at them name them as the caller reaches them. `/` when absent.
+   */
+  readonly base?: string;
+  /**
+   * Every model a request may name, downloaded or not (a GGUF's with its files), which an
+   * unknown id is matched against for what it probably meant; `list()`'s models when absent.
+   */
+  known?(): Promise<KnownModel[]>;
+  /**
+   * Why `list` leaves out `id`, a model `resolve` knows (undefined: it lists it), decided as
+   * `list` decides, so that `GET /v1/openai/models/{id}` and the list agree.
+   */
+  absence?(id: string): Promise<Absence | undefined>;
+}
+
+/** 404 `model_not_found` for `id`, which no model has: the catalogue's route, what it meant. */
+async function unknownModelError(models: ModelDirectory, id: string): Promise<OpenAIError> {
+  const known = (await models.known?.()) ?? (await models.list()).map((m) => ({ id: m.id }));
+  return unknownModel(id, known, models.base);
 }
 
 /** `resolve`, or 404 `model_not_found` for an id no model has. */
 export async function resolveModel(models: ModelDirectory, id: string): Promise<ResolvedModel> {
   const resolved = await models.resolve(id);
   if (resolved) return resolved;
-  throw new OpenAIError('model_not_found', `The model '${id}' does not exist.`, {
-    param: 'model',
-  });
+  throw await unknownModelError(models, id);
+}
+
+/**
+ * The model `GET /v1/openai/models/{id}` shows: one that `GET /v1/openai/models` lists, and no
+ * other (the openai SDK's `models.retrieve` must not find a model that chat then refuses). A model
+ * Hearth knows and the list leaves out is 404 `model_not_found` saying why and how to get it.
+ */
+export async function retrieveModel(models: ModelDirectory, id: string): Promise<ModelInfo> {
+  // An unknown id first: it needs no look at the device's files.
+  if (!(await models.resolve(id))) throw await unknownModelError(models, id);
+  const listed = (await models.list()).find((m) => m.id === id);
+  if (listed) return listed;
+  const absence = (await models.absence?.(id)) ?? {
+    why: 'unavailable',
+    reason: 'It is not ready on this device now.',
+  };
+  throw notListed(id, absence, models.base);
 }
 
 /** A model as the OpenAI models endpoints show it. */
@@ -270,6 +307,7 @@ export function staticModelDirectory(
 ): ModelDirectory {
   return {
     list: async () => [...models],
+    known: async () => models.map((m) => ({ id: m.id })),
     resolve: async (id) => {
       const model = models.find((m) => m.id === id);
       if (!model) return undefined;

@@ -35,6 +35,10 @@ const CODES = {
   server_error: [500, 'server_error'],
   // A download that the device's storage quota cannot hold (what it had stored is removed).
   storage_full: [507, 'server_error'],
+  // A download whose model host could not be reached, or whose connection kept breaking (offline,
+  // DNS, refused, reset: fetch's TypeError), through its retries. The network's failure, not the
+  // engine's: 503, which the openai SDKs and HTTP clients retry, as it may pass once back online.
+  download_unreachable: [503, 'unavailable_error'],
   // Only ever sent in-band, as the last event of a stream that produced no token for too long.
   engine_stalled: [500, 'server_error'],
   // Only ever sent in-band: the stream's reader took nothing for too long while the engine waited

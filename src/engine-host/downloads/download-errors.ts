@@ -19,10 +19,16 @@ export function transient(err: unknown): boolean {
   return !(err instanceof Permanent || err instanceof OpenAIError || isQuotaError(err));
 }
 
+/**
+ * A model host that could not be reached through every retry: the download fails with
+ * `download_unreachable`, the network's failure rather than the engine's (`engine_error`).
+ */
+export class Unreachable extends Error {}
+
 /** A network failure (fetch's `TypeError`) said in words: most often the device is offline. */
 export function unreachable(url: string, err: unknown): unknown {
   if (!(err instanceof TypeError)) return err;
-  return new Error(
+  return new Unreachable(
     `could not reach ${new URL(url).host} (${err.message}): the device may be offline, or the server down`,
   );
 }

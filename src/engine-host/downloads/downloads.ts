@@ -18,7 +18,7 @@ import type { DownloadProgress } from '../../protocol/host/downloads';
 import { OpenAIError } from '../../protocol/errors';
 import { removeGgufFile } from '../../models/gguf-parts';
 import { cachedJson, missingFiles, planFiles, type ModelFile } from '../../models/on-device';
-import { isQuotaError } from './download-errors';
+import { isQuotaError, Unreachable } from './download-errors';
 import { Job } from './download-job';
 import { fetchAll, fetchFile, type FileFetchOptions } from './file-fetch';
 
@@ -114,7 +114,7 @@ export class Downloads {
     try {
       if (this.#options.online?.() === false) {
         throw new OpenAIError(
-          'engine_error',
+          'download_unreachable',
           `The device is offline: connect to the network to download ${entry.id}.`,
         );
       }
@@ -163,6 +163,11 @@ export class Downloads {
         );
       } else if (err instanceof OpenAIError) {
         error = err;
+      } else if (err instanceof Unreachable) {
+        error = new OpenAIError(
+          'download_unreachable',
+          `Downloading ${entry.id} failed: ${err.message}`,
+        );
       } else {
         const detail = err instanceof Error ? err.message : String(err);
         error = new OpenAIError('engine_error', `Downloading ${entry.id} failed: ${detail}`);

@@ -75,9 +75,24 @@ describe('routes', () => {
     expect(((await response.json()) as { id: string }).id).toBe('hearth/echo');
   });
 
-  it('answers an unknown model id with 404 model_not_found', async () => {
+  it('answers an unknown model id with 404 model_not_found naming the catalogue route', async () => {
     const response = await stack.api.fetch(getRequest('/v1/openai/models/acme%2Fnope'));
-    expect(await errorOf(response)).toMatchObject({ status: 404, code: 'model_not_found' });
+    const error = await errorOf(response);
+    expect(error).toMatchObject({ status: 404, code: 'model_not_found' });
+    expect(error.message).toContain('the whole catalogue is at GET /v1/hearth/catalog.');
+  });
+
+  it('answers a model the list leaves out with 404 model_not_found, as the list does not show it', async () => {
+    const hidden = { ...ECHO_MODEL, id: 'acme/hidden' };
+    const api = createApi({
+      backend: scriptedBackend(async function* () {}),
+      models: { ...staticModelDirectory([ECHO_MODEL, hidden]), list: async () => [ECHO_MODEL] },
+    });
+    const error = await errorOf(await api.fetch(getRequest('/v1/openai/models/acme%2Fhidden')));
+    expect(error).toMatchObject({ status: 404, code: 'model_not_found', param: 'model' });
+    expect(error.message).toContain(
+      "The model 'acme/hidden' is known to Hearth but cannot answer here",
+    );
   });
 
   it.each(['/v1/nope', '/v1/openai/completions', '/v1/openai/chat/completions/x', '/v1/'])(
@@ -505,7 +520,8 @@ describe('adding GGUF models: routes and order of checks', () => {
     const tiny = { ...ECHO_MODEL, id: GGUF_ID, owned_by: 'acme' };
     const api = createApi({
       ...stackOptions(),
-      models: { ...staticModelDirectory([ECHO_MODEL, tiny]), list: async () => [ECHO_MODEL] },
+      // The GGUF is on the device: listed, so that `GET …/models/{id}` finds it.
+      models: staticModelDirectory([ECHO_MODEL, tiny]),
       adding: {
         appUrl: `${URL_BASE}/`,
         fetch: async () => new Response(new Uint8Array([0x47, 0x47, 0x55, 0x46])),

@@ -299,6 +299,25 @@ describe('the model endpoints, through the bridge', () => {
     t.close();
   });
 
+  it('answers a download whose host cannot be reached with 503 download_unreachable, as JSON and as the stream’s last event', async () => {
+    for (const stream of [false, true]) {
+      const t = setup();
+      // Every try of the first shard fails as fetch does offline: a TypeError, no response.
+      t.network.fail(model.shards[0]!, 'reset', 'reset', 'reset');
+      const response = await t.call('POST', `models/${ID}/download`, { stream });
+      const error = stream
+        ? (await progressOf(response)).at(-1)!.error
+        : { status: response.status, ...(await response.json()).error };
+      expect(error).toMatchObject({
+        ...(!stream && { status: 503 }),
+        code: 'download_unreachable',
+        type: 'unavailable_error',
+        message: expect.stringContaining('could not reach models.example'),
+      });
+      t.close();
+    }
+  });
+
   it('cancels a download with DELETE …/download; its stream ends with cancelled', async () => {
     const t = setup();
     t.network.hold(model.shards[2]!);
@@ -472,6 +491,10 @@ describe('unloads and deletions, in turn with the requests', () => {
     const error = (await late) as OpenAIError;
     expect(error).toBeInstanceOf(OpenAIError);
     expect(error.code).toBe('model_not_downloaded');
+    // …and says how to get it back.
+    expect(error.message).toBe(
+      `The model '${ID}' was deleted from this device; download it first: hearth.models.prepare('${ID}') in a page, or POST /v1/hearth/models/${ID}/download.`,
+    );
     expect(t.engine.loads).toEqual([ID]);
     t.close();
   });

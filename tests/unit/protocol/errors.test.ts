@@ -12,6 +12,7 @@ describe('OpenAIError', () => {
     ['queue_full', 429, 'rate_limit_error'],
     ['engine_error', 500, 'server_error'],
     ['engine_unavailable', 503, 'unavailable_error'],
+    ['download_unreachable', 503, 'unavailable_error'],
   ] as const)('gives %s the status %i and type %s', (code, status, type) => {
     const error = new OpenAIError(code, 'm');
     expect(error.status).toBe(status);

@@ -456,3 +456,110 @@ describe('DeviceModels with servers the user added', () => {
     });
   });
 });
+
+describe('GET /v1/openai/models/{id} through the service worker’s directory', () => {
+  /** An f32 model this GPU runs, not downloaded. */
+  const other = catalogEntry(
+    {
+      model: 'https://hf.example/o32',
+      model_id: 'O-q4f32_1',
+      model_lib: 'https://libs.example/o.wasm',
+    },
+    { owner: 'mlc-ai', source: 'prebuilt', tools: false },
+  );
+  /** What the models endpoints answer: a list, a model, or an error. */
+  interface Answer {
+    data: { id: string }[];
+    id?: string;
+    error: { code: string; type: string; param: string | null; message: string };
+  }
+  /** The API of an app under `/repo/`, as a site on GitHub Pages has it. */
+  function api(state = { online: true }) {
+    const { models, servers } = withServers(state, {
+      catalog: [f32, f16, other],
+      appUrl: 'https://app.example/repo/',
+    });
+    return createApi({
+      backend: scriptedBackend(async function* () {}),
+      models,
+      base: '/repo/',
+      servers: { registry: servers },
+    });
+  }
+  const get = async (app: ReturnType<typeof api>, path: string) => {
+    const response = await app.fetch(
+      new Request(`https://app.example/repo/v1/openai/${path}`, {
+        headers: { authorization: 'Bearer k' },
+      }),
+    );
+    return { status: response.status, body: (await response.json()) as Answer };
+  };
+  const retrieve = (app: ReturnType<typeof api>, id: string) =>
+    get(app, `models/${encodeURIComponent(id)}`);
+
+  it('answers 200 exactly for the models the list lists, and 404 model_not_found for every other catalogue model', async () => {
+    for (const state of [{ online: true }, { online: false }]) {
+      const app = api(state);
+      const listed = (await get(app, 'models')).body.data.map((m) => m.id);
+      const everyId = [ECHO_MODEL.id, f32.id, f16.id, other.id, 'gpu-box/qwen'];
+      for (const id of everyId) {
+        const { status, body } = await retrieve(app, id);
+        if (listed.includes(id)) {
+          expect({ id, status, got: body.id }).toEqual({ id, status: 200, got: id });
+        } else {
+          expect({ id, status, code: body.error.code }).toEqual({
+            id,
+            status: 404,
+            code: 'model_not_found',
+          });
+        }
+      }
+      expect(listed.includes('gpu-box/qwen')).toBe(state.online);
+    }
+  });
+
+  it('says why a catalogue model is not listed and how to get it: not downloaded, or not runnable here', async () => {
+    const app = api();
+    const missing = (await retrieve(app, other.id)).body.error;
+    expect(missing).toMatchObject({
+      code: 'model_not_found',
+      type: 'not_found_error',
+      param: 'model',
+    });
+    expect(missing.message).toContain("is in Hearth's catalogue but not on this device");
+    expect(missing.message).toContain(`hearth.models.prepare('${other.id}')`);
+    expect(missing.message).toContain(`POST /repo/v1/hearth/models/${other.id}/download`);
+    expect(missing.message).toContain('the whole catalogue is at GET /repo/v1/hearth/catalog.');
+    const cannot = (await retrieve(app, f16.id)).body.error;
+    expect(cannot.message).toMatch(/cannot answer here: This GPU lacks shader-f16/);
+    expect(cannot.message).toContain('GET /repo/v1/hearth/catalog');
+    const offline = (await retrieve(api({ online: false }), 'gpu-box/qwen')).body.error;
+    expect(offline.message).toContain('This device is offline');
+  });
+
+  it('answers a chat with a catalogue model that is not downloaded with 404 model_not_downloaded saying how to download it', async () => {
+    const response = await api().fetch(
+      new Request('https://app.example/repo/v1/openai/chat/completions', {
+        method: 'POST',
+        headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+        body: JSON.stringify({ model: other.id, messages: [{ role: 'user', content: 'hi' }] }),
+      }),
+    );
+    const { error } = (await response.json()) as { error: { code: string; message: string } };
+    expect({ status: response.status, code: error.code }).toEqual({
+      status: 404,
+      code: 'model_not_downloaded',
+    });
+    expect(error.message).toBe(
+      `The model '${other.id}' is not on this device; download it first: hearth.models.prepare('${other.id}') in a page, or POST /repo/v1/hearth/models/${other.id}/download.`,
+    );
+  });
+
+  it('answers an unknown bare MLC name with the catalogue id it probably meant and the catalogue route', async () => {
+    const { status, body } = await retrieve(api(), 'O-q4f32_1');
+    expect(status).toBe(404);
+    expect(body.error.message).toBe(
+      "The model 'O-q4f32_1' does not exist. Did you mean 'mlc-ai/O-q4f32_1'? GET /repo/v1/openai/models lists the models ready on this device; the whole catalogue is at GET /repo/v1/hearth/catalog.",
+    );
+  });
+});

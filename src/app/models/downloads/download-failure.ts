@@ -17,8 +17,15 @@ export interface DownloadFailure {
   unreachable: boolean;
 }
 
-/** Codes that mean a host did not answer at all (a server the user added, or the hub). */
-const UNREACHABLE_CODES = new Set(['upstream_unavailable', 'upstream_timeout']);
+/**
+ * Codes that mean a host did not answer at all: a model's host during its download (the engine
+ * host's `download_unreachable`), a server the user added, or the hub.
+ */
+const UNREACHABLE_CODES = new Set([
+  'download_unreachable',
+  'upstream_unavailable',
+  'upstream_timeout',
+]);
 
 /**
  * What a failed fetch says, by browser: Chromium's `Failed to fetch`, Firefox's `NetworkError

@@ -143,12 +143,12 @@ describe('Downloads', () => {
     expect(Math.max(...bytes)).toBe(model.totalBytes);
   });
 
-  it('fails, naming the file, when the retries run out, and keeps what it completed', async () => {
+  it('fails with download_unreachable (503, not an engine error), naming the host, when the retries run out, and keeps what it completed', async () => {
     const { downloads, network, caches, downloaded, pending, ended } = setup({ attempts: 2 });
     network.fail(model.shards[3]!, 'reset', 'reset');
     const last = (await follow(downloads)).at(-1)!;
     expect(last.phase).toBe('failed');
-    expect(last.error).toMatchObject({ code: 'engine_error', type: 'server_error' });
+    expect(last.error).toMatchObject({ code: 'download_unreachable', type: 'unavailable_error' });
     expect(last.error!.message).toBe(
       'Downloading acme/tiny failed: could not reach models.example (Failed to fetch): the device may be offline, or the server down',
     );
@@ -158,7 +158,7 @@ describe('Downloads', () => {
     expect(ended.map((p) => p.phase)).toEqual(['failed']);
   });
 
-  it('fails at once, saying so, when the device is offline', async () => {
+  it('fails at once with download_unreachable, saying so, when the device is offline', async () => {
     const caches = new MemoryCaches();
     const network = new FakeNetwork(model, BASE);
     const downloads = new Downloads({
@@ -172,7 +172,7 @@ describe('Downloads', () => {
       online: () => false,
     });
     const last = (await follow(downloads)).at(-1)!;
-    expect(last).toMatchObject({ phase: 'failed', error: { code: 'engine_error' } });
+    expect(last).toMatchObject({ phase: 'failed', error: { code: 'download_unreachable' } });
     expect(last.error!.message).toBe(
       'The device is offline: connect to the network to download acme/tiny.',
     );

@@ -9,7 +9,7 @@ const qwen = model('mlc-ai/Qwen3-0.6B-q4f32_1-MLC');
 describe('describeDownloadFailure', () => {
   it("says by the model's name that the host cannot be reached when the engine host could not reach it", () => {
     const failure = describeDownloadFailure(qwen, {
-      code: 'engine_error',
+      code: 'download_unreachable',
       message:
         'Downloading mlc-ai/Qwen3-0.6B-q4f32_1-MLC failed: could not reach huggingface.co (Failed to fetch): the device may be offline, or the server down',
     });
@@ -37,8 +37,8 @@ describe('describeDownloadFailure', () => {
     );
   });
 
-  it('takes the codes of a server that did not answer for an unreachable host', () => {
-    for (const code of ['upstream_unavailable', 'upstream_timeout']) {
+  it('takes the codes of a host that did not answer for an unreachable host, whatever the message', () => {
+    for (const code of ['download_unreachable', 'upstream_unavailable', 'upstream_timeout']) {
       expect(describeDownloadFailure(qwen, { code, message: 'No answer.' }).unreachable).toBe(true);
     }
   });
