@@ -6,6 +6,7 @@
  * GPUs the default adapter is not the one WebLLM asks for.
  */
 /// <reference lib="webworker" />
+import type { CpuFacts } from '../src/protocol/host/cpu-facts';
 import type { GpuFacts } from '../src/protocol/host/gpu-facts';
 import type { HostStatus, StorageStatus } from '../src/protocol/host/status';
 
@@ -22,14 +23,14 @@ export async function storageStatus(): Promise<StorageStatus> {
   };
 }
 
-/** What `hostDevice` needs: the host link and the host's status. */
+/** What `hostDevice` and `hostCpu` need: the host link and the host's status. */
 export interface HostDeviceOptions {
   /** The host port: waits for a host as a request does, 503 `engine_unavailable` without one. */
   port: () => Promise<unknown>;
   /** The current host's id, once it has handed over a port. */
   hostId: () => string | undefined;
   /** The host's status; rejects when it does not answer in time. */
-  status: () => Promise<Pick<HostStatus, 'host' | 'device'>>;
+  status: () => Promise<Pick<HostStatus, 'host' | 'device' | 'cpu'>>;
 }
 
 /**
@@ -46,5 +47,21 @@ export function hostDevice(options: HostDeviceOptions): () => Promise<GpuFacts |
     if (!status?.device) return null;
     known = { hostId: status.host.id, device: status.device };
     return status.device;
+  };
+}
+
+/**
+ * The CPU facts of the current host's engine worker (its probe, cores, threads, memory), or null
+ * while it has not measured them, as `hostDevice` does for the GPU's: asked once per host.
+ */
+export function hostCpu(options: HostDeviceOptions): () => Promise<CpuFacts | null> {
+  let known: { hostId: string; cpu: CpuFacts } | undefined;
+  return async () => {
+    await options.port();
+    if (known && known.hostId === options.hostId()) return known.cpu;
+    const status = await options.status().catch(() => null);
+    if (!status?.cpu) return null;
+    known = { hostId: status.host.id, cpu: status.cpu };
+    return status.cpu;
   };
 }

@@ -32,7 +32,7 @@ import { hearthStatus } from '../src/protocol/host/status';
 import { UpstreamBackend } from '../src/servers/upstream';
 import catalog from 'virtual:hearth-catalog';
 import { idbAddedStore } from './added-store';
-import { hostDevice, storageStatus } from './device';
+import { hostCpu, hostDevice, storageStatus } from './device';
 import { HostLink } from './host-link';
 import { isolatedFromNetwork, setsPolicies, withIsolation } from './isolation';
 import { DeviceModels } from './models';
@@ -132,15 +132,19 @@ export function startHearthWorker(options: HearthWorkerOptions): HearthWorker {
     fetch: (url, init) => fetch(url, init),
     origin: self.location.origin,
   });
+  /** Where the host's measured facts come from: its status, asked once per host. */
+  const hostFacts = {
+    port: () => link.port(),
+    hostId: () => link.hostId,
+    status: () => backend.status(STATUS_WAIT_MS),
+  };
   const models: DeviceModels = new DeviceModels({
     catalog,
     appUrl: scope.href,
     caches,
-    device: hostDevice({
-      port: () => link.port(),
-      hostId: () => link.hostId,
-      status: () => backend.status(STATUS_WAIT_MS),
-    }),
+    device: hostDevice(hostFacts),
+    cpu: hostCpu(hostFacts),
+    storage: storageStatus,
     host: hostStatus,
     price: (model) => settings.price(model),
     added,

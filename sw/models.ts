@@ -8,11 +8,13 @@
 import type { AddableCatalog, AddedModels, AddedRecord } from '../src/models/added/added-models';
 import {
   catalogModelInfo,
+  llamaOnGpu,
   unavailableReason,
   type CatalogEntry,
   type CatalogModel,
   type GpuFacts,
 } from '../src/models/catalog';
+import { judgeFit, type DeviceFacts } from '../src/models/fit';
 import { OpenAIError } from '../src/protocol/errors';
 import { notDownloaded, type Absence, type KnownModel } from '../src/models/model-hints';
 import {
@@ -31,7 +33,8 @@ import {
 } from '../src/models/on-device';
 import type { ServerModel, Servers } from '../src/servers/servers';
 import type { ChatBackend } from '../src/protocol/host/backend';
-import type { HostStatus } from '../src/protocol/host/status';
+import type { CpuFacts } from '../src/protocol/host/cpu-facts';
+import type { HostStatus, StorageStatus } from '../src/protocol/host/status';
 
 /** What the directory needs from the service worker. */
 export interface DeviceModelsOptions {
@@ -59,6 +62,14 @@ export interface DeviceModelsOptions {
   forward?: (target: ServerModel) => ChatBackend;
   /** Whether the device is online (a server's models are unavailable when it is not). */
   online?: () => boolean;
+  /**
+   * What the host's engine worker measured of the processor and memory (null: not yet), which
+   * the catalogue's `fit` of llama.cpp's models is judged from; it fails without a host, as
+   * `device` does. Without it, every fit stays unknown.
+   */
+  cpu?: () => Promise<CpuFacts | null>;
+  /** The origin's storage, for the room left to download a model (`fit`). */
+  storage?: () => Promise<StorageStatus>;
 }
 
 const OFFLINE = 'This device is offline: the server cannot be reached until it is back online.';
@@ -70,11 +81,52 @@ const ON_DEVICE_TTL_MS = 10_000;
 const NO_HOST =
   'Not known yet: no tab of Hearth hosts the engine, whose worker measures what this GPU can do. Open the app in a tab.';
 const NOT_MEASURED = 'Not known yet: the engine worker has not finished measuring this GPU.';
+const CPU_NOT_MEASURED =
+  "Not known yet: the engine worker has not finished measuring this device's processor.";
 
 /** The device's facts, or why they are not known. */
 type Fit = GpuFacts | { unknown: string };
 /** What the host's status says of the models (null: no host answered). */
 type HostFacts = Awaited<ReturnType<DeviceModelsOptions['host']>>;
+/** What the catalogue's `fit` is judged from, or why that is not known. */
+type FitFacts = DeviceFacts | { unknown: string };
+
+/** A catalogue entry's `available`, `backend` and `fit`, agreeing: `available` false ⇔ `fit` no. */
+type FitFields = Pick<
+  CatalogModel,
+  'available' | 'unavailable_reason' | 'backend' | 'fit' | 'fit_reason'
+>;
+
+/**
+ * The catalogue's fit of `entry` (src/models/fit.ts): unknown while the GPU is not measured; the
+ * GPU's own refusal whatever else is known; then, once the processor is measured too, the rule.
+ */
+function fitFields(entry: CatalogEntry, gpu: Fit, facts: FitFacts, downloaded: boolean): FitFields {
+  if ('unknown' in gpu) {
+    const why = gpu.unknown;
+    return { available: null, unavailable_reason: why, backend: null, fit: null, fit_reason: why };
+  }
+  const backend = entry.engine === 'webllm' || llamaOnGpu(gpu) ? 'webgpu' : 'cpu';
+  const refused = unavailableReason(entry, gpu);
+  if (refused !== null) {
+    return {
+      available: false,
+      unavailable_reason: refused,
+      backend,
+      fit: 'no',
+      fit_reason: refused,
+    };
+  }
+  if ('unknown' in facts) return { available: true, backend, fit: null, fit_reason: facts.unknown };
+  const verdict = judgeFit(entry, facts, downloaded);
+  return {
+    available: verdict.fit !== 'no',
+    ...(verdict.fit === 'no' && { unavailable_reason: verdict.fit_reason ?? '' }),
+    backend: verdict.backend,
+    fit: verdict.fit,
+    ...(verdict.fit_reason !== undefined && { fit_reason: verdict.fit_reason }),
+  };
+}
 
 /** Whether the device runs the model (null: not known), and why not or why not known. */
 function fitOf(
@@ -205,6 +257,22 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
     );
   }
 
+  /**
+   * What the catalogue's fit is judged from: the GPU's facts (`gpu`), the processor's and the
+   * storage left; or why they are not known.
+   */
+  async #fitFacts(gpu: Fit): Promise<FitFacts> {
+    if ('unknown' in gpu) return gpu;
+    const [cpu, storage] = await Promise.all([
+      this.#options.cpu?.().catch(() => null) ?? null,
+      this.#options.storage?.().catch(() => null) ?? null,
+    ]);
+    if (!cpu) return { unknown: CPU_NOT_MEASURED };
+    const { quota_bytes: quota, usage_bytes: usage } = storage ?? {};
+    const left = quota != null && usage != null ? Math.max(0, quota - usage) : null;
+    return { gpu, cpu, storage_left_bytes: left };
+  }
+
   async list(): Promise<ModelInfo[]> {
     const fit = await this.#fit();
     const ready: ModelInfo[] = [ECHO_MODEL];
@@ -302,6 +370,7 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
   /** Every model, with whether this device can run it, has it, and has it loaded. */
   async catalog(): Promise<CatalogModel[]> {
     const [fit, host] = await Promise.all([this.#fit(), this.#options.host()]);
+    const facts = await this.#fitFacts(fit);
     const echo: CatalogModel = {
       id: ECHO_MODEL.id,
       object: 'model',
@@ -312,6 +381,9 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
       context_window: ECHO_MODEL.context_window,
       required_features: [],
       available: true,
+      // It runs anywhere, at once, on nothing: as good a fit as there is.
+      backend: null,
+      fit: 'good',
       downloaded: true,
       loaded: false,
       source: 'built-in',
@@ -322,7 +394,7 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
     // Every model described at once, as `list` asks: one by one, the cache lookups of a hundred
     // models took over a second on a fresh install, and every page's boot waits for this list.
     const { entries, caches } = await this.#lookups();
-    const described = entries.map((entry) => this.#describe(entry, fit, host, caches));
+    const described = entries.map((entry) => this.#describe(entry, fit, host, caches, facts));
     const models = [echo, ...(await Promise.all(described))];
     for (const model of (await this.#options.servers?.models()) ?? []) {
       models.push(this.#describeRemote(model));
@@ -345,6 +417,10 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
       required_features: [],
       available: online,
       ...(!online && { unavailable_reason: OFFLINE }),
+      // The server runs it, at whatever speed it has: nothing here to judge but the network.
+      backend: null,
+      fit: online ? 'good' : 'no',
+      ...(!online && { fit_reason: OFFLINE }),
       // Nothing to download: it is ready whenever the server is.
       downloaded: true,
       loaded: false,
@@ -363,12 +439,20 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
     fit: Fit,
     host: HostFacts,
     caches = this.#options.caches,
+    facts?: FitFacts,
   ): Promise<CatalogModel> {
+    const downloaded = await this.#downloaded(entry, caches);
     // A model that lost the GPU device twice here is refused by the host: show why.
     const failing = host?.failing_models[entry.id];
-    const { available, reason } = failing
-      ? { available: false, reason: failing }
-      : fitOf(entry, fit);
+    const fitted: FitFields = failing
+      ? {
+          available: false,
+          unavailable_reason: failing,
+          backend: 'webgpu',
+          fit: 'no',
+          fit_reason: failing,
+        }
+      : fitFields(entry, fit, facts ?? (await this.#fitFacts(fit)), downloaded);
     const evicted = host?.evicted_models[entry.id];
     return {
       id: entry.id,
@@ -379,9 +463,8 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
       vram_required_mb: entry.vram_required_mb,
       context_window: entry.context_window,
       required_features: entry.required_features,
-      available,
-      ...(reason !== null && { unavailable_reason: reason }),
-      downloaded: await this.#downloaded(entry, caches),
+      ...fitted,
+      downloaded,
       ...(evicted !== undefined && { evicted }),
       loaded: host?.loaded_model === entry.id || host?.loaded_embedding_model === entry.id,
       source: entry.source,

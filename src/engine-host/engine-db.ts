@@ -2,10 +2,12 @@
  * @module
  * The engine worker's own IndexedDB: what outlives a host tab. GPU device losses per model (two
  * mark it as failing), downloads under way (a new host resumes them), and the models that were
- * downloaded (so that one lost to eviction is noticed, not assumed).
+ * downloaded (so that one lost to eviction is noticed, not assumed). Beside it, a database of
+ * what was measured of the device: the CPU probe (so that it runs once, not at every host start).
  */
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import { installName } from '../protocol/install';
+import type { ProbeStore, StoredProbe } from './measure-cpu';
 
 interface Schema extends DBSchema {
   'device-losses': {
@@ -53,3 +55,34 @@ export function modelSet(store: 'downloads' | 'downloaded'): ModelSet {
     },
   };
 }
+
+interface DeviceSchema extends DBSchema {
+  /** The CPU probe of this device (measure-cpu.ts), under the key `cpu`. */
+  probes: { key: string; value: StoredProbe };
+}
+
+let deviceDb: Promise<IDBPDatabase<DeviceSchema>> | undefined;
+
+/**
+ * The database of device measurements: its own, so that it never moves the engine database's
+ * version — a new version waits for every connection of the old one to close, and the engine
+ * worker of a page of the previous build, left open across a deploy, holds one.
+ */
+function openDeviceDb(): Promise<IDBPDatabase<DeviceSchema>> {
+  deviceDb ??= openDB<DeviceSchema>(installName('hearth-device'), 1, {
+    upgrade(database) {
+      database.createObjectStore('probes');
+    },
+  });
+  return deviceDb;
+}
+
+/** Where the CPU probe is kept: one record, `cpu`. */
+export const probeStore: ProbeStore = {
+  async get() {
+    return (await openDeviceDb()).get('probes', 'cpu');
+  },
+  async put(probe) {
+    await (await openDeviceDb()).put('probes', probe, 'cpu');
+  },
+};

@@ -14,17 +14,20 @@ import {
 import { HostServer } from '../bridge/server';
 import { addedModelsChannelName, type AddedModelsMessage } from '../models/added/added-models';
 import { ggufModelFiles, type WebLLMEntry } from '../models/catalog';
+import type { CpuFacts } from '../protocol/host/cpu-facts';
 import type { GpuFacts } from '../protocol/host/gpu-facts';
 import { setInstall } from '../protocol/install';
 import { statusChannelName, type StatusMessage } from '../protocol/host/status';
 import { DeviceLosses } from './device-losses';
 import { Downloads } from './downloads/downloads';
 import { EchoEngine } from '../engines/echo/echo-engine';
-import { modelSet } from './engine-db';
+import { modelSet, probeStore } from './engine-db';
 import { LiveCatalog } from './live-catalog';
+import { cpuPlatform, measureCpu } from './measure-cpu';
 import { measureGpu, type GpuLike } from './measure-gpu';
 import { LocalModels } from './model-service';
 import { LlamaEngine } from '../engines/llama/llama-engine';
+import { thisPlatform } from '../engines/llama/llama-runtime';
 import { usePageWorkers } from './page-workers';
 import { benchHook } from './bench-hook';
 import { EngineQueue } from './queue';
@@ -45,9 +48,9 @@ const STATUS_INTERVAL_MS = 250;
  */
 const STATUS_SETTLE_MS = 120;
 /**
- * How long the host waits for the WebGPU adapter before it takes requests: the service worker
- * judges every model by what was measured, so it should not see a host without the facts, but
- * an adapter that is slow to answer must not keep the echo engine from serving.
+ * How long the host waits for the WebGPU adapter and the CPU probe before it takes requests: the
+ * service worker judges every model by what was measured, so it should not see a host without the
+ * facts, but an adapter that is slow to answer must not keep the echo engine from serving.
  */
 const MEASURE_WAIT_MS = 1000;
 
@@ -93,10 +96,19 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
       setInstall(appUrl);
       statusChannel = openStatusChannel();
       let device: GpuFacts | null = null;
-      const measured = measureGpu((navigator as { gpu?: GpuLike }).gpu).then((facts) => {
-        device = facts;
-        onChange();
-      });
+      let cpu: CpuFacts | null = null;
+      // The GPU's facts and the CPU's probe (kept per device: it runs on a first visit only), both
+      // before the host takes requests, within MEASURE_WAIT_MS, so no model's fit is unknown long.
+      const measured = Promise.all([
+        measureGpu((navigator as { gpu?: GpuLike }).gpu).then((facts) => {
+          device = facts;
+          onChange();
+        }),
+        measureCpu(cpuPlatform(thisPlatform()), probeStore).then((facts) => {
+          cpu = facts;
+          onChange();
+        }),
+      ]);
       const losses = new DeviceLosses();
       // Built-in and added models, read again whenever the service worker says they changed.
       const live = new LiveCatalog(catalog, idbAddedStore, { onChange });
@@ -171,6 +183,7 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
           evicted_models: { ...models.evicted },
           queue: engines.counts,
           device,
+          cpu,
           llama: llama.runtime,
         }),
         onChange,

@@ -7,6 +7,7 @@
 // Types only: vite.config.ts loads this file, and Vite's config loader wants file extensions.
 import type { GpuFacts, GpuLimits } from '../protocol/host/gpu-facts';
 import type { EmbeddingFacts, ModelInfo } from './models';
+import type { Fit, FitBackend } from './fit';
 
 export type { GpuFacts } from '../protocol/host/gpu-facts';
 // Kept in models.ts, which ModelInfo needs them in, so that models.ts need not import the catalogue.
@@ -365,6 +366,20 @@ export interface CatalogModel {
    */
   available: boolean | null;
   unavailable_reason?: string;
+  /**
+   * Where it would run here: `webgpu` (WebLLM; llama.cpp where the adapter has `shader-f16`) or
+   * `cpu` (llama.cpp otherwise); null for the echo engine and a server's models, and while the
+   * device has not been measured.
+   */
+  backend: FitBackend | null;
+  /**
+   * How well it runs here (src/models/fit.ts): `good` at a comfortable reading speed, `slow` when
+   * it runs but slowly, `no` when it cannot (then `available` is false); null only while no host
+   * has measured the device.
+   */
+  fit: Fit | null;
+  /** Why `fit` is not `good`, in words (or, while it is null, why it is not known). */
+  fit_reason?: string;
   /** Every file is on the device. */
   downloaded: boolean;
   /** It was downloaded and has lost files since (evicted by the browser): why. */

@@ -6,49 +6,21 @@
  */
 import { llamaOnGpu } from '../../models/catalog';
 import type { DownloadProgress } from '../../protocol/host/downloads';
-import { ECHO_MODEL_ID } from '../../models/models';
+import { recommendModel } from '../../models/recommend';
 import type { HostStatus } from '../../protocol/host/status';
 import type { CatalogModel } from '../shared/api-client';
 import { formatBytes } from '../shared/styles';
 
-/** Models worth starting with, smallest first; the first this device can run is recommended. */
-const RECOMMENDED = [
-  'Qwen3-0.6B',
-  'Llama-3.2-1B-Instruct',
-  'SmolLM2-360M-Instruct',
-  'Qwen2.5-0.5B-Instruct',
-  'gemma-2-2b-it',
-];
-
-/** Where `m` stands among the models worth starting with (0 first; after them all if not one). */
-export function recommendedRank(m: Pick<CatalogModel, 'id'>): number {
-  const rank = RECOMMENDED.findIndex((name) => m.id.includes(name));
-  return rank === -1 ? RECOMMENDED.length : rank;
-}
+export { recommendedRank } from '../../models/recommend';
 
 /**
- * The model to suggest to someone who has none: a small one this device can run. WebLLM where it
- * runs (the fastest on a GPU), f16 where the GPU has it (faster, smaller); else the smallest of
- * the GGUFs worth starting with, which llama.cpp runs without WebGPU (on the CPU, where size is
- * speed).
+ * The model to suggest to someone who has none: the shared rule (src/models/recommend.ts), which
+ * `hearth.models.recommend()` gives sites too — a small chat model whose fit here is `good`, else
+ * `slow`; WebLLM where it runs well, f16 where the GPU has it, else the smallest GGUF worth
+ * starting with.
  */
 export function recommendedModel(models: readonly CatalogModel[]): CatalogModel | undefined {
-  const runnable = models.filter(
-    (m) =>
-      m.available && !m.slow_here && m.id !== ECHO_MODEL_ID && !m.embedding && !m.leaves_device,
-  );
-  for (const name of RECOMMENDED) {
-    const webllm = runnable.filter((m) => m.engine === 'webllm' && m.id.includes(name));
-    const pick = webllm.find((m) => m.required_features.includes('shader-f16')) ?? webllm[0];
-    if (pick) return pick;
-  }
-  return runnable
-    .filter((m) => m.engine === 'llama.cpp' && recommendedRank(m) < RECOMMENDED.length)
-    .sort(
-      (a, b) =>
-        (a.size_mb ?? Infinity) - (b.size_mb ?? Infinity) ||
-        recommendedRank(a) - recommendedRank(b),
-    )[0];
+  return recommendModel(models) ?? undefined;
 }
 
 /** The engine's name as the badge shows it. */

@@ -3,10 +3,9 @@
  * The catalogue the views share, kept fresh: read again when the host's status says what is on
  * the device or loaded changed, when a tab added or removed a model or a server, and when a view
  * says it is stale; only the latest read's answer is kept. The views get it fitted to this device
- * (device-fit.ts), judged again only when the catalogue or the device changes.
+ * (device-fit.ts), judged again only when the catalogue changes.
  */
 import type { ReactiveControllerHost } from 'lit';
-import type { HostStatus } from '../../protocol/host/status';
 import { fitForDevice } from '../device-fit';
 import type { HostStatusController } from '../host-status';
 import { catalog as fetchCatalog, type CatalogModel } from '../shared/api-client';
@@ -22,7 +21,7 @@ export class CatalogRefresh {
   /** Catalogue reads started, so that only the latest one's answer is shown. */
   #requests = 0;
   /** The catalogue judged for this device, kept while the two are the same. */
-  #fit: { catalog: CatalogModel[]; host: HostStatus | null; offered: CatalogModel[] } | null = null;
+  #fit: { catalog: CatalogModel[]; offered: CatalogModel[] } | null = null;
 
   /** `refreshed`: a read's catalogue is now the one shown (the element's follow-up to it). */
   constructor(
@@ -38,6 +37,8 @@ export class CatalogRefresh {
         // A new host, or its device facts measured: what can run here may be known now.
         s.host.id,
         s.device !== null,
+        // …and the processor's: the fit of llama.cpp's models is known now.
+        s.cpu != null,
         s.models,
         s.loaded_model,
         s.downloads.length,
@@ -51,11 +52,10 @@ export class CatalogRefresh {
     });
   }
 
-  /** The catalogue as the app offers it here (a software GPU adapter counts as none). */
+  /** The catalogue as the app offers it here: models that run slowly here are marked so. */
   get offered(): CatalogModel[] {
-    const host = this.status.value;
-    if (this.#fit?.catalog !== this.catalog || this.#fit.host?.device !== host?.device)
-      this.#fit = { catalog: this.catalog, host, offered: fitForDevice(this.catalog, host) };
+    if (this.#fit?.catalog !== this.catalog)
+      this.#fit = { catalog: this.catalog, offered: fitForDevice(this.catalog) };
     return this.#fit.offered;
   }
 

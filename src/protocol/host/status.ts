@@ -7,6 +7,7 @@
 
 import type { DownloadProgress } from './downloads';
 import type { ErrorBody } from '../errors';
+import type { CpuFacts } from './cpu-facts';
 import { webgpuStatus, type GpuFacts, type WebgpuStatus } from './gpu-facts';
 
 import { installName } from '../install';
@@ -57,6 +58,12 @@ export interface HostStatus {
    * waits a moment for the adapter before the host takes requests, but no longer).
    */
   device: GpuFacts | null;
+  /**
+   * What the engine worker measured of the processor and memory (src/engine-host/measure-cpu.ts),
+   * which the fit of llama.cpp's models is judged from; null until it has, absent from a host of
+   * an older build.
+   */
+  cpu?: CpuFacts | null;
   /** Where llama.cpp runs GGUF models: the loaded one's, else what the next load would use. */
   llama?: LlamaRuntime;
 }
@@ -84,15 +91,17 @@ export interface StorageStatus {
 }
 
 /** The body of `GET /v1/hearth/status`: the host's status, its device facts as `webgpu`. */
-export type HearthStatus = Omit<HostStatus, 'device'> & {
+export type HearthStatus = Omit<HostStatus, 'device' | 'cpu'> & {
   webgpu: WebgpuStatus;
+  /** The processor as the engine worker measured it; null while it has not. */
+  cpu: CpuFacts | null;
   storage: StorageStatus;
 };
 
 /** The status body from the host's status and the storage's. */
 export function hearthStatus(host: HostStatus, storage: StorageStatus): HearthStatus {
-  const { device, ...rest } = host;
-  return { ...rest, webgpu: webgpuStatus(device), storage };
+  const { device, cpu, ...rest } = host;
+  return { ...rest, webgpu: webgpuStatus(device), cpu: cpu ?? null, storage };
 }
 
 /** What travels on the status channel. */

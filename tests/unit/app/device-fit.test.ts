@@ -20,34 +20,51 @@ const host = (fallback: boolean) =>
     },
   }) as unknown as HostStatus;
 
+/** WebLLM's models as the catalogue judges them on a software adapter: slow, with why. */
+const onSoftware = { fit: 'slow', fit_reason: SOFTWARE_ADAPTER_REASON } as const;
 const webllm = model('mlc-ai/Qwen3-0.6B-q4f32_1-MLC');
 const big = model('mlc-ai/Qwen3-8B-q4f32_1-MLC', { size_mb: 5000 });
-const gguf = model('Qwen/Qwen3-0.6B-GGUF:Q8_0', { engine: 'llama.cpp', source: 'curated' });
+const gguf = model('bartowski/Qwen2.5-0.5B-Instruct-GGUF:Q4_K_M', {
+  engine: 'llama.cpp',
+  source: 'curated',
+});
+const slowGguf = model('bartowski/Qwen3-4B-GGUF:Q4_K_M', {
+  engine: 'llama.cpp',
+  source: 'curated',
+  fit: 'slow',
+  fit_reason: 'About 1.3 tokens a second on this device’s CPU.',
+});
 
 describe('fitForDevice', () => {
-  it('judges a software adapter as no GPU: WebLLM models are slow here, with why; GGUFs are not', () => {
-    const offered = fitForDevice([webllm, big, gguf], host(true));
+  it('marks every model whose fit here is slow as slow here, with the catalogue’s reason', () => {
+    const offered = fitForDevice([
+      { ...webllm, ...onSoftware },
+      { ...big, ...onSoftware },
+      gguf,
+      slowGguf,
+    ]);
     expect(offered.map((m) => m.slow_here)).toEqual([
       SOFTWARE_ADAPTER_REASON,
       SOFTWARE_ADAPTER_REASON,
       undefined,
+      slowGguf.fit_reason,
     ]);
     expect(softwareAdapter(host(true))).toBe(true);
+    expect(softwareAdapter(host(false))).toBe(false);
   });
 
-  it('recommends the GGUF on the CPU on a software adapter, and WebLLM on a real GPU', () => {
-    expect(recommendedModel(fitForDevice([webllm, gguf], host(true)))?.id).toBe(gguf.id);
-    expect(recommendedModel(fitForDevice([webllm, gguf], host(false)))?.id).toBe(webllm.id);
+  it('recommends the GGUF that runs well over WebLLM that is slow on a software adapter, and WebLLM where it runs well', () => {
+    expect(recommendedModel(fitForDevice([{ ...webllm, ...onSoftware }, gguf]))?.id).toBe(gguf.id);
+    expect(recommendedModel(fitForDevice([webllm, gguf]))?.id).toBe(webllm.id);
   });
 
   it('keeps WebLLM models under "What runs here" on a software adapter: they run, with a warning', () => {
-    const [small, file] = fitForDevice([webllm, gguf], host(true));
+    const [small, file] = fitForDevice([{ ...webllm, ...onSoftware }, gguf]);
     expect([small, file].map((m) => runsHere(m!))).toEqual([true, true]);
   });
 
-  it('gives back the same catalogue on a real GPU, or before the device is measured', () => {
+  it('gives back the same catalogue where no model is slow here', () => {
     const catalog = [webllm, gguf];
-    expect(fitForDevice(catalog, host(false))).toBe(catalog);
-    expect(fitForDevice(catalog, null)).toBe(catalog);
+    expect(fitForDevice(catalog)).toBe(catalog);
   });
 });

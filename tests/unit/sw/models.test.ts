@@ -405,6 +405,9 @@ describe('DeviceModels with servers the user added', () => {
       context_window: 0,
       required_features: [],
       available: true,
+      // Run by its server: nothing on this device to judge but the network, which is up.
+      backend: null,
+      fit: 'good',
       downloaded: true,
       loaded: false,
       source: 'server',

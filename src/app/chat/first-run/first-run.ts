@@ -187,7 +187,9 @@ export class FirstRun extends LitElement {
   }
 
   protected override render() {
-    const measuring = this.checking || this.#host?.device == null;
+    // Measured once every model's fit is known (the host measures its GPU, then its processor).
+    const measuring =
+      this.checking || this.#host?.device == null || this.catalog.some((m) => m.fit === null);
     const pick = measuring ? undefined : recommendedModel(this.catalog);
     const reason = this.catalog.find((m) => m.available === false)?.unavailable_reason;
     const offline = this.unreachable || !this.online;

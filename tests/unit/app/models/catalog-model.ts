@@ -15,6 +15,9 @@ export function catalogModel(id: string, fields: Partial<CatalogModel> = {}): Ca
     context_window: 4096,
     required_features: [],
     available: true,
+    // As the catalogue says it: runs well on the GPU; `available: false` is a fit of `no`.
+    backend: fields.engine === 'llama.cpp' ? 'cpu' : 'webgpu',
+    fit: fields.available === false ? 'no' : 'good',
     downloaded: false,
     loaded: false,
     source: 'prebuilt',

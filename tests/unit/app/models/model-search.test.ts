@@ -23,6 +23,9 @@ beforeAll(async () => {
       ...(e as unknown as CatalogModel),
       available: !f16,
       ...(f16 && { unavailable_reason: 'This GPU lacks shader-f16.' }),
+      backend: e.engine === 'llama.cpp' ? 'cpu' : 'webgpu',
+      fit: f16 ? 'no' : 'good',
+      ...(f16 && { fit_reason: 'This GPU lacks shader-f16.' }),
       downloaded: false,
       loaded: false,
     };
@@ -37,6 +40,8 @@ beforeAll(async () => {
     context_window: 1_048_576,
     required_features: [],
     available: true,
+    backend: null,
+    fit: 'good',
     downloaded: true,
     loaded: false,
     source: 'built-in',
