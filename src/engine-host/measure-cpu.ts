@@ -11,13 +11,13 @@ import { llamaThreads, type LlamaPlatform } from '../engines/llama/llama-runtime
 
 /**
  * The probe's matrix: 4,096 rows of 512 Float32 weights, 8 MB — past most processors' L2 cache,
- * as a model's weights are, and one pass takes 1–3 ms on a laptop core, so many passes fit the
- * budget and the best of them is a fair figure.
+ * as a model's weights are, and one pass takes 1–3 ms on a laptop core, so several runs of passes
+ * fit the budget and the best of them is a fair figure.
  */
 const ROWS = 4096;
 const COLS = 512;
 /** How long the probe runs: long enough for the JIT to settle, short enough not to be felt. */
-export const PROBE_BUDGET_MS = 80;
+export const PROBE_BUDGET_MS = 50;
 /**
  * Passes are timed in runs of at least this long: a worker's clock may be coarsened to 1 ms
  * (Firefox without isolation), and a single 2 ms pass read on it could seem twice as fast.
@@ -47,8 +47,11 @@ export function probeMatvec(
   const weights = new Float32Array(ROWS * COLS);
   const x = new Float32Array(COLS);
   const y = new Float32Array(ROWS);
-  // Values that are not all zero or all equal, so no engine can shortcut the arithmetic.
-  for (let i = 0; i < weights.length; i++) weights[i] = ((i * 7919) % 1024) / 1024 - 0.5;
+  // Values that are not all zero or all equal, so no engine can shortcut the arithmetic: one row
+  // computed, then copied on in doubling blocks (a loop over all 8 MB, run cold, took 30 ms).
+  for (let i = 0; i < COLS; i++) weights[i] = ((i * 7919) % 1024) / 1024 - 0.5;
+  for (let filled = COLS; filled < weights.length; filled *= 2)
+    weights.copyWithin(filled, 0, filled);
   for (let j = 0; j < COLS; j++) x[j] = 1 / (j + 1);
   const pass = () => {
     for (let r = 0; r < ROWS; r++) {
@@ -81,6 +84,9 @@ export function probeMatvec(
   if (Number.isNaN(y[0])) throw new Error('The CPU probe computed NaN.');
   return { bytesPerSecond: Math.round(best), passes };
 }
+
+/** A kept probe is run again after a week, on a host start then. */
+export const PROBE_MAX_AGE_MS = 7 * 24 * 3600 * 1000;
 
 /** What is kept of a probe: the figure, and the device it was measured on. */
 export interface StoredProbe {
@@ -119,7 +125,8 @@ export function probeDevice(platform: Pick<CpuPlatform, 'userAgent' | 'cores'>):
 }
 
 /**
- * The CPU facts: the probe kept for this device, or a new one (kept for next time). A store that
+ * The CPU facts: the probe kept for this device, or a new one (kept for next time) where none
+ * is kept, the browser or the core count changed, or the kept one is a week old. A store that
  * fails to read or write costs a probe, never the facts.
  */
 export async function measureCpu(
@@ -130,8 +137,13 @@ export async function measureCpu(
 ): Promise<CpuFacts> {
   const device = probeDevice(platform);
   let kept = await store.get().catch(() => undefined);
-  if (kept?.device !== device || !(kept.bytes_per_second > 0)) {
-    kept = { device, bytes_per_second: probe().bytesPerSecond, measured_at: now() };
+  const same = kept?.device === device && kept.bytes_per_second > 0;
+  if (!kept || !same || now() - kept.measured_at > PROBE_MAX_AGE_MS) {
+    const measured = probe().bytesPerSecond;
+    // Measured again on the same device, the faster figure stands: other work on the processor
+    // only ever slows the probe, and the first one ran while the page was starting.
+    const best = same && kept ? Math.max(measured, kept.bytes_per_second) : measured;
+    kept = { device, bytes_per_second: best, measured_at: now() };
     await store.put(kept).catch(() => undefined);
   }
   return {

@@ -51,16 +51,17 @@ export const FLOOR_TOKENS_PER_SECOND = 0.5;
  */
 export const THREAD_EXPONENT = 0.7;
 /**
- * The share of the probe's speed (bytes of Float32 weights per second, src/engine-host/
- * measure-cpu.ts) at which llama.cpp's WebAssembly gets through a model's bytes, by kind of
- * weights. F32: measured here — the probe read ~5 GB/s on one core of this 2-core machine, and
- * llama.cpp decoded the ~50 MB F32 fixture at 60–130 tokens a second on one thread, 3–6.5 GB/s.
- * Quantised weights (Q4_K_M and the like) cost unpacking on top of the read: 0.35, from a public
- * report of wllama decoding a 1.5 GB Q4_K_M model at 6–7 tokens a second on a laptop in Chrome
- * (ngxson/wllama#4; ~2.5–3.5 GB/s a thread against a probe of ~7–8 GB/s on such a core). F16 and
- * BF16 are converted to F32 as they are read: half.
+ * The share of the probe's speed (bytes of Float32 weights one thread multiplies per second,
+ * src/engine-host/measure-cpu.ts) at which llama.cpp's WebAssembly gets through a model's bytes, by
+ * kind of weights. F32, measured on this project's 2-core machine: the probe reads 6.7 GB/s in
+ * Chromium, and llama.cpp decoded the ~50 MB F32 fixture at 60–130 tokens a second on one thread
+ * (docs/performance.md), 3–6.5 GB/s: 0.45–0.97 of the probe, so 0.7. Quantised weights (Q4_K_M
+ * and the like) cost unpacking on top of the read: 0.35, from a public report of wllama decoding a
+ * 1.5 GB Q4_K_M model at 6–7 tokens a second on a laptop in Chrome (ngxson/wllama#4: ~10 GB/s
+ * over its threads, 2.5–3.5 GB/s a thread, against a probe of ~7–8 GB/s on such a core). F16 and
+ * BF16 are widened to F32 as they are read: taken as the quantised share.
  */
-export const WEIGHT_EFFICIENCY = { f32: 1, f16: 0.5, quantised: 0.35 } as const;
+export const WEIGHT_EFFICIENCY = { f32: 0.7, f16: 0.35, quantised: 0.35 } as const;
 
 /** The `WEIGHT_EFFICIENCY` of a GGUF quantisation (`F32`, `BF16`, `Q4_K_M`, …). */
 export function weightEfficiency(quant: string): number {

@@ -39,29 +39,35 @@ function bySize(a: CatalogModel, b: CatalogModel): number {
   );
 }
 
-/**
- * Among `models` (all of one fit), the first worth starting with: WebLLM where it runs (the
- * fastest, on the GPU), its f16 build where the GPU has `shader-f16` (smaller and faster); else
- * the smallest such GGUF, which llama.cpp runs without WebLLM (on the CPU, size is speed).
- */
-function bestListed<M extends CatalogModel>(models: readonly M[]): M | undefined {
-  for (const name of RECOMMENDED) {
-    const webllm = models.filter((m) => m.engine === 'webllm' && m.id.includes(name));
-    const pick = webllm.find((m) => m.required_features.includes('shader-f16')) ?? webllm[0];
-    if (pick) return pick;
-  }
+/** Among `models`, the smallest GGUF worth starting with (on the CPU, size is speed). */
+function listedGguf<M extends CatalogModel>(models: readonly M[]): M | undefined {
   return models
     .filter((m) => m.engine === 'llama.cpp' && recommendedRank(m) < RECOMMENDED.length)
     .sort((a, b) => bySize(a, b) || recommendedRank(a) - recommendedRank(b))[0];
 }
 
 /**
+ * Among `models`, the first WebLLM model worth starting with, in the list's order: its f16 build
+ * where the GPU has `shader-f16` (smaller and faster).
+ */
+function listedWebllm<M extends CatalogModel>(models: readonly M[]): M | undefined {
+  for (const name of RECOMMENDED) {
+    const webllm = models.filter((m) => m.engine === 'webllm' && m.id.includes(name));
+    const pick = webllm.find((m) => m.required_features.includes('shader-f16')) ?? webllm[0];
+    if (pick) return pick;
+  }
+  return undefined;
+}
+
+/**
  * The model to suggest, or null when none runs here. Never the echo engine (it only repeats) nor
  * a server's model (it leaves the device); only a model whose fit here is known and not `no`, of
  * the task asked (chat or embedding), taking images if asked, within the download asked. Among
- * them: the models worth starting with that run `good` here, then those that run `slow`; then,
- * where none of those is left (a vision model, an embedding model), the smallest `good` one, then
- * the smallest `slow` one.
+ * the models worth starting with: WebLLM that runs `good` (the fastest, on a GPU), then the
+ * smallest GGUF that runs `good`; then the smallest GGUF that runs `slow` (its speed estimated
+ * from this CPU), then WebLLM that runs `slow` (on a software adapter: it crawls). Where none of
+ * those is left (a vision model, an embedding model): the smallest `good` model, then the smallest
+ * `slow` one, a GGUF before WebLLM.
  */
 export function recommendModel<M extends CatalogModel>(
   models: readonly M[],
@@ -83,11 +89,14 @@ export function recommendModel<M extends CatalogModel>(
   );
   const good = candidates.filter((m) => m.fit === 'good');
   const slow = candidates.filter((m) => m.fit === 'slow');
+  const slowest = (m: CatalogModel) => Number(m.engine === 'webllm');
   return (
-    bestListed(good) ??
-    bestListed(slow) ??
+    listedWebllm(good) ??
+    listedGguf(good) ??
+    listedGguf(slow) ??
+    listedWebllm(slow) ??
     [...good].sort(bySize)[0] ??
-    [...slow].sort(bySize)[0] ??
+    [...slow].sort((a, b) => slowest(a) - slowest(b) || bySize(a, b))[0] ??
     null
   );
 }

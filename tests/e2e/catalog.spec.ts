@@ -3,6 +3,8 @@
  * `shader-f16`) and no model weights on the device.
  */
 import { expect } from '@playwright/test';
+import type { CatalogModel as FittedModel } from '../../src/models/catalog';
+import { recommendModel } from '../../src/models/recommend';
 import { hostStatus, KEY } from './helpers';
 import { sharedAppTest } from './warm-context';
 
@@ -123,4 +125,47 @@ test('reports the WebGPU adapter and the storage in the status', async ({ page }
   expect((status.webgpu as { features: string[] }).features).not.toContain('shader-f16');
   expect(status).not.toHaveProperty('device');
   expect((await hostStatus(page)).queue).toEqual({ running: 0, waiting: 0 });
+});
+
+test('judges the fit on this device once the host measured it: on two cores and a software adapter, nothing of billions of parameters and no WebLLM model is good, and the recommendation is a small GGUF', async ({
+  page,
+}) => {
+  const read = () =>
+    page.evaluate(async (KEY) => {
+      const get = async (path: string) => (await fetch(path, { headers: KEY })).json();
+      return {
+        catalog: ((await get('v1/hearth/catalog')) as { data: FittedModel[] }).data,
+        status: (await get('v1/hearth/status')) as {
+          cpu: { cores: number; threads: number; bytes_per_second: number } | null;
+          webgpu: { adapter: { fallback: boolean } | null };
+        },
+      };
+    }, KEY);
+  // The host measures the processor as it starts (before it takes requests, or just after).
+  await expect
+    .poll(async () => (await read()).catalog.filter((m) => m.fit === null).map((m) => m.id), {
+      timeout: 10_000,
+    })
+    .toEqual([]);
+  const { catalog, status } = await read();
+  expect(status.cpu).toMatchObject({
+    cores: await page.evaluate(() => navigator.hardwareConcurrency),
+    threads: expect.any(Number),
+    bytes_per_second: expect.any(Number),
+  });
+  expect(status.cpu!.bytes_per_second).toBeGreaterThan(0);
+  for (const m of catalog) expect(m.available === false).toBe(m.fit === 'no');
+  const good = catalog.filter((m) => m.fit === 'good');
+  if (status.cpu!.threads <= 2) {
+    // Billions of parameters: the id says so (`-4B-`), or its file is over a GB (Phi-3.5 mini).
+    const billions = (m: FittedModel) =>
+      Number(/[-_](\d+(?:\.\d+)?)B[-_:]/i.exec(m.id)?.[1] ?? 0) >= 1 || (m.size_mb ?? 0) >= 1000;
+    expect(good.filter(billions).map((m) => m.id)).toEqual([]);
+  }
+  if (status.webgpu.adapter?.fallback) {
+    expect(good.filter((m) => m.engine === 'webllm').map((m) => m.id)).toEqual([]);
+  }
+  const pick = recommendModel(catalog);
+  expect(pick).toMatchObject({ engine: 'llama.cpp', source: 'curated', fit: expect.any(String) });
+  expect(pick!.size_mb).toBeLessThan(1000);
 });

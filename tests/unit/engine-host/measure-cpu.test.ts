@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import {
   measureCpu,
+  PROBE_MAX_AGE_MS,
   probeDevice,
   probeMatvec,
   type CpuPlatform,
@@ -92,6 +93,24 @@ describe('measureCpu', () => {
     ).toBe(7e9);
     expect(probe).toHaveBeenCalledTimes(2);
     expect(store.kept?.device).toBe(probeDevice(platform({ userAgent: 'Browser/2', cores: 8 })));
+  });
+
+  it('probes again after a week, keeping the faster figure: other work only ever slows the probe', async () => {
+    const store = memoryStore({
+      device: probeDevice(platform()),
+      bytes_per_second: 5e9,
+      measured_at: 0,
+    });
+    const slower = vi.fn(() => ({ bytesPerSecond: 3e9, passes: 9 }));
+    const weekLater = PROBE_MAX_AGE_MS + 1;
+    expect((await measureCpu(platform(), store, slower, () => weekLater)).bytes_per_second).toBe(
+      5e9,
+    );
+    expect(slower).toHaveBeenCalledTimes(1);
+    expect(store.kept).toMatchObject({ bytes_per_second: 5e9, measured_at: weekLater });
+    const faster = () => ({ bytesPerSecond: 6e9, passes: 9 });
+    const later = 2 * weekLater;
+    expect((await measureCpu(platform(), store, faster, () => later)).bytes_per_second).toBe(6e9);
   });
 
   it('gives llama.cpp’s threads by its rule and the device’s memory where the browser says it', async () => {

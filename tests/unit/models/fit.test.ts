@@ -150,9 +150,12 @@ describe('judgeFit', () => {
 
 describe('estimateTokensPerSecond', () => {
   it('divides the threads’ speed through weights by the model’s bytes', () => {
-    // 8 GiB/s on one thread through 1 GiB of F32 weights: 8 tokens a second.
+    // 8 GiB/s on one thread through 1 GiB of F32 weights: 8 tokens a second, at F32's share.
     const oneThread = cpu(1, 8 * 1024 ** 3);
-    expect(estimateTokensPerSecond(1024, 'F32', oneThread)).toBeCloseTo(8, 10);
+    expect(estimateTokensPerSecond(1024, 'F32', oneThread)).toBeCloseTo(
+      8 * WEIGHT_EFFICIENCY.f32,
+      10,
+    );
     expect(estimateTokensPerSecond(1024, 'Q4_K_M', oneThread)).toBeCloseTo(
       8 * WEIGHT_EFFICIENCY.quantised,
       10,
@@ -162,7 +165,7 @@ describe('estimateTokensPerSecond', () => {
       10,
     );
     expect(estimateTokensPerSecond(1024, 'F32', { ...oneThread, threads: 4 })).toBeCloseTo(
-      8 * 4 ** 0.7,
+      8 * WEIGHT_EFFICIENCY.f32 * 4 ** 0.7,
       10,
     );
   });

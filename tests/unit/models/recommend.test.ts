@@ -83,6 +83,15 @@ describe('recommendModel', () => {
     expect(pick?.id).toBe(qwen05.id);
   });
 
+  it('takes a GGUF that runs slowly over WebLLM that is slow here too (a software adapter crawls)', () => {
+    const pick = recommendModel([
+      webllm('Qwen3-0.6B-q4f32_1-MLC', { fit: 'slow' }),
+      { ...llama1b, fit: 'slow' },
+      { ...qwen05, fit: 'slow' },
+    ]);
+    expect(pick?.id).toBe(qwen05.id);
+  });
+
   it('respects maxDownloadMB, counting a model already on the device as no download', () => {
     expect(recommendModel([llama1b, qwen4b], { maxDownloadMB: 500 })).toBeNull();
     expect(recommendModel([llama1b, qwen05], { maxDownloadMB: 500 })?.id).toBe(qwen05.id);
