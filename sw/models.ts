@@ -221,6 +221,16 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
     return this.#describe(entry, fit, host);
   }
 
+  async addedFrom(
+    origin: string,
+  ): Promise<{ record: AddedRecord; model: CatalogModel } | undefined> {
+    const record = await this.#options.added?.addedFrom(origin);
+    const entry = record && (await this.#options.added?.get(record.id));
+    if (!record || !entry) return undefined;
+    const [fit, host] = await Promise.all([this.#fit(), this.#options.host()]);
+    return { record, model: await this.#describe(entry, fit, host) };
+  }
+
   async remove(id: string): Promise<void> {
     if (await this.#options.added?.remove(id)) this.#onDevice.delete(id);
   }

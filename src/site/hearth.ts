@@ -10,10 +10,13 @@
 import { PROTOCOL_VERSION, type PageToSw, type VersionReply } from '../bridge/messages';
 import { joinElection, type HostRole } from '../engine-host/leader';
 import { controlled, reloadForIsolation } from './boot';
+import { HearthError } from './errors';
+import { Models } from './models';
 import { watchRelayPairing } from './relay-pairing';
-import type { Hearth, HearthErrorFields, HearthStatus, StartHearthOptions } from './types';
+import type { Hearth, HearthStatus, StartHearthOptions } from './types';
 
-export type { Hearth, HearthErrorFields, HearthStatus, StartHearthOptions } from './types';
+export type * from './types';
+export { HearthError, type HearthErrorCode, type HearthErrorOptions } from './errors';
 
 /** The build of this loader, its engine worker and the `hearth-sw.js` copied with them. */
 export const VERSION: string = import.meta.env.VITE_HEARTH_BUILD;
@@ -30,16 +33,8 @@ const CONTROL_HINT_MS = 15_000;
 /** How long an updated worker has to install and take over (after the old one's requests). */
 const UPDATE_WAIT_MS = 5 * 60 * 1000;
 
-/** Why `startHearth` failed. */
-export class HearthError extends Error implements HearthErrorFields {
-  readonly code: HearthErrorFields['code'];
-
-  constructor(code: HearthErrorFields['code'], message: string) {
-    super(message);
-    this.name = 'HearthError';
-    this.code = code;
-  }
-}
+/** The key `hearth.models` sends when the page gives none (any key is accepted by default). */
+const DEFAULT_KEY = 'hearth-site';
 
 /** The folder above `hearth/hearth.js`, when this file is served from there; else the root. */
 function defaultBase(): string {
@@ -140,6 +135,24 @@ async function ensureCurrentWorker(
 }
 
 /**
+ * Refuses to register Hearth's worker over another one that holds the scope: one scope has one
+ * worker, and registering `hearth-sw.js` would replace the site's own (its precache and routes),
+ * which the site would then register again — each page load undoing the last.
+ */
+function assertNoOtherWorker(registration: ServiceWorkerRegistration | undefined, base: string) {
+  if (!registration || registration.scope !== base) return;
+  const hearthSw = new URL('hearth-sw.js', base).pathname;
+  const worker = registration.active ?? registration.waiting ?? registration.installing;
+  if (!worker || new URL(worker.scriptURL).pathname === hearthSw) return;
+  throw new HearthError(
+    'worker_conflict',
+    `This site's own service worker (${new URL(worker.scriptURL).pathname}) holds ${new URL(base).pathname}, ` +
+      "and registering Hearth's there would replace it. Make your worker import Hearth's " +
+      "(importScripts('hearth-sw.js') at its top) and call startHearth({ registerWorker: false }).",
+  );
+}
+
+/**
  * Starts Hearth on this page: the API answers under `{base}v1/` as soon as this resolves, and
  * this page may host the engine. Call it on every page of the site that uses the API.
  */
@@ -169,6 +182,7 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
   let registration = await container.getRegistration(base);
   const hadWorker = registration?.active != null;
   if (scriptUrl) {
+    assertNoOtherWorker(registration, base);
     try {
       registration = await container.register(scriptUrl, { scope: base, updateViaCache: 'none' });
     } catch (err) {
@@ -215,10 +229,16 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
   // A pairing link in the address (`npx hearth relay --app <this page>`), or this tab's pairing
   // before a reload: read now that the reloads of the boot are done.
   watchRelayPairing(new URL('v1/', base).href);
+  const models = new Models({
+    apiURL: new URL('v1/', base).href,
+    apiKey: options.apiKey ?? DEFAULT_KEY,
+  });
   return {
     baseURL: new URL('v1/openai', base).href,
     apiURL: new URL('v1/', base).href,
     version: VERSION,
+    models,
+    device: () => models.device(),
     crossOriginIsolated: globalThis.crossOriginIsolated === true,
     get status() {
       return status;

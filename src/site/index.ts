@@ -6,9 +6,11 @@
  * what the service worker serves and caches. The package's own version is checked against the
  * copied loader's, so a forgotten `npx hearth init` after an upgrade is one clear error.
  */
+import { HearthError } from './errors';
 import type { Hearth, StartHearthOptions } from './types';
 
-export type { Hearth, HearthErrorFields, HearthStatus, StartHearthOptions } from './types';
+export type * from './types';
+export { HearthError, type HearthErrorCode, type HearthErrorOptions } from './errors';
 
 /** This package's version. */
 export const PACKAGE_VERSION: string = import.meta.env.VITE_HEARTH_PACKAGE_VERSION;
@@ -31,22 +33,19 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
   try {
     loader = (await import(/* @vite-ignore */ /* webpackIgnore: true */ url)) as Loader;
   } catch (err) {
-    throw Object.assign(
-      new Error(
-        `Hearth's loader ${url} could not be loaded (${String(err)}). ` +
-          'Copy it into your public folder with `npx hearth init <your public folder>`, and ' +
-          'pass `base` when the site is not served from the root.',
-      ),
-      { name: 'HearthError', code: 'uncontrolled' },
+    throw new HearthError(
+      'uncontrolled',
+      `Hearth's loader ${url} could not be loaded (${String(err)}). ` +
+        'Copy it into your public folder with `npx hearth init <your public folder>`, and ' +
+        'pass `base` when the site is not served from the root.',
+      { cause: err },
     );
   }
   if (loader.VERSION !== BUILD) {
-    throw Object.assign(
-      new Error(
-        `hearth-llm is version ${PACKAGE_VERSION} (build ${BUILD}), but the files in your site ` +
-          `are of build ${loader.VERSION}: run \`npx hearth init <your public folder>\` again.`,
-      ),
-      { name: 'HearthError', code: 'version_mismatch' },
+    throw new HearthError(
+      'version_mismatch',
+      `hearth-llm is version ${PACKAGE_VERSION} (build ${BUILD}), but the files in your site ` +
+        `are of build ${loader.VERSION}: run \`npx hearth init <your public folder>\` again.`,
     );
   }
   return loader.startHearth({ ...options, base: base.href });

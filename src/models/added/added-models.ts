@@ -74,6 +74,8 @@ export class AddedModels {
   readonly #store: AddedModelStore;
   readonly #onChange: () => void;
   #entries: Promise<Map<string, GgufEntry>> | undefined;
+  /** The records as kept, by id: what each was added from. */
+  readonly #records = new Map<string, AddedRecord>();
 
   constructor(store: AddedModelStore, options: { onChange?: () => void } = {}) {
     this.#store = store;
@@ -85,7 +87,9 @@ export class AddedModels {
       const entries = new Map<string, GgufEntry>();
       for (const record of records) {
         // A record this version cannot read is left alone, not allowed to break the catalogue.
-        if (parseGgufId(record.id)) entries.set(record.id, ggufEntry(record, 'added'));
+        if (!parseGgufId(record.id)) continue;
+        entries.set(record.id, ggufEntry(record, 'added'));
+        this.#records.set(record.id, record);
       }
       return entries;
     });
@@ -101,6 +105,12 @@ export class AddedModels {
     return (await this.#load()).get(id);
   }
 
+  /** The record of the model added from `origin` (what the user gave), if one was. */
+  async addedFrom(origin: string): Promise<AddedRecord | undefined> {
+    const entries = await this.#load();
+    return [...this.#records.values()].find((r) => r.origin === origin && entries.has(r.id));
+  }
+
   /** Adds a model; 409 `model_exists` when one has its id. */
   async add(record: AddedRecord): Promise<GgufEntry> {
     const entries = await this.#load();
@@ -108,10 +118,12 @@ export class AddedModels {
     const entry = ggufEntry(record, 'added');
     // Taken before anything is awaited: a second add of the same id meanwhile gets 409.
     entries.set(record.id, entry);
+    this.#records.set(record.id, record);
     try {
       await this.#store.put(record);
     } catch (err) {
       entries.delete(record.id);
+      this.#records.delete(record.id);
       throw err;
     }
     this.#onChange();
@@ -124,6 +136,7 @@ export class AddedModels {
     if (!entries.has(id)) return false;
     await this.#store.delete(id);
     entries.delete(id);
+    this.#records.delete(id);
     this.#onChange();
     return true;
   }
@@ -131,6 +144,7 @@ export class AddedModels {
   /** Reads the store again on next use: another context changed it. */
   reload(): void {
     this.#entries = undefined;
+    this.#records.clear();
   }
 }
 
@@ -142,6 +156,11 @@ export interface AddableCatalog {
   add(record: AddedRecord): Promise<unknown>;
   /** The model whose files include `url`, if any. */
   modelUsing(url: string): Promise<string | undefined>;
+  /**
+   * The model added from `origin` (the `source` the user gave), as `add` describes it: the same
+   * addition asked again is that model, not a conflict.
+   */
+  addedFrom?(origin: string): Promise<{ record: AddedRecord; model: unknown } | undefined>;
 }
 
 /** What `POST /v1/hearth/models` needs. */
@@ -256,6 +275,29 @@ function projectorOf(
 }
 
 /**
+ * Whether `body` asks for what `record` was added with: the same source (checked by the caller),
+ * and the same id and projector where it names them. A site that adds its model at every visit
+ * gets it back (200) rather than 409 `model_exists`.
+ */
+function sameAddition(
+  record: AddedRecord,
+  body: v.InferOutput<typeof addBody>,
+  deps: SourceDeps,
+): boolean {
+  const differs = (given: unknown, kept: unknown) => given !== undefined && given !== kept;
+  if (differs(body.id, record.id) || differs(body.context_window, record.context_window)) {
+    return false;
+  }
+  if (differs(body.tools, record.tools) || differs(body.reasoning, record.reasoning)) return false;
+  if (body.embeddings !== undefined && body.embeddings !== (record.embedding !== undefined)) {
+    return false;
+  }
+  if (body.mmproj === undefined) return true;
+  if (body.mmproj === false) return record.mmproj === undefined;
+  return record.mmproj === projectorUrl(body.mmproj, deps);
+}
+
+/**
  * `POST /v1/hearth/models` `{source, id?, mmproj?, context_window?, tools?, reasoning?, embeddings?}`:
  * resolves the source, checks its files' first bytes (the first file's metadata among them) and
  * its projector's (`mmproj`, which lets it take images), and adds the model (201, its catalogue
@@ -273,6 +315,10 @@ export async function addModel(
   });
   if (!parsed.success) throw bodyError(parsed.issues[0]);
   const body = parsed.output;
+  const again = await deps.catalog.addedFrom?.(body.source);
+  if (again && sameAddition(again.record, body, deps)) {
+    return jsonResponse(again.model, requestId, 200);
+  }
   if (body.id !== undefined && !parseGgufId(body.id)) {
     throw new OpenAIError(
       'invalid_value',

@@ -407,6 +407,36 @@ describe('POST /v1/hearth/models', () => {
     expect(builtIn.status).toBe(409);
   });
 
+  it('answers the same addition again with 200 and the model it added, asking nothing of the network', async () => {
+    let fetches = 0;
+    const counting: FetchLike = (url, init) => {
+      fetches += 1;
+      return network(url, init);
+    };
+    const { api } = stack(undefined, { fetch: counting });
+    const first = await api.fetch(add({ source: FILE }));
+    expect(first.status).toBe(201);
+    const asked = fetches;
+    for (const body of [{ source: FILE }, { source: FILE, id: 'models.example/tiny:Q8_0' }]) {
+      const again = await api.fetch(add(body));
+      expect(again.status).toBe(200);
+      expect(((await again.json()) as { id: string }).id).toBe('models.example/tiny:Q8_0');
+    }
+    expect(fetches).toBe(asked);
+    expect(await catalogIds(api)).toEqual(
+      expect.arrayContaining(['models.example/tiny:Q8_0', BUILT_IN.id]),
+    );
+  });
+
+  it('adds the same source under another id as a second model', async () => {
+    const { api } = stack();
+    expect((await api.fetch(add({ source: FILE }))).status).toBe(201);
+    expect((await api.fetch(add({ source: FILE, id: 'me/tiny:Q8_0' }))).status).toBe(201);
+    const ids = await catalogIds(api);
+    expect(ids).toContain('models.example/tiny:Q8_0');
+    expect(ids).toContain('me/tiny:Q8_0');
+  });
+
   it('answers 415 for a body that is not JSON', async () => {
     const { api } = stack();
     const response = await api.fetch(
