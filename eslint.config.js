@@ -229,6 +229,15 @@ export default tseslint.config(
     ),
   },
   {
+    // `hearth-llm/vite` runs in Node from the installed package as tsc compiles it (no bundle),
+    // in sites that may have no Vite but the one that calls it: Node's modules, and Vite's types.
+    files: ['src/vite-plugin/**'],
+    rules: onlyImports(
+      ['node:', 'vite$'],
+      'src/vite-plugin imports only Node and (for types) Vite: it runs from the package unbundled.',
+    ),
+  },
+  {
     files: ['src/app/**'],
     rules: { 'no-restricted-imports': ['error', APP_IMPORTS] },
   },

@@ -19,6 +19,8 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const dest = resolve(process.env.HEARTH_PACKAGE_OUT ?? join(root, 'build'));
 const out = join(dest, 'package');
 const app = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+/** The project's repository, for the package's `repository`, `homepage` and `bugs`. */
+const REPOSITORY = 'https://github.com/hearth-llm/hearth';
 
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
@@ -51,6 +53,21 @@ execFileSync(
   ],
   { cwd: root, stdio: 'inherit' },
 );
+// `hearth-llm/vite`, the Vite plugin: Node code that imports only Node's modules and Vite's types,
+// compiled as it is (no bundle) into lib/vite.js with its declarations. `@internal` names (the
+// tests' entry points) stay out of lib/vite.d.ts.
+execFileSync(
+  process.execPath,
+  [
+    join(root, 'node_modules', 'typescript', 'bin', 'tsc'),
+    'src/vite-plugin/vite.ts',
+    ...['--declaration', '--stripInternal', '--outDir', join(out, 'lib')],
+    ...['--target', 'es2022', '--module', 'esnext', '--moduleResolution', 'bundler'],
+    ...['--lib', 'es2022', '--types', 'node', '--verbatimModuleSyntax'],
+    ...['--strict', '--skipLibCheck', '--rootDir', 'src/vite-plugin'],
+  ],
+  { cwd: root, stdio: 'inherit' },
+);
 for (const dir of ['bin', 'relay']) {
   mkdirSync(join(out, dir));
   for (const name of readdirSync(join(root, dir)).filter((n) => n.endsWith('.js'))) {
@@ -64,15 +81,27 @@ const manifest = {
   description:
     'A private, on-device OpenAI-compatible API for any static site: a service worker answers /v1/openai from a model running in the browser (WebLLM, llama.cpp).',
   license: app.license,
+  // No git remote is recorded in this checkout: this is the address the docs' links use; change
+  // it here (and in package/README.md) if the repository lives elsewhere.
+  repository: { type: 'git', url: `git+${REPOSITORY}.git` },
+  homepage: `${REPOSITORY}#readme`,
+  bugs: { url: `${REPOSITORY}/issues` },
   type: 'module',
   engines: app.engines,
   bin: { hearth: 'bin/hearth.js', 'hearth-relay': 'relay/cli.js' },
-  exports: { '.': { types: './lib/index.d.ts', default: './lib/index.js' } },
+  exports: {
+    '.': { types: './lib/index.d.ts', default: './lib/index.js' },
+    './vite': { types: './lib/vite.d.ts', default: './lib/vite.js' },
+  },
   types: './lib/index.d.ts',
   files: ['bin', 'relay', 'lib', 'files'],
   scripts: { postinstall: 'node bin/postinstall.js' },
   // The relay's WebSocket; everything else ships built.
   dependencies: { ws: app.dependencies.ws },
+  // Only `hearth-llm/vite` uses Vite, and only its types: a site without Vite installs nothing
+  // more, and one with Vite brings its own (the plugin is tested with the version in devDependencies).
+  peerDependencies: { vite: '>=5.0.0' },
+  peerDependenciesMeta: { vite: { optional: true } },
   keywords: ['openai', 'llm', 'webgpu', 'llama.cpp', 'webllm', 'service-worker', 'offline'],
 };
 writeFileSync(join(out, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);

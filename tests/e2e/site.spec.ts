@@ -8,11 +8,12 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
+import { createLogger, createServer } from 'vite';
 import { FIXTURE_SENTENCE } from '../../scripts/fixture-gguf.mjs';
 import { dataUrl, solidPng } from '../test-images';
 import { chromiumOnly } from './helpers';
 import { FIXTURE_GGUF_URL, ModelServer } from './model-server';
-import { PLAIN_PUBLIC, SITES_DIR, SITES_SCRATCH, VITE_DIST } from './sites/make.mjs';
+import { PLAIN_PUBLIC, SITES_DIR, SITES_SCRATCH, VITE_DIST, VITE_SITE } from './sites/make.mjs';
 import { StaticServer } from './sites/static-server.mjs';
 
 /** A port of its own (E2E_SITE_PORT moves it, for runs side by side). */
@@ -36,6 +37,8 @@ const site = new StaticServer(SITE_PORT, {
 });
 /** The Vite site, with its own service worker, on the next port (another origin). */
 const viteSite = new StaticServer(SITE_PORT + 1, { '/repo/': VITE_DIST });
+/** The Vite site's project under `vite dev`, started by its test (past site-relay.spec.ts's port). */
+const VITE_DEV_PORT = SITE_PORT + 7;
 /** The plain site at the root of an origin of its own. */
 const rootSite = new StaticServer(SITE_PORT + 2, { '/': PLAIN_PUBLIC });
 const models = new ModelServer();
@@ -77,7 +80,11 @@ type Started = { baseURL: string; version: string; crossOriginIsolated: boolean 
  * Opens `path` of the site and waits for its `startHearth()`, through the one reload it may make
  * (after a hard reload, or to become isolated).
  */
-async function open(page: Page, path = '/repo/', server = site): Promise<Started> {
+async function open(
+  page: Page,
+  path = '/repo/',
+  server: { origin: string } = site,
+): Promise<Started> {
   await page.goto(`${server.origin}${path}`);
   await page.waitForFunction(() => 'hearth' in globalThis || 'hearthError' in globalThis);
   return page.evaluate(() => {
@@ -404,6 +411,17 @@ test.describe('a Vite site whose own vite-plugin-pwa worker imports hearth-sw.js
       precached: true,
       isolated: false,
     });
+    // The plugin writes Hearth's files after vite-plugin-pwa globbed the build: none precached.
+    const precachedUrls = await page.evaluate(async () => {
+      const urls: string[] = [];
+      for (const name of await caches.keys()) {
+        if (!name.startsWith('workbox-precache')) continue;
+        for (const request of await (await caches.open(name)).keys()) urls.push(request.url);
+      }
+      return urls;
+    });
+    expect(precachedUrls).toContainEqual(expect.stringContaining('/repo/index.html'));
+    expect(precachedUrls.filter((url) => /\/repo\/hearth(\/|-sw\.js)/.test(url))).toEqual([]);
     expect(viteSite.requests.filter((r) => r.status !== 200)).toEqual([]);
   });
 
@@ -423,5 +441,59 @@ test.describe('a Vite site whose own vite-plugin-pwa worker imports hearth-sw.js
     expect(models.ggufRequests.length).toBe(ggufRequests);
     await page.goto(`${viteSite.origin}/repo/about.html`);
     await expect(page).toHaveTitle('About (loaded)');
+  });
+
+  test('in vite dev, the plugin serves Hearth’s files under /repo/ and vite-plugin-pwa’s dev worker imports them: the SDK gets hearth/echo’s reply', async ({
+    page,
+  }) => {
+    // The site's project as it is (its vite.config.js with hearth() and VitePWA), in a folder
+    // of this run's: vite dev writes its dep cache and vite-plugin-pwa its dev-dist/ there.
+    const project = join(SITES_SCRATCH, 'vite-dev');
+    rmSync(project, { recursive: true, force: true });
+    mkdirSync(project, { recursive: true });
+    for (const name of ['package.json', 'vite.config.js', 'index.html', 'about.html', 'src']) {
+      cpSync(join(VITE_SITE, name), join(project, name), { recursive: true });
+    }
+    symlinkSync(join(VITE_SITE, 'node_modules'), join(project, 'node_modules'));
+    // What Vite and the plugins say: the hearth plugin's hint about vite-plugin-pwa's dev worker
+    // must not come (it is on, and the plugin can tell), nor any error (a worker Workbox refused).
+    const logger = createLogger('warn');
+    const said: string[] = [];
+    logger.warn = logger.error = (message) => void said.push(message);
+    const server = await createServer({
+      root: project,
+      configFile: join(project, 'vite.config.js'),
+      cacheDir: join(project, '.vite'),
+      customLogger: logger,
+      server: { host: '127.0.0.1', port: VITE_DEV_PORT, strictPort: true },
+    });
+    await server.listen();
+    try {
+      const origin = `http://127.0.0.1:${VITE_DEV_PORT}`;
+      const failed: string[] = [];
+      page.on('response', (response) => {
+        if (response.status() >= 400) failed.push(`${response.status()} ${response.url()}`);
+      });
+      const hearth = await open(page, '/repo/', { origin });
+      expect(hearth.baseURL).toBe(`${origin}/repo/v1/openai`);
+      expect(await askWithSdk(page, 'Hello from vite dev', false)).toBe('Hello from vite dev');
+      expect(await askWithSdk(page, 'streamed in dev', true)).toBe('streamed in dev');
+      const served = await page.evaluate(async () => ({
+        controller: navigator.serviceWorker.controller?.scriptURL,
+        wasm: (await fetch('/repo/hearth/wllama.wasm', { method: 'HEAD' })).headers.get(
+          'content-type',
+        ),
+        compat: (await fetch('/repo/hearth/wllama-compat/3.13.0/wllama.js')).status,
+      }));
+      expect(served).toEqual({
+        controller: `${origin}/repo/dev-sw.js?dev-sw`,
+        wasm: 'application/wasm',
+        compat: 404, // hearth({ compat: false })
+      });
+      expect(failed.filter((line) => !line.includes('/wllama-compat/'))).toEqual([]);
+      expect(said).toEqual([]);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -272,11 +272,13 @@ export function makePlainSite(tarball, site = PLAIN_SITE, openaiBundle = OPENAI_
 }
 
 /**
- * The Vite site: `base: '/repo/'`, its own service worker made by vite-plugin-pwa (Workbox
- * `generateSW`) that precaches the site's pages and imports `hearth-sw.js`, and a page that
- * calls `startHearth({ registerWorker: false })` from the package's bundled entry. Vite, the
- * plugin and `openai` resolve from this repository's node_modules (the site's folder is under
- * it); `hearth-llm` from the site's own, where `npm i <tgz>` put it.
+ * The Vite site: `base: '/repo/'`, Hearth's files from the package's Vite plugin
+ * (`hearth-llm/vite`: served by `vite dev`, written by `vite build`; no `init`, no `public/`), its
+ * own service worker made by vite-plugin-pwa (Workbox `generateSW`, in dev too) that precaches
+ * the site's pages and imports `hearth-sw.js`, and a page that calls
+ * `startHearth({ registerWorker: false })` from the package's bundled entry. Vite, vite-plugin-pwa
+ * and `openai` resolve from this repository's node_modules (the site's folder is under it);
+ * `hearth-llm` from the site's own, where `npm i <tgz>` put it.
  * @param {string} tarball
  * @param {string} site the site's project folder
  */
@@ -288,28 +290,29 @@ export function makeViteSite(tarball, site = VITE_SITE) {
     `${JSON.stringify({ name: 'vite-site', private: true, type: 'module' }, null, 2)}\n`,
   );
   npm(site, ['install', tarball]);
-  execFileSync('npx', ['--no-install', 'hearth', 'init', 'public', '--no-compat'], {
-    cwd: site,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
   writeFileSync(
     join(site, 'vite.config.js'),
     `import { defineConfig } from 'vite';
 import { VitePWA } from 'vite-plugin-pwa';
+import { hearth } from 'hearth-llm/vite';
 
 export default defineConfig({
   base: '/repo/',
   logLevel: 'warn',
   build: { rollupOptions: { input: ['index.html', 'about.html'] } },
   plugins: [
+    hearth({ compat: false }),
     VitePWA({
-      injectRegister: false,
       manifest: false,
+      // vite dev: vite-plugin-pwa makes its worker there only when asked; with no
+      // navigateFallback, its dev worker precaches nothing, which Workbox refuses (a 500 for the
+      // worker) unless its warnings are suppressed.
+      devOptions: { enabled: true, suppressWarnings: true },
       workbox: {
-        // Hearth answers {base}v1/ and serves hearth/ first; the site's precache has the rest.
+        // Hearth answers {base}v1/ and serves hearth/ first; the site's precache has the rest
+        // (the plugin writes Hearth's files after vite-plugin-pwa has globbed the output).
         importScripts: ['hearth-sw.js'],
         globPatterns: ['**/*.{js,html}'],
-        globIgnores: ['hearth/**', 'hearth-sw.js'],
         navigateFallback: null,
         clientsClaim: true,
         skipWaiting: true,
