@@ -6,6 +6,7 @@
  * GPUs the default adapter is not the one WebLLM asks for.
  */
 /// <reference lib="webworker" />
+import type { DeviceFacts, UnknownFacts } from '../src/models/fit';
 import type { CpuFacts } from '../src/protocol/host/cpu-facts';
 import type { GpuFacts } from '../src/protocol/host/gpu-facts';
 import type { HostStatus, StorageStatus } from '../src/protocol/host/status';
@@ -64,4 +65,27 @@ export function hostCpu(options: HostDeviceOptions): () => Promise<CpuFacts | nu
     known = { hostId: status.host.id, cpu: status.cpu };
     return status.cpu;
   };
+}
+
+const CPU_NOT_MEASURED =
+  "Not known yet: the engine worker has not finished measuring this device's processor.";
+
+/**
+ * What the catalogue's fit is judged from (src/models/fit.ts): the GPU's facts, the processor's
+ * (`cpu`, which fails without a host) and the storage left; or why they are not known.
+ */
+export async function fitFacts(
+  gpu: GpuFacts | UnknownFacts,
+  cpu?: () => Promise<CpuFacts | null>,
+  storage?: () => Promise<StorageStatus>,
+): Promise<DeviceFacts | UnknownFacts> {
+  if ('unknown' in gpu) return gpu;
+  const [processor, room] = await Promise.all([
+    cpu?.().catch(() => null) ?? null,
+    storage?.().catch(() => null) ?? null,
+  ]);
+  if (!processor) return { unknown: CPU_NOT_MEASURED };
+  const { quota_bytes: quota, usage_bytes: usage } = room ?? {};
+  const left = quota != null && usage != null ? Math.max(0, quota - usage) : null;
+  return { gpu, cpu: processor, storage_left_bytes: left };
 }

@@ -8,13 +8,12 @@
 import type { AddableCatalog, AddedModels, AddedRecord } from '../src/models/added/added-models';
 import {
   catalogModelInfo,
-  llamaOnGpu,
   unavailableReason,
   type CatalogEntry,
   type CatalogModel,
   type GpuFacts,
 } from '../src/models/catalog';
-import { judgeFit, type DeviceFacts } from '../src/models/fit';
+import { catalogFit, type DeviceFacts, type UnknownFacts } from '../src/models/fit';
 import { OpenAIError } from '../src/protocol/errors';
 import { notDownloaded, type Absence, type KnownModel } from '../src/models/model-hints';
 import {
@@ -35,6 +34,8 @@ import type { ServerModel, Servers } from '../src/servers/servers';
 import type { ChatBackend } from '../src/protocol/host/backend';
 import type { CpuFacts } from '../src/protocol/host/cpu-facts';
 import type { HostStatus, StorageStatus } from '../src/protocol/host/status';
+import { echoCatalogModel, remoteCatalogModel } from './catalog-models';
+import { fitFacts } from './device';
 
 /** What the directory needs from the service worker. */
 export interface DeviceModelsOptions {
@@ -81,52 +82,11 @@ const ON_DEVICE_TTL_MS = 10_000;
 const NO_HOST =
   'Not known yet: no tab of Hearth hosts the engine, whose worker measures what this GPU can do. Open the app in a tab.';
 const NOT_MEASURED = 'Not known yet: the engine worker has not finished measuring this GPU.';
-const CPU_NOT_MEASURED =
-  "Not known yet: the engine worker has not finished measuring this device's processor.";
 
 /** The device's facts, or why they are not known. */
 type Fit = GpuFacts | { unknown: string };
 /** What the host's status says of the models (null: no host answered). */
 type HostFacts = Awaited<ReturnType<DeviceModelsOptions['host']>>;
-/** What the catalogue's `fit` is judged from, or why that is not known. */
-type FitFacts = DeviceFacts | { unknown: string };
-
-/** A catalogue entry's `available`, `backend` and `fit`, agreeing: `available` false ⇔ `fit` no. */
-type FitFields = Pick<
-  CatalogModel,
-  'available' | 'unavailable_reason' | 'backend' | 'fit' | 'fit_reason'
->;
-
-/**
- * The catalogue's fit of `entry` (src/models/fit.ts): unknown while the GPU is not measured; the
- * GPU's own refusal whatever else is known; then, once the processor is measured too, the rule.
- */
-function fitFields(entry: CatalogEntry, gpu: Fit, facts: FitFacts, downloaded: boolean): FitFields {
-  if ('unknown' in gpu) {
-    const why = gpu.unknown;
-    return { available: null, unavailable_reason: why, backend: null, fit: null, fit_reason: why };
-  }
-  const backend = entry.engine === 'webllm' || llamaOnGpu(gpu) ? 'webgpu' : 'cpu';
-  const refused = unavailableReason(entry, gpu);
-  if (refused !== null) {
-    return {
-      available: false,
-      unavailable_reason: refused,
-      backend,
-      fit: 'no',
-      fit_reason: refused,
-    };
-  }
-  if ('unknown' in facts) return { available: true, backend, fit: null, fit_reason: facts.unknown };
-  const verdict = judgeFit(entry, facts, downloaded);
-  return {
-    available: verdict.fit !== 'no',
-    ...(verdict.fit === 'no' && { unavailable_reason: verdict.fit_reason ?? '' }),
-    backend: verdict.backend,
-    fit: verdict.fit,
-    ...(verdict.fit_reason !== undefined && { fit_reason: verdict.fit_reason }),
-  };
-}
 
 /** Whether the device runs the model (null: not known), and why not or why not known. */
 function fitOf(
@@ -267,20 +227,9 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
     );
   }
 
-  /**
-   * What the catalogue's fit is judged from: the GPU's facts (`gpu`), the processor's and the
-   * storage left; or why they are not known.
-   */
-  async #fitFacts(gpu: Fit): Promise<FitFacts> {
-    if ('unknown' in gpu) return gpu;
-    const [cpu, storage] = await Promise.all([
-      this.#options.cpu?.().catch(() => null) ?? null,
-      this.#options.storage?.().catch(() => null) ?? null,
-    ]);
-    if (!cpu) return { unknown: CPU_NOT_MEASURED };
-    const { quota_bytes: quota, usage_bytes: usage } = storage ?? {};
-    const left = quota != null && usage != null ? Math.max(0, quota - usage) : null;
-    return { gpu, cpu, storage_left_bytes: left };
+  /** What the catalogue's fit is judged from besides the GPU's facts, or why not known. */
+  #fitFacts(gpu: Fit): Promise<DeviceFacts | UnknownFacts> {
+    return fitFacts(gpu, this.#options.cpu, this.#options.storage);
   }
 
   async list(): Promise<ModelInfo[]> {
@@ -381,26 +330,7 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
   async catalog(): Promise<CatalogModel[]> {
     const [fit, host] = await Promise.all([this.#fit(), this.#options.host()]);
     const facts = await this.#fitFacts(fit);
-    const echo: CatalogModel = {
-      id: ECHO_MODEL.id,
-      object: 'model',
-      owned_by: ECHO_MODEL.owned_by,
-      engine: 'echo',
-      size_mb: 0,
-      vram_required_mb: 0,
-      context_window: ECHO_MODEL.context_window,
-      required_features: [],
-      available: true,
-      // It runs anywhere, at once, on nothing: as good a fit as there is.
-      backend: null,
-      fit: 'good',
-      downloaded: true,
-      loaded: false,
-      source: 'built-in',
-      tools: false,
-      reasoning: false,
-      vision: ECHO_MODEL.capabilities.vision,
-    };
+    const echo = echoCatalogModel();
     // Every model described at once, as `list` asks: one by one, the cache lookups of a hundred
     // models took over a second on a fresh install, and every page's boot waits for this list.
     const { entries, caches } = await this.#lookups();
@@ -414,33 +344,7 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
 
   /** A server's model as the catalogue shows it: leaving the device, for the server's host. */
   #describeRemote(model: ServerModel): CatalogModel {
-    const { server: name, host } = remoteOf(model);
-    const online = this.#online();
-    return {
-      id: model.id,
-      object: 'model',
-      owned_by: name,
-      engine: 'server',
-      size_mb: null,
-      vram_required_mb: null,
-      context_window: 0,
-      required_features: [],
-      available: online,
-      ...(!online && { unavailable_reason: OFFLINE }),
-      // The server runs it, at whatever speed it has: nothing here to judge but the network.
-      backend: null,
-      fit: online ? 'good' : 'no',
-      ...(!online && { fit_reason: OFFLINE }),
-      // Nothing to download: it is ready whenever the server is.
-      downloaded: true,
-      loaded: false,
-      source: 'server',
-      tools: true,
-      reasoning: false,
-      vision: null,
-      leaves_device: true,
-      server: { name, host, upstream_id: model.upstream },
-    };
+    return remoteCatalogModel(model, remoteOf(model), this.#online() ? null : OFFLINE);
   }
 
   /** One model as the catalogue shows it. */
@@ -449,20 +353,13 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
     fit: Fit,
     host: HostFacts,
     caches = this.#options.caches,
-    facts?: FitFacts,
+    facts?: DeviceFacts | UnknownFacts,
   ): Promise<CatalogModel> {
     const downloaded = await this.#downloaded(entry, caches);
     // A model that lost the GPU device twice here is refused by the host: show why.
     const failing = host?.failing_models[entry.id];
-    const fitted: FitFields = failing
-      ? {
-          available: false,
-          unavailable_reason: failing,
-          backend: 'webgpu',
-          fit: 'no',
-          fit_reason: failing,
-        }
-      : fitFields(entry, fit, facts ?? (await this.#fitFacts(fit)), downloaded);
+    facts ??= await this.#fitFacts(fit);
+    const fitted = catalogFit(entry, fit, facts, { downloaded, failing });
     const evicted = host?.evicted_models[entry.id];
     return {
       id: entry.id,

@@ -7,7 +7,7 @@
  */
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
 import { installName } from '../protocol/install';
-import type { ProbeStore, StoredProbe } from './measure-cpu';
+import type { ProbeStore, StoredProbe } from '../engines/llama/cpu-probe';
 
 interface Schema extends DBSchema {
   'device-losses': {
@@ -57,7 +57,7 @@ export function modelSet(store: 'downloads' | 'downloaded'): ModelSet {
 }
 
 interface DeviceSchema extends DBSchema {
-  /** The CPU probe of this device (measure-cpu.ts), under the key `cpu`. */
+  /** The CPU probe of this device (src/engines/llama/cpu-probe.ts), under the key `cpu`. */
   probes: { key: string; value: StoredProbe };
 }
 

@@ -7,7 +7,6 @@
 // Types only: vite.config.ts loads this file, and Vite's config loader wants file extensions.
 import type { GpuFacts, GpuLimits } from '../protocol/host/gpu-facts';
 import type { EmbeddingFacts, ModelInfo } from './models';
-import type { Fit, FitBackend } from './fit';
 
 export type { GpuFacts } from '../protocol/host/gpu-facts';
 // Kept in models.ts, which ModelInfo needs them in, so that models.ts need not import the catalogue.
@@ -349,6 +348,11 @@ export function llamaOnGpu(gpu: GpuFacts | null): boolean {
   return gpu?.adapter?.features.includes('shader-f16') ?? false;
 }
 
+/** How well a model runs here: at a comfortable reading speed, slowly, or not at all. */
+export type Fit = 'good' | 'slow' | 'no';
+/** Where a model would run here: WebGPU or the processor. */
+export type FitBackend = 'webgpu' | 'cpu';
+
 /** A catalogue model as `/v1/hearth/catalog` shows it. */
 export interface CatalogModel {
   id: string;
@@ -366,19 +370,14 @@ export interface CatalogModel {
    */
   available: boolean | null;
   unavailable_reason?: string;
-  /**
-   * Where it would run here: `webgpu` (WebLLM; llama.cpp where the adapter has `shader-f16`) or
-   * `cpu` (llama.cpp otherwise); null for the echo engine and a server's models, and while the
-   * device has not been measured.
-   */
+  /** Where it would run here; null for the echo engine, servers' models, and before measuring. */
   backend: FitBackend | null;
   /**
-   * How well it runs here (src/models/fit.ts): `good` at a comfortable reading speed, `slow` when
-   * it runs but slowly, `no` when it cannot (then `available` is false); null only while no host
-   * has measured the device.
+   * How well it runs here (src/models/fit.ts); `no` exactly where `available` is false; null only
+   * while no host has measured the device.
    */
   fit: Fit | null;
-  /** Why `fit` is not `good`, in words (or, while it is null, why it is not known). */
+  /** Why `fit` is not `good`, in words (while it is null, why it is not known). */
   fit_reason?: string;
   /** Every file is on the device. */
   downloaded: boolean;

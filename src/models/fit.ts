@@ -9,12 +9,17 @@
  */
 import type { CpuFacts } from '../protocol/host/cpu-facts';
 import type { GpuFacts } from '../protocol/host/gpu-facts';
-import { llamaOnGpu, unavailableReason, type CatalogEntry } from './catalog';
+import {
+  llamaOnGpu,
+  unavailableReason,
+  type CatalogEntry,
+  type CatalogModel,
+  type Fit,
+  type FitBackend,
+} from './catalog';
 
-/** How well a model runs here. */
-export type Fit = 'good' | 'slow' | 'no';
-/** Where a model would run here: WebGPU or the processor. */
-export type FitBackend = 'webgpu' | 'cpu';
+// Declared with the catalogue's model, which carries them (a cycle otherwise).
+export type { Fit, FitBackend } from './catalog';
 
 /** What the fit is judged from. */
 export interface DeviceFacts {
@@ -52,8 +57,8 @@ export const FLOOR_TOKENS_PER_SECOND = 0.5;
 export const THREAD_EXPONENT = 0.7;
 /**
  * The share of the probe's speed (bytes of Float32 weights one thread multiplies per second,
- * src/engine-host/measure-cpu.ts) at which llama.cpp's WebAssembly gets through a model's bytes, by
- * kind of weights. F32, measured on this project's 2-core machine: the probe reads 6.7 GB/s in
+ * src/engines/llama/cpu-probe.ts) at which llama.cpp's WebAssembly gets through a model's bytes,
+ * by kind of weights. F32, measured on this project's 2-core machine: the probe reads 6.7 GB/s in
  * Chromium, and llama.cpp decoded the ~50 MB F32 fixture at 60–130 tokens a second on one thread
  * (docs/performance.md), 3–6.5 GB/s: 0.45–0.97 of the probe, so 0.7. Quantised weights (Q4_K_M
  * and the like) cost unpacking on top of the read: 0.35, from a public report of wllama decoding a
@@ -178,4 +183,51 @@ export function judgeFit(entry: CatalogEntry, facts: DeviceFacts, downloaded: bo
     };
   }
   return { backend, fit: 'good' };
+}
+
+/** Why the facts are not known (no host, or not measured yet), in words. */
+export interface UnknownFacts {
+  unknown: string;
+}
+
+/** A catalogue entry's `available`, `backend` and `fit`: `available` false exactly where `fit` no. */
+export type CatalogFit = Pick<
+  CatalogModel,
+  'available' | 'unavailable_reason' | 'backend' | 'fit' | 'fit_reason'
+>;
+
+/**
+ * The catalogue's fit of `entry`: unknown while the GPU is not measured; what the GPU lacks (or a
+ * model that lost the GPU device twice here, `failing`) whatever else is known; then, once the
+ * processor is measured too, the rule (`judgeFit`).
+ */
+export function catalogFit(
+  entry: CatalogEntry,
+  gpu: GpuFacts | UnknownFacts,
+  facts: DeviceFacts | UnknownFacts,
+  state: { downloaded: boolean; failing?: string | undefined },
+): CatalogFit {
+  if ('unknown' in gpu && state.failing === undefined) {
+    const why = gpu.unknown;
+    return { available: null, unavailable_reason: why, backend: null, fit: null, fit_reason: why };
+  }
+  const onGpu = entry.engine === 'webllm' || ('adapter' in gpu && llamaOnGpu(gpu));
+  const backend: FitBackend = onGpu ? 'webgpu' : 'cpu';
+  const refused = state.failing ?? ('unknown' in gpu ? null : unavailableReason(entry, gpu));
+  if (refused !== null) {
+    return {
+      available: false,
+      unavailable_reason: refused,
+      backend,
+      fit: 'no',
+      fit_reason: refused,
+    };
+  }
+  if ('unknown' in facts) return { available: true, backend, fit: null, fit_reason: facts.unknown };
+  const verdict = judgeFit(entry, facts, state.downloaded);
+  return {
+    available: verdict.fit !== 'no',
+    ...(verdict.fit === 'no' && { unavailable_reason: verdict.fit_reason ?? '' }),
+    ...verdict,
+  };
 }

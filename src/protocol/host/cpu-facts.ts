@@ -15,8 +15,8 @@ export interface CpuFacts {
   /** Whether the engine worker is cross-origin isolated. */
   isolated: boolean;
   /**
-   * Bytes of Float32 weights one thread multiplies per second, in a matrix-vector product over a
-   * few MB (src/engine-host/measure-cpu.ts): the probe's best pass, so another task's slice of the
+   * Bytes of Float32 weights one thread multiplies per second, in a matrix-vector product over
+   * 8 MB (src/engines/llama/cpu-probe.ts): the probe's best run, so another task's slice of the
    * processor counts as little as it can.
    */
   bytes_per_second: number;

@@ -59,7 +59,7 @@ export interface HostStatus {
    */
   device: GpuFacts | null;
   /**
-   * What the engine worker measured of the processor and memory (src/engine-host/measure-cpu.ts),
+   * What the engine worker measured of the processor and memory (src/engines/llama/cpu-probe.ts),
    * which the fit of llama.cpp's models is judged from; null until it has, absent from a host of
    * an older build.
    */

@@ -6,8 +6,8 @@
  * GGUF's fit from it (src/models/fit.ts): decoding a token reads every weight once, so the speed
  * at which a thread gets through weights bounds the tokens per second.
  */
-import type { CpuFacts } from '../protocol/host/cpu-facts';
-import { llamaThreads, type LlamaPlatform } from '../engines/llama/llama-runtime';
+import type { CpuFacts } from '../../protocol/host/cpu-facts';
+import { llamaThreads, type LlamaPlatform } from './llama-runtime';
 
 /**
  * The probe's matrix: 4,096 rows of 512 Float32 weights, 8 MB — past most processors' L2 cache,

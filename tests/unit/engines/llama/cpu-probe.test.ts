@@ -7,7 +7,7 @@ import {
   type CpuPlatform,
   type ProbeStore,
   type StoredProbe,
-} from '../../../src/engine-host/measure-cpu';
+} from '../../../../src/engines/llama/cpu-probe';
 
 /** The probe's matrix: 4,096 × 512 Float32 weights. */
 const MATRIX_BYTES = 4096 * 512 * 4;
