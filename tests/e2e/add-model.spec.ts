@@ -249,7 +249,15 @@ test('adds the embedding fixture by URL as an embedding model, as its header say
   expect(await inCatalog(page, EMBEDDING_URL_ID)).toMatchObject({
     embedding: { dimensions: 128, pooling: 'mean' },
   });
-  // The models endpoint shows it as an embedding model.
+  // The models endpoint shows only what is ready here: not downloaded yet, it is 404 saying how
+  // to get it; downloaded, it is shown as an embedding model.
+  const notYet = await call(page, 'GET', `v1/openai/models/${EMBEDDING_URL_ID}`);
+  expect(notYet).toMatchObject({ status: 404, body: { error: { code: 'model_not_found' } } });
+  expect(notYet.body.error?.message).toContain(`hearth.models.prepare('${EMBEDDING_URL_ID}')`);
+  const downloaded = await call(page, 'POST', `v1/hearth/models/${EMBEDDING_URL_ID}/download`, {
+    stream: false,
+  });
+  expect(downloaded.body).toMatchObject({ phase: 'done' });
   const listed = await call(page, 'GET', `v1/openai/models/${EMBEDDING_URL_ID}`);
   expect(listed.body).toMatchObject({ id: EMBEDDING_URL_ID, embeddings: true, dimensions: 128 });
 
@@ -264,7 +272,9 @@ test('adds the embedding fixture by URL as an embedding model, as its header say
   expect(asChat.body).toMatchObject({ id: 'e2e/Embed-As-Chat-GGUF:F32', engine: 'llama.cpp' });
   expect(asChat.body).not.toHaveProperty('embedding');
   expect(server.ggufRequests).toEqual([`GET ${EMBEDDING_PATH} ${HEADER_RANGE}`]);
+  // Its file is on the device already (the same file): listed, and as a chat model.
   expect(await inCatalog(page, 'e2e/Embed-As-Chat-GGUF:F32')).not.toHaveProperty('embedding');
   const chatListed = await call(page, 'GET', 'v1/openai/models/e2e/Embed-As-Chat-GGUF:F32');
+  expect(chatListed).toMatchObject({ status: 200, body: { id: 'e2e/Embed-As-Chat-GGUF:F32' } });
   expect(chatListed.body).not.toHaveProperty('embeddings');
 });

@@ -53,17 +53,70 @@ test('lists at /v1/openai/models only what can answer now: the echo engine, with
     return ((await response.json()) as { data: { id: string }[] }).data.map((m) => m.id);
   }, KEY);
   expect(ids).toEqual(['hearth/echo']);
-  // …but any catalogue model can be looked up.
-  const one = await page.evaluate(async (KEY) => {
-    const response = await fetch('v1/openai/models/mlc-ai%2FQwen3-0.6B-q4f32_1-MLC', {
-      headers: KEY,
-    });
-    return { status: response.status, body: await response.json() };
-  }, KEY);
-  expect(one).toMatchObject({
-    status: 200,
-    body: { id: 'mlc-ai/Qwen3-0.6B-q4f32_1-MLC', owned_by: 'mlc-ai' },
+});
+
+test('looks up at /v1/openai/models/{id} exactly what the list lists: a catalogue model not downloaded, or one this GPU cannot run, is 404 saying why and how', async ({
+  page,
+}) => {
+  const look = (ids: string[]) =>
+    page.evaluate(
+      async ({ ids, KEY }) => {
+        const answers = [];
+        for (const id of ids) {
+          // As the openai SDK's `models.retrieve` sends it: the slash encoded.
+          const response = await fetch(`v1/openai/models/${encodeURIComponent(id)}`, {
+            headers: KEY,
+          });
+          answers.push({ status: response.status, body: await response.json() });
+        }
+        return answers;
+      },
+      { ids, KEY },
+    );
+  const qwen = 'mlc-ai/Qwen3-0.6B-q4f32_1-MLC';
+  const [echo, missing, f16] = await look([
+    'hearth/echo',
+    qwen,
+    'mlc-ai/SmolLM2-360M-Instruct-q4f16_1-MLC',
+  ]);
+  expect(echo).toMatchObject({ status: 200, body: { id: 'hearth/echo' } });
+  expect(missing).toMatchObject({
+    status: 404,
+    body: { error: { code: 'model_not_found', type: 'not_found_error', param: 'model' } },
   });
+  expect(missing!.body.error.message).toBe(
+    `The model '${qwen}' is in Hearth's catalogue but not on this device; download it first: hearth.models.prepare('${qwen}') in a page, or POST /v1/hearth/models/${qwen}/download. GET /v1/openai/models lists the models ready on this device; the whole catalogue is at GET /v1/hearth/catalog.`,
+  );
+  expect(f16).toMatchObject({ status: 404, body: { error: { code: 'model_not_found' } } });
+  expect(f16!.body.error.message).toMatch(/cannot answer here: This GPU lacks shader-f16/);
+});
+
+test('answers an unknown model id with the catalogue route and, for a bare MLC name, the id it meant; an OpenAI id is not aliased', async ({
+  page,
+}) => {
+  const errors = await page.evaluate(async (KEY) => {
+    const ask = async (model: string) => {
+      const response = await fetch('v1/openai/chat/completions', {
+        method: 'POST',
+        headers: KEY,
+        body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      return { status: response.status, ...(await response.json()).error };
+    };
+    return {
+      bare: await ask('Qwen3-0.6B-q4f32_1-MLC'),
+      openai: await ask('gpt-4o-mini'),
+    };
+  }, KEY);
+  expect(errors.bare).toMatchObject({ status: 404, code: 'model_not_found', param: 'model' });
+  expect(errors.bare.message).toBe(
+    "The model 'Qwen3-0.6B-q4f32_1-MLC' does not exist. Did you mean 'mlc-ai/Qwen3-0.6B-q4f32_1-MLC'? GET /v1/openai/models lists the models ready on this device; the whole catalogue is at GET /v1/hearth/catalog.",
+  );
+  expect(errors.openai).toMatchObject({ status: 404, code: 'model_not_found' });
+  expect(errors.openai.message).toContain(
+    "The model 'gpt-4o-mini' does not exist here: it is one of OpenAI's, and Hearth serves models that run on this device",
+  );
+  expect(errors.openai.message).toContain('GET /v1/hearth/catalog');
 });
 
 test('answers a model that is not on the device with 404 model_not_downloaded, and one this GPU cannot run with 503', async ({
@@ -91,6 +144,11 @@ test('answers a model that is not on the device with 404 model_not_downloaded, a
     status: 404,
     error: { code: 'model_not_downloaded', param: 'model' },
   });
+  // It says how to download it: from a page, or with the download route.
+  const smol = 'mlc-ai/SmolLM2-360M-Instruct-q4f32_1-MLC';
+  expect(results.notDownloaded.error.message).toBe(
+    `The model '${smol}' is not on this device; download it first: hearth.models.prepare('${smol}') in a page, or POST /v1/hearth/models/${smol}/download.`,
+  );
   expect(results.needsF16).toMatchObject({
     status: 503,
     retry: 'false',

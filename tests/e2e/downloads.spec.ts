@@ -229,7 +229,8 @@ test('a download interrupted mid-file resumes without fetching the files it comp
   // The third shard breaks halfway every time the download tries it.
   server.trouble(SHARDS[2]!, 'break', 'break', 'break');
   const failed = (await download(page)).events.at(-1)!;
-  expect(failed).toMatchObject({ phase: 'failed', error: { code: 'engine_error' } });
+  // The connection that keeps breaking is the network's failure, not the engine's.
+  expect(failed).toMatchObject({ phase: 'failed', error: { code: 'download_unreachable' } });
   expect(server.count(SHARDS[2]!)).toBe(3);
   const state = await inspect(page);
   expect(state).toMatchObject({ downloaded: false, webllm_has_model_in_cache: false });
@@ -241,6 +242,43 @@ test('a download interrupted mid-file resumes without fetching the files it comp
   for (const file of kept) expect(server.count(file.path)).toBe(1);
   expect(server.count(SHARDS[2]!)).toBe(4);
   expect(await inspect(page)).toMatchObject({ downloaded: true, webllm_has_model_in_cache: true });
+});
+
+test('a download whose model host refuses connections fails with 503 download_unreachable, as JSON and as the stream’s last event', async ({
+  page,
+}) => {
+  await openApp(page);
+  // The model server down: every fetch of the model's files is refused (fetch's TypeError).
+  await server.stop();
+  try {
+    const outcome = await page.evaluate(
+      async ({ path, KEY }) => {
+        const response = await fetch(`${path}/download`, {
+          method: 'POST',
+          headers: KEY,
+          body: JSON.stringify({ stream: false }),
+        });
+        return { status: response.status, error: (await response.json()).error };
+      },
+      { path: MODEL_PATH, KEY },
+    );
+    const host = new URL(TINY_URL).host;
+    expect(outcome).toMatchObject({
+      status: 503,
+      error: { code: 'download_unreachable', type: 'unavailable_error' },
+    });
+    expect(outcome.error.message).toContain(
+      `Downloading ${TINY_ID} failed: could not reach ${host}`,
+    );
+    const streamed = await download(page);
+    expect(streamed.status).toBe(200);
+    expect(streamed.events.at(-1)).toMatchObject({
+      phase: 'failed',
+      error: { code: 'download_unreachable', type: 'unavailable_error' },
+    });
+  } finally {
+    await server.start();
+  }
 });
 
 test('a reload of the page that started a download does not stop it, and the new page sees it', async ({

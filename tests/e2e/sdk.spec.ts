@@ -148,14 +148,32 @@ for (const suffix of ['v1/openai', 'v1']) {
       expect(usage).toMatchObject({ prompt_tokens: 3 + 2 + 1, completion_tokens: 1 });
     });
 
-    test('lists and retrieves models', async ({ page }) => {
+    test('lists and retrieves models, and retrieves no model the list leaves out', async ({
+      page,
+    }) => {
       const models = await page.evaluate(async () => {
         const list = [];
         for await (const model of client.models.list()) list.push(model);
-        return { list, one: await client.models.retrieve('hearth/echo') };
+        // A catalogue model, not downloaded: the list leaves it out, and so does retrieve.
+        const absent = await client.models
+          .retrieve('mlc-ai/SmolLM2-360M-Instruct-q4f32_1-MLC')
+          .catch((e: InstanceType<typeof OpenAI.APIError>) => ({
+            name: e.constructor.name,
+            status: e.status,
+            code: e.code,
+          }));
+        return { list, one: await client.models.retrieve('hearth/echo'), absent };
       });
       expect(models.list.map((m) => m.id)).toContain('hearth/echo');
+      expect(models.list.map((m) => m.id)).not.toContain(
+        'mlc-ai/SmolLM2-360M-Instruct-q4f32_1-MLC',
+      );
       expect(models.one).toMatchObject({ id: 'hearth/echo', object: 'model', owned_by: 'hearth' });
+      expect(models.absent).toEqual({
+        name: 'NotFoundError',
+        status: 404,
+        code: 'model_not_found',
+      });
     });
 
     test('raises the SDK error classes for 400, 401 and 404', async ({ page }) => {

@@ -23,6 +23,12 @@ export class ByteSource {
   readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
   /** Bytes read from the body and not given out yet. */
   #held: Uint8Array | undefined;
+  /**
+   * Why reading the body failed, if it did (a broken connection: fetch's `TypeError`). A
+   * `Cache.put` given a part then rejects with an error of its own (Chromium's `NetworkError`,
+   * Firefox's `NS_ERROR_FAILURE`), which does not say that the network failed; this does.
+   */
+  failure: { error: unknown } | undefined;
 
   constructor(body: ReadableStream<Uint8Array>) {
     this.#reader = body.getReader();
@@ -33,7 +39,10 @@ export class ByteSource {
     let chunk = this.#held;
     this.#held = undefined;
     while (!chunk?.byteLength) {
-      const { done, value } = await this.#reader.read();
+      const { done, value } = await this.#reader.read().catch((error: unknown) => {
+        this.failure ??= { error };
+        throw error;
+      });
       if (done) return undefined;
       chunk = value;
     }

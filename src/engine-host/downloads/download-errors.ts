@@ -25,9 +25,18 @@ export function transient(err: unknown): boolean {
  */
 export class Unreachable extends Error {}
 
-/** A network failure (fetch's `TypeError`) said in words: most often the device is offline. */
+/**
+ * Whether `err` is the network's failure: fetch's `TypeError` (offline, DNS, refused, reset), or
+ * the `NetworkError` with which Chromium's `Cache.put` rejects a body whose connection broke (the
+ * way a download sees the network drop midway).
+ */
+export function isNetworkFailure(err: unknown): boolean {
+  return err instanceof TypeError || (err instanceof Error && err.name === 'NetworkError');
+}
+
+/** A network failure said in words (most often the device is offline); other errors as they are. */
 export function unreachable(url: string, err: unknown): unknown {
-  if (!(err instanceof TypeError)) return err;
+  if (!isNetworkFailure(err) || !(err instanceof Error)) return err;
   return new Unreachable(
     `could not reach ${new URL(url).host} (${err.message}): the device may be offline, or the server down`,
   );

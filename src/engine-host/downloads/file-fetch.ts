@@ -210,5 +210,48 @@ async function storeFile(
     },
   });
   // The cache takes the body as it streams: a shard never sits whole in the worker's memory.
-  await cache.put(file.url, new Response(response.body.pipeThrough(counter), { headers }));
+  const body = watched(response.body);
+  try {
+    await cache.put(file.url, new Response(body.stream.pipeThrough(counter), { headers }));
+  } catch (err) {
+    // The body's own failure, if it failed: the network's, which the cache's error hides.
+    throw body.failure ? body.failure.error : err;
+  }
+}
+
+/**
+ * `body` passed on as it is read, with why reading it failed, if it did (a broken connection:
+ * fetch's `TypeError`). A `Cache.put` given a body that fails rejects with an error of its own
+ * (Chromium's `NetworkError`, Firefox's `NS_ERROR_FAILURE`), which does not say that the network
+ * failed; `failure` does.
+ */
+function watched(body: ReadableStream<Uint8Array>): {
+  stream: ReadableStream<Uint8Array>;
+  readonly failure: { error: unknown } | undefined;
+} {
+  const reader = body.getReader();
+  const watch: { failure: { error: unknown } | undefined } = { failure: undefined };
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        let step: ReadableStreamReadResult<Uint8Array>;
+        try {
+          step = await reader.read();
+        } catch (error) {
+          watch.failure ??= { error };
+          throw error;
+        }
+        if (step.done) controller.close();
+        else controller.enqueue(step.value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
+  return {
+    stream,
+    get failure() {
+      return watch.failure;
+    },
+  };
 }

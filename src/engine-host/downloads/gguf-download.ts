@@ -221,6 +221,9 @@ class GgufFile {
         if (!whole && part.first > first) break;
         await this.#store(part, source);
       }
+    } catch (err) {
+      // The body's own failure, if it failed: the network's, which the cache's error hides.
+      throw source.failure ? source.failure.error : err;
     } finally {
       source.close();
     }

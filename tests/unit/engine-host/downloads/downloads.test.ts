@@ -1,5 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
 import { Downloads } from '../../../../src/engine-host/downloads/downloads';
+import {
+  isNetworkFailure,
+  unreachable,
+  Unreachable,
+} from '../../../../src/engine-host/downloads/download-errors';
 import { catalogEntry, type CatalogEntry } from '../../../../src/models/catalog';
 import { finished, type DownloadProgress } from '../../../../src/protocol/host/downloads';
 import { missingFiles } from '../../../../src/models/on-device';
@@ -31,9 +36,10 @@ function setup(
     tiny?: TinyModel;
     pending?: string[];
     attempts?: number;
+    caches?: MemoryCaches;
   } = {},
 ) {
-  const caches = new MemoryCaches();
+  const caches = options.caches ?? new MemoryCaches();
   const network = new FakeNetwork(options.tiny ?? model, BASE);
   const pending = memorySet(...(options.pending ?? []));
   const downloaded = memorySet();
@@ -367,5 +373,68 @@ describe('Downloads', () => {
     expect(caches.urls.filter((url) => url.startsWith(BASE))).toEqual([lib]);
     expect(await missingFiles(twin, APP, caches)).toEqual([]);
     expect(downloaded.models).toEqual(new Set([twin.id]));
+  });
+});
+
+/**
+ * Firefox's exception, as its `Cache.put` rejects a body whose connection broke: no `Error`, and
+ * nothing in it says that the network failed (`NS_ERROR_FAILURE`, seen in the e2e suite).
+ */
+class XpcomFailure {
+  readonly name = 'NS_ERROR_FAILURE';
+  readonly message = '[Exception... "Failure"  nsresult: "0x80004005 (NS_ERROR_FAILURE)"]';
+}
+
+/** Caches whose `put` of a body that failed rejects as Firefox's does. */
+class FirefoxCaches extends MemoryCaches {
+  override async open(cacheName: string) {
+    const cache = await super.open(cacheName);
+    return {
+      ...cache,
+      put: async (url: string, response: Response) => {
+        try {
+          await cache.put(url, response);
+        } catch (err) {
+          throw err instanceof TypeError ? new XpcomFailure() : err;
+        }
+      },
+    };
+  }
+}
+
+describe('what counts as the network failing a download', () => {
+  it('fails with download_unreachable when the connection keeps breaking midway, whatever error the cache puts in its place', async () => {
+    const { downloads, network } = setup({ attempts: 2, caches: new FirefoxCaches() });
+    network.fail(model.shards[1]!, 'midway', 'midway');
+    const last = (await follow(downloads)).at(-1)!;
+    expect(last).toMatchObject({ phase: 'failed', error: { code: 'download_unreachable' } });
+    expect(last.error!.message).toBe(
+      'Downloading acme/tiny failed: could not reach models.example (network error: the connection was reset): the device may be offline, or the server down',
+    );
+  });
+
+  it.each([
+    ['fetch’s TypeError (offline, DNS, refused)', new TypeError('Failed to fetch')],
+    [
+      'Chromium’s Cache.put NetworkError (the connection broke midway)',
+      new DOMException(
+        "Failed to execute 'put' on 'Cache': Cache.put() encountered a network error",
+        'NetworkError',
+      ),
+    ],
+  ])('takes %s for an unreachable host, naming it', (_what, err) => {
+    expect(isNetworkFailure(err)).toBe(true);
+    const said = unreachable('https://models.example/tiny/params_shard_0.bin', err);
+    expect(said).toBeInstanceOf(Unreachable);
+    expect((said as Error).message).toBe(
+      `could not reach models.example (${err.message}): the device may be offline, or the server down`,
+    );
+  });
+
+  it('leaves other failures as they are: a full disk, a missing file', () => {
+    for (const err of [new DOMException('full', 'QuotaExceededError'), new Error('answered 404')]) {
+      expect(isNetworkFailure(err)).toBe(false);
+      expect(unreachable('https://models.example/x', err)).toBe(err);
+    }
   });
 });
