@@ -279,9 +279,12 @@ export class FirstRun extends LitElement {
             : 'on its CPU with llama.cpp (no usable GPU here: slower, but it works)'
         : 'on its GPU with WebLLM';
     const p = this.progress;
+    // Slow is the best there is here (recommend prefers a good fit): say so, and how slow.
+    const slow = pick.fit === 'slow';
     return html`<p>
-        A good first model for this device: <strong>${describeModel(pick).name}</strong>,
-        ${sizeOf(pick)}, which runs ${where}.
+        ${slow ? 'The best first model for this device' : 'A good first model for this device'}:
+        <strong>${describeModel(pick).name}</strong>, ${sizeOf(pick)}, which runs ${where}.
+        ${slow && pick.fit_reason ? `Expect it to be slow: ${pick.fit_reason}` : nothing}
       </p>
       ${
         p
