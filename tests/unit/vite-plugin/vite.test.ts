@@ -82,6 +82,7 @@ async function serve(
   const http: Server = createHttpServer(vite.middlewares);
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   cleanups.push(async () => {
+    http.closeAllConnections(); // fetch's kept-alive sockets would hold close() open
     await new Promise((resolve) => http.close(resolve));
     await vite.close();
   });
