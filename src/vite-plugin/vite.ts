@@ -77,7 +77,7 @@ interface PwaApi {
 }
 
 /**
- * Hearth's files in a Vite site: served by `vite dev`, emitted by `vite build`, at Vite's `base`.
+ * Hearth's files in a Vite site: served by `vite dev`, written by `vite build`, at Vite's `base`.
  *
  * ```js
  * // vite.config.js
@@ -136,8 +136,8 @@ export function createHearthPlugin(
               if (value !== undefined) res.setHeader(name, value);
             }
             res.setHeader('Content-Type', type);
-            // Revalidated on every load: a package upgraded while the server runs is served at
-            // once, never a cached file of the previous build beside the new ones.
+            // Revalidated on every load: after an upgrade (and the restart that bundles the new
+            // entry), the browser never pairs a cached file of the old build with the new ones.
             res.setHeader('Cache-Control', 'no-cache');
             res.setHeader('Content-Length', size);
             if (typeof body === 'string') res.end(body);
