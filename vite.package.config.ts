@@ -11,7 +11,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { defineConfig, type UserConfig } from 'vite';
+import { defineConfig, type Plugin, type UserConfig } from 'vite';
 import { hearthCatalog } from './scripts/catalog-plugin.ts';
 import { llamaCompat } from './scripts/llama-compat-plugin.ts';
 
@@ -26,6 +26,22 @@ const SELF_HOSTED =
   process.env.HEARTH_MODELS_FILE ?? fileURLToPath(new URL('./public/models.json', import.meta.url));
 const names = { entryFileNames: '[name].js', chunkFileNames: '[name].js' };
 
+/**
+ * Puts `banner` first in every script the build writes, after minification (which would drop a
+ * comment given to the bundler as `output.banner` in some outputs).
+ */
+function bannerPlugin(banner: string): Plugin {
+  return {
+    name: 'hearth-build-banner',
+    enforce: 'post',
+    generateBundle(_options, bundle) {
+      for (const file of Object.values(bundle)) {
+        if (file.type === 'chunk') file.code = `${banner}\n${file.code}`;
+      }
+    },
+  };
+}
+
 export default defineConfig(({ mode }): UserConfig => {
   // One id for the three builds: the loader, its workers and hearth-sw.js are checked against it.
   process.env.VITE_HEARTH_BUILD =
@@ -34,16 +50,19 @@ export default defineConfig(({ mode }): UserConfig => {
   // `npm run bench`'s build of the app has the bench's hooks in its engine worker.
   process.env.VITE_HEARTH_BENCH = process.env.HEARTH_BENCH === '1' ? '1' : '';
   const shared: UserConfig = { configFile: false, publicDir: false, logLevel: 'warn' };
+  // Every script's first line names its build: the service worker serves a build's files only
+  // while the server has that build (sw/hearth-files.ts), and reads it there.
+  const banner = bannerPlugin(`/*! hearth-llm build ${process.env.VITE_HEARTH_BUILD} */`);
   if (mode === 'loader') {
     return {
       ...shared,
       base: './',
       worker: {
         format: 'es',
-        plugins: () => [hearthCatalog(SELF_HOSTED)],
+        plugins: () => [hearthCatalog(SELF_HOSTED), banner],
         rollupOptions: { output: { ...names, assetFileNames: '[name][extname]' } },
       },
-      plugins: [hearthCatalog(SELF_HOSTED), llamaCompat()],
+      plugins: [hearthCatalog(SELF_HOSTED), llamaCompat(), banner],
       build: {
         target: 'es2022',
         // HEARTH_LOADER_OUT: the chat app's build of the same folder (scripts/hearth-files-plugin.ts).
@@ -61,7 +80,7 @@ export default defineConfig(({ mode }): UserConfig => {
   if (mode === 'sw') {
     return {
       ...shared,
-      plugins: [hearthCatalog(SELF_HOSTED)],
+      plugins: [hearthCatalog(SELF_HOSTED), banner],
       build: {
         target: 'es2022',
         outDir: `${OUT}files`,

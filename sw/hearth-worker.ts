@@ -33,11 +33,11 @@ import { UpstreamBackend } from '../src/servers/upstream';
 import catalog from 'virtual:hearth-catalog';
 import { idbAddedStore } from './added-store';
 import { hostCpu, hostDevice, storageStatus } from './device';
+import { HearthFiles } from './hearth-files';
 import { HostLink } from './host-link';
 import { isolatedFromNetwork, setsPolicies, withIsolation } from './isolation';
 import { DeviceModels } from './models';
-import { idbServerStore } from './server-store';
-import { idbSettingsStore } from './settings-store';
+import { idbServerStore, idbSettingsStore } from './owner-stores';
 
 declare const self: ServiceWorkerGlobalScope;
 
@@ -95,8 +95,6 @@ export function startHearthWorker(options: HearthWorkerOptions): HearthWorker {
   // Before anything opens a database or a channel: their names are this install's.
   setInstall(scope);
   const filesUrl = new URL(options.filesUrl).href;
-  const filesCache = filesCachePrefix() + BUILD;
-  const loaderUrl = new URL('hearth.js', filesUrl).href;
 
   const link = new HostLink({
     build: BUILD,
@@ -199,33 +197,17 @@ export function startHearthWorker(options: HearthWorkerOptions): HearthWorker {
     return cached ?? fetch(request);
   }
 
-  /**
-   * One of Hearth's files, from this build's cache, else from the network (revalidated: a static
-   * host's HTTP cache may hold the last version's file under the same name) and kept.
-   */
-  async function hearthFile(request: Request): Promise<Response> {
-    const cache = await caches.open(filesCache);
-    const fromNetwork = async () => {
-      const response = await fetch(request.url, { cache: 'no-cache', credentials: 'same-origin' });
-      if (response.ok && response.type === 'basic') {
-        // A full disk must not fail the file: it is answered, and fetched again next time.
-        await cache.put(request.url, response.clone()).catch(() => undefined);
-      }
-      return response;
-    };
-    // The loader is the network's first, the cache's when offline: it is what tells the worker in
-    // control that the site now serves another build (startHearth brings that build's worker
-    // in), so a page load must never get a cached old one while the site has a new one. The rest
-    // of the build's files never change under their names within a build: the cache's first.
-    const response =
-      request.url === loaderUrl
-        ? await fromNetwork().catch(async (err: unknown) => {
-            const cached = await cache.match(request.url);
-            if (!cached) throw err;
-            return cached;
-          })
-        : ((await cache.match(request.url)) ?? (await fromNetwork()));
-    return options.isolate && setsPolicies(request) ? withIsolation(response) : response;
+  /** Hearth's files, by build (sw/hearth-files.ts). */
+  const files = new HearthFiles({
+    build: BUILD,
+    filesUrl,
+    workerScriptUrl: new URL('hearth-sw.js', scope).href,
+    cachePrefix: filesCachePrefix(),
+  });
+
+  async function hearthFile(event: FetchEvent): Promise<Response> {
+    const response = await files.respond(event);
+    return options.isolate && setsPolicies(event.request) ? withIsolation(response) : response;
   }
 
   const owns = (url: URL) => url.origin === self.location.origin && api.owns(url);
@@ -241,7 +223,7 @@ export function startHearthWorker(options: HearthWorkerOptions): HearthWorker {
     } else if (request.method === 'GET' && uncachedLibs.has(url.href)) {
       event.respondWith(libraryFromCache(request));
     } else if (options.cacheFiles && request.method === 'GET' && url.href.startsWith(filesUrl)) {
-      event.respondWith(hearthFile(request));
+      event.respondWith(hearthFile(event));
     } else if (
       options.isolate &&
       setsPolicies(request) &&
@@ -290,22 +272,16 @@ export function startHearthWorker(options: HearthWorkerOptions): HearthWorker {
   });
 
   if (options.cacheFiles && options.precache?.length) {
-    const urls = options.precache.map((path) => new URL(path, filesUrl).href);
-    self.addEventListener('install', (event) =>
-      event.waitUntil(
-        caches
-          .open(filesCache)
-          .then((cache) =>
-            cache.addAll(urls.map((url) => new Request(url, { cache: 'no-cache' }))),
-          ),
-      ),
-    );
+    const core = options.precache;
+    self.addEventListener('install', (event) => event.waitUntil(files.precache(core)));
   }
 
   // No skipWaiting(): a new version waits until it is accepted (DESIGN §1). Claiming on
   // activation is what makes the very first page controlled.
   self.addEventListener('activate', (event) =>
-    event.waitUntil(Promise.all([self.clients.claim(), dropOtherBuildsFiles(filesCache)])),
+    event.waitUntil(
+      Promise.all([self.clients.claim(), options.cacheFiles ? files.dropUnused() : undefined]),
+    ),
   );
 
   return {
@@ -314,12 +290,4 @@ export function startHearthWorker(options: HearthWorkerOptions): HearthWorker {
     },
     owns,
   };
-}
-
-/** Deletes the file caches this install kept for other builds. */
-async function dropOtherBuildsFiles(keep: string): Promise<void> {
-  const prefix = filesCachePrefix();
-  for (const name of await caches.keys()) {
-    if (name.startsWith(prefix) && name !== keep) await caches.delete(name);
-  }
 }

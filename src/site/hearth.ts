@@ -10,6 +10,7 @@
 import { PROTOCOL_VERSION, type PageToSw, type VersionReply } from '../bridge/messages';
 import { joinElection, type HostRole } from '../engine-host/leader';
 import { controlled, reloadForIsolation } from './boot';
+import { serverBuildOf } from '../bridge/build-banner';
 import { HearthError } from './errors';
 import { Models } from './models';
 import { watchRelayPairing } from './relay-pairing';
@@ -36,12 +37,30 @@ const UPDATE_WAIT_MS = 5 * 60 * 1000;
 /** The key `hearth.models` sends when the page gives none (any key is accepted by default). */
 const DEFAULT_KEY = 'hearth-site';
 
-/** The folder above `hearth/hearth.js`, when this file is served from there; else the root. */
+/**
+ * Where this file is served from, as Hearth's service worker names it: `{base}hearth/hearth.js`
+ * from the network (before a worker controls the page), `{base}hearth/@<build>/hearth.js` once one
+ * does (sw/hearth-files.ts): every other file of the build lies beside it.
+ */
+const HERE = /\/hearth\/(?:@[^/]+\/)?hearth\.js$/;
+
+/** The folder above `hearth/`, when this file is served from there; else the root. */
 function defaultBase(): string {
   const here = new URL(import.meta.url);
-  return here.pathname.endsWith('/hearth/hearth.js')
-    ? new URL('../', here).href
+  const at = HERE.exec(here.pathname);
+  return at
+    ? new URL(here.pathname.slice(0, at.index + 1), here).href
     : new URL('/', location.href).href;
+}
+
+/**
+ * The folder of this build's files: this file's own, so that the engine's workers and
+ * WebAssembly are of its build whichever service worker answers them.
+ */
+function filesUrlOf(base: string): string {
+  // (Not `new URL('./', import.meta.url)`: Vite would take that for an asset of the build.)
+  const here = new URL(import.meta.url);
+  return HERE.test(here.pathname) ? new URL('./', here).href : new URL('hearth/', base).href;
 }
 
 /** `base` as an absolute URL of a folder (ending in `/`), against this page's address. */
@@ -99,20 +118,24 @@ function controllerChange(ms: number): Promise<boolean> {
 
 /**
  * Makes sure the worker in control runs this loader's build, from `scriptUrl` when Hearth
- * registers it. A browser may hold an older worker than the site now serves: the registration is
- * updated, and the new worker takes over once the old one's requests are done. When the site
- * serves no matching worker (a new loader beside an old `hearth-sw.js`, or a site worker that
- * imports an old copy), one clear error says what to run — never a reload loop.
+ * registers it. A browser may hold an older worker than the site now serves: `hearth-sw.js` is
+ * fetched past the HTTP cache (a site's worker imports it through that cache, which a host such as
+ * GitHub Pages fills for ten minutes), the registration is updated, and the new worker takes over
+ * once the old one's requests are done. Only files that truly differ give `version_mismatch`,
+ * naming which and where — never a reload loop.
  */
 async function ensureCurrentWorker(
   registration: ServiceWorkerRegistration | undefined,
   scriptUrl: string | null,
+  base: string,
 ): Promise<void> {
   const container = navigator.serviceWorker;
   const current = (worker: ServiceWorker | null) =>
     worker !== null && (scriptUrl === null || worker.scriptURL === scriptUrl);
   let reply = current(container.controller) ? await askVersion(container.controller!) : null;
   if (sameBuild(reply)) return;
+  const workerFile = new URL('hearth-sw.js', base).href;
+  const onServer = await serverBuildOf(workerFile);
   if (registration) {
     await registration.update().catch(() => undefined);
     const next = registration.installing ?? registration.waiting;
@@ -124,13 +147,27 @@ async function ensureCurrentWorker(
       if (sameBuild(reply)) return;
     }
   }
-  const worker = registration ? (scriptUrl ?? 'hearth-sw.js') : 'the service worker in control';
+  const loader = new URL(import.meta.url).pathname;
+  if (onServer !== VERSION) {
+    const found = onServer ? `build ${onServer}` : 'not a hearth-sw.js of any build';
+    throw new HearthError(
+      'version_mismatch',
+      `The site's files are of two builds: ${new URL(workerFile).pathname} on the server is ${found}, ` +
+        `but ${loader} is build ${VERSION}. Deploy the files of one build together ` +
+        `(\`${INIT_COMMAND}\`, or the Vite plugin \`hearth-llm/vite\`, then build again).`,
+    );
+  }
+  const worker = scriptUrl
+    ? new URL(scriptUrl).pathname
+    : `your service worker (${container.controller ? new URL(container.controller.scriptURL).pathname : 'none'})`;
   const found = reply ? `build ${reply.build}` : 'no build of Hearth that answers';
   throw new HearthError(
     'version_mismatch',
-    `Hearth's loader (hearth/hearth.js) is build ${VERSION}, but ${worker} runs ${found}. ` +
-      `Copy matching files again with \`${INIT_COMMAND}\`` +
-      (registration ? '.' : ', and make your service worker import that hearth-sw.js.'),
+    `${worker} runs ${found}, though ${new URL(workerFile).pathname} on the server is build ` +
+      `${VERSION}, as this page's ${loader} is: ` +
+      (scriptUrl
+        ? 'the new worker did not take over in time (a request of the old one went on for minutes). Reload the page.'
+        : `it must importScripts('hearth-sw.js') from ${new URL(base).pathname}, the file beside hearth/, at its top.`),
   );
 }
 
@@ -209,7 +246,7 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
         'a page uncontrolled; so does a browser set to bypass service workers).',
     );
   }
-  await ensureCurrentWorker(registration, scriptUrl);
+  await ensureCurrentWorker(registration, scriptUrl, base);
   if (options.isolate && reloadForIsolation(servedByWorker)) return new Promise(() => {});
 
   let status: HearthStatus = { role: 'starting' };
@@ -221,7 +258,7 @@ export async function startHearth(options: StartHearthOptions = {}): Promise<Hea
   const election = joinElection({
     build: VERSION,
     appUrl: base,
-    filesUrl: new URL('hearth/', base).href,
+    filesUrl: filesUrlOf(base),
     signal: stopping.signal,
     onRole: (role: HostRole, detail?: string) =>
       setStatus(detail === undefined ? { role } : { role, detail }),

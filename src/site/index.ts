@@ -28,24 +28,39 @@ interface Loader {
  */
 export async function startHearth(options: StartHearthOptions = {}): Promise<Hearth> {
   const base = new URL(options.base ?? '/', location.href);
-  const url = new URL('hearth/hearth.js', base.href.endsWith('/') ? base : `${base.href}/`).href;
-  let loader: Loader;
+  const folder = new URL('hearth/', base.href.endsWith('/') ? base : `${base.href}/`);
+  const url = new URL('hearth.js', folder).href;
+  // Under Hearth's service worker a build's files are at hearth/@<build>/, whichever build the
+  // worker runs (sw/hearth-files.ts): asked for by its build, the loader and everything it loads
+  // are of this bundle's build, as long as the site serves it or the device keeps it. A worker
+  // that does not know that address (one of an older release, or none yet) answers the plain one.
+  const named = new URL(`@${encodeURIComponent(BUILD)}/hearth.js`, folder).href;
+  let loader: Loader | undefined;
+  if (navigator.serviceWorker?.controller) {
+    loader = await (import(/* @vite-ignore */ /* webpackIgnore: true */ named) as Promise<Loader>)
+      .then((module) => (module.VERSION === BUILD ? module : undefined))
+      .catch(() => undefined);
+  }
   try {
-    loader = (await import(/* @vite-ignore */ /* webpackIgnore: true */ url)) as Loader;
+    loader ??= (await import(/* @vite-ignore */ /* webpackIgnore: true */ url)) as Loader;
   } catch (err) {
     throw new HearthError(
       'uncontrolled',
       `Hearth's loader ${url} could not be loaded (${String(err)}). ` +
-        'Copy it into your public folder with `npx hearth init <your public folder>`, and ' +
-        'pass `base` when the site is not served from the root.',
+        'Serve it with the Vite plugin (`hearth-llm/vite`) or copy it into your public folder ' +
+        'with `npx hearth init <your public folder>`, and pass `base` when the site is not ' +
+        'served from the root.',
       { cause: err },
     );
   }
   if (loader.VERSION !== BUILD) {
     throw new HearthError(
       'version_mismatch',
-      `hearth-llm is version ${PACKAGE_VERSION} (build ${BUILD}), but the files in your site ` +
-        `are of build ${loader.VERSION}: run \`npx hearth init <your public folder>\` again.`,
+      `This page's hearth-llm is version ${PACKAGE_VERSION} (build ${BUILD}), but the site ` +
+        `serves Hearth's files of build ${loader.VERSION} at ${folder.pathname}, and this ` +
+        "device does not keep this page's build: reload the page if the site was just " +
+        'deployed; if it persists, the bundle and the files come from two builds (use the Vite ' +
+        'plugin, or run `npx hearth init <your public folder>` and build again).',
     );
   }
   return loader.startHearth({ ...options, base: base.href });

@@ -5,7 +5,15 @@
  * from the copied loader and the stock `openai` SDK; no page of Hearth's is ever opened.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { createLogger, createServer } from 'vite';
@@ -52,15 +60,16 @@ test.beforeAll(async () => {
   rmSync(STALE_PUBLIC, { recursive: true, force: true });
   cpSync(PLAIN_PUBLIC, STALE_PUBLIC, { recursive: true });
   const sw = join(STALE_PUBLIC, 'hearth-sw.js');
-  // The build id (`<version>+<time>`) is in the worker's code once, as the loader's is in its.
+  // The build id (`<version>+<time>`) is in the worker's first line and once in its code.
   const source = readFileSync(sw, 'utf8');
-  expect(source.match(BUILD_ID)).toHaveLength(1);
-  writeFileSync(sw, source.replace(BUILD_ID, '0.0.1+old'));
+  expect(source.match(BUILD_ID)).toHaveLength(2);
+  writeFileSync(sw, source.replaceAll(BUILD_ID, '0.0.1+old'));
   rmSync(OLD_PUBLIC, { recursive: true, force: true });
   cpSync(PLAIN_PUBLIC, OLD_PUBLIC, { recursive: true });
-  for (const file of ['hearth-sw.js', 'hearth/hearth.js']) {
-    const path = join(OLD_PUBLIC, file);
-    writeFileSync(path, readFileSync(path, 'utf8').replace(BUILD_ID, '0.0.1+old'));
+  // The older build whole: its id in every script of it, as `HEARTH_BUILD=0.0.1+old npm run
+  // package` writes it (the same bytes, without a second package build).
+  for (const file of scriptsOf(OLD_PUBLIC)) {
+    writeFileSync(file, readFileSync(file, 'utf8').replaceAll(BUILD_ID, '0.0.1+old'));
   }
   rmSync(UPGRADED, { force: true });
   symlinkSync(OLD_PUBLIC, UPGRADED);
@@ -70,6 +79,15 @@ test.afterAll(() => Promise.all([site.stop(), viteSite.stop(), rootSite.stop(), 
 test.beforeEach(() => {
   viteSite.online = true;
 });
+
+/** Hearth's scripts in a site's public folder: `hearth-sw.js` and the scripts under `hearth/`. */
+function scriptsOf(publicDir: string): string[] {
+  const under = readdirSync(join(publicDir, 'hearth'), { recursive: true, encoding: 'utf8' });
+  return [
+    join(publicDir, 'hearth-sw.js'),
+    ...under.filter((name) => name.endsWith('.js')).map((name) => join(publicDir, 'hearth', name)),
+  ];
+}
 
 /** What a page of the site keeps once started (sites/make.mjs). */
 type Hosted = { hearth: { status: { role: string } } };
@@ -218,7 +236,7 @@ test('nothing is asked for outside /repo/ nor missing, nor of any other origin, 
   }, `http://localhost:${SITE_PORT}/repo/pixel.svg`);
   const requests = site.requests.slice(from);
   expect(requests.filter((r) => !r.path.startsWith('/repo/'))).toEqual([]);
-  expect(requests.filter((r) => r.status !== 200)).toEqual([]);
+  expect(requests.filter((r) => r.status !== 200 && r.status !== 304)).toEqual([]);
   expect(await page.evaluate(() => globalThis.crossOriginIsolated)).toBe(false);
   expect(image).toBe(true);
 });
@@ -336,7 +354,7 @@ test('isolate: true makes the page and the engine cross-origin isolated, and lla
   if (cores >= 4) expect(llama.threads).toBeGreaterThan(1);
 });
 
-test('a stale hearth-sw.js beside a new loader gives one clear error naming npx hearth init', async ({
+test('a stale hearth-sw.js beside a new loader gives one clear error naming both files, their builds and npx hearth init', async ({
   page,
 }) => {
   await page.goto(`${site.origin}/stale/`);
@@ -346,36 +364,90 @@ test('a stale hearth-sw.js beside a new loader gives one clear error naming npx 
     return g.hearthError as { name: string; code: string; message: string };
   });
   expect(error).toMatchObject({ name: 'HearthError', code: 'version_mismatch' });
-  expect(error.message).toContain('0.0.1+old');
+  expect(error.message).toContain('/stale/hearth-sw.js on the server is build 0.0.1+old');
+  expect(error.message).toMatch(
+    new RegExp(`/stale/hearth/hearth\\.js is build ${BUILD_ID.source}`),
+  );
   expect(error.message).toContain('npx hearth init');
 });
 
-test('a browser that runs the old hearth-sw.js after the site was upgraded gets the new one from the new loader, with no reload', async ({
-  page,
+/** The build `worker` of the registration for `scope` runs (`hearth/version`), or null. */
+function buildOf(page: Page, worker: 'active' | 'waiting', scope = '/up/') {
+  return page.evaluate(
+    async ({ which, scope }) => {
+      const registration = await navigator.serviceWorker.getRegistration(scope);
+      const target = registration?.[which];
+      if (!target) return null;
+      return new Promise<string>((resolve) => {
+        const { port1, port2 } = new MessageChannel();
+        port1.onmessage = (event: MessageEvent<{ build: string }>) => resolve(event.data.build);
+        target.postMessage({ type: 'hearth/version', port: port2 }, [port2]);
+      });
+    },
+    { which: worker, scope },
+  );
+}
+
+/** The builds of the Hearth files a page loaded (`@<build>/` in their addresses). */
+function buildsLoaded(page: Page, base: string) {
+  return page.evaluate((base) => {
+    const names = performance.getEntriesByType('resource').map((entry) => entry.name);
+    const files = names.filter((name) => new URL(name).pathname.startsWith(`${base}hearth/@`));
+    return [
+      ...new Set(
+        files.map((name) => decodeURIComponent(name.split('/hearth/@')[1]!.split('/')[0]!)),
+      ),
+    ];
+  }, base);
+}
+
+test('a returning visitor after an upgrade: each visit runs one build whole, never an error, a page left open keeps answering, and once the tabs close the next visit is on the new build', async ({
+  context,
 }) => {
-  expect((await open(page, '/up/')).version).toBe('0.0.1+old');
-  expect(await askWithSdk(page, 'before the upgrade', false)).toBe('before the upgrade');
-  // The deploy: the same address now serves the new build.
+  const errors: string[] = [];
+  const visit = async () => {
+    const page = await context.newPage();
+    page.on('pageerror', (error) => errors.push(error.message));
+    return { page, hearth: await open(page, '/up/') };
+  };
+  const before = await visit();
+  expect(before.hearth.version).toBe('0.0.1+old');
+  expect(await askWithSdk(before.page, 'before the upgrade', false)).toBe('before the upgrade');
+  await before.page.close();
+  const leftOpen = await visit();
+
+  // The deploy: the same address now serves the new build (cached for ten minutes, with ETags).
   rmSync(UPGRADED, { force: true });
   symlinkSync(PLAIN_PUBLIC, UPGRADED);
-  let loads = 0;
-  page.on('load', () => (loads += 1));
-  const hearth = await open(page, '/up/');
-  expect(hearth.version).not.toBe('0.0.1+old');
-  expect(hearth.version).toMatch(new RegExp(`^${BUILD_ID.source}$`));
-  expect(loads).toBe(1);
-  const controller = await page.evaluate(async () => {
-    const reply = await new Promise<{ build: string }>((resolve) => {
-      const { port1, port2 } = new MessageChannel();
-      port1.onmessage = (event: MessageEvent<{ build: string }>) => resolve(event.data);
-      navigator.serviceWorker.controller!.postMessage({ type: 'hearth/version', port: port2 }, [
-        port2,
-      ]);
-    });
-    return reply.build;
-  });
-  expect(controller).toBe(hearth.version);
-  expect(await askWithSdk(page, 'after the upgrade', true)).toBe('after the upgrade');
+  expect(await askWithSdk(leftOpen.page, 'still here', true)).toBe('still here');
+
+  // The next visit, the old tab still open: the old build whole, while the new worker installs.
+  const during = await visit();
+  expect(during.hearth.version).toBe('0.0.1+old');
+  expect(await buildsLoaded(during.page, '/up/')).toEqual(['0.0.1+old']);
+  expect(await askWithSdk(during.page, 'during the upgrade', true)).toBe('during the upgrade');
+  await expect
+    .poll(() => buildOf(during.page, 'waiting'), { timeout: 30_000 })
+    .toMatch(new RegExp(`^${BUILD_ID.source}$`));
+  expect(await askWithSdk(leftOpen.page, 'still answering', false)).toBe('still answering');
+  await leftOpen.page.close();
+  await during.page.close();
+  // The browser activates the waiting worker once the last tab of the old one has gone (Firefox
+  // a moment after): watched from a page of the origin outside the site's scope.
+  const outside = await context.newPage();
+  await outside.goto(`${site.origin}/elsewhere`);
+  await expect
+    .poll(() => buildOf(outside, 'active', '/up/'), { timeout: 30_000 })
+    .toMatch(new RegExp(`^${BUILD_ID.source}$`));
+  await outside.close();
+
+  // The tabs closed, the new worker took over: the next visit is the new build whole.
+  const after = await visit();
+  expect(after.hearth.version).toMatch(new RegExp(`^${BUILD_ID.source}$`));
+  expect(await buildOf(after.page, 'active')).toBe(after.hearth.version);
+  expect(await buildsLoaded(after.page, '/up/')).toEqual([after.hearth.version]);
+  expect(await askWithSdk(after.page, 'after the upgrade', true)).toBe('after the upgrade');
+  expect(errors).toEqual([]);
 });
 
 test('the packed tarball holds exactly the files of package/files.txt', ({ browserName }) => {
@@ -422,7 +494,7 @@ test.describe('a Vite site whose own vite-plugin-pwa worker imports hearth-sw.js
     });
     expect(precachedUrls).toContainEqual(expect.stringContaining('/repo/index.html'));
     expect(precachedUrls.filter((url) => /\/repo\/hearth(\/|-sw\.js)/.test(url))).toEqual([]);
-    expect(viteSite.requests.filter((r) => r.status !== 200)).toEqual([]);
+    expect(viteSite.requests.filter((r) => r.status !== 200 && r.status !== 304)).toEqual([]);
   });
 
   test('offline after first use: the site’s pages, the API, the engine’s code and a downloaded GGUF all answer with the network off', async ({

@@ -1,0 +1,210 @@
+/**
+ * @module
+ * Hearth's own files under `{scope}hearth/`, served so that a page never runs two builds at once.
+ *
+ * Every file of a build is addressed as `hearth/@<build>/<path>`: the loader a page imports as
+ * `hearth/hearth.js` is answered with one line, `export * from './@<build>/hearth.js'`, naming the
+ * build of the worker that answered, and every file the loader and its workers ask for after that
+ * is relative to it. A page keeps its build for its whole life, whichever worker answers later
+ * (an update may take over while it is open), and the bundled entry asks for its own build by
+ * name. A build's files come from that build's cache, or from the network while the server still
+ * serves that build (its `hearth-sw.js` says which: the first line of every file names its build),
+ * never from the HTTP cache unrevalidated (GitHub Pages sends `max-age=600`), and never a file of
+ * another build under its name.
+ *
+ * The same check tells the worker that the site now serves a newer build: it then refreshes
+ * `hearth-sw.js` in the HTTP cache (a site's worker imports it through that cache) and asks the
+ * browser to update the registration, so that a returning visitor is on the new build by the
+ * next visits, without a version error on the way.
+ */
+/// <reference lib="webworker" />
+import { buildOfScript, serverBuildOf } from '../src/bridge/build-banner';
+
+declare const self: ServiceWorkerGlobalScope;
+
+/** A build's file: `@<build>/<path>`. */
+const VERSIONED = /^@([^/]+)\/(.+)$/;
+/**
+ * How long the server's build, once read, is taken as known: the requests of one page load share
+ * one look (a conditional request, answered 304 while nothing changed).
+ */
+const SERVER_BUILD_TTL_MS = 1_000;
+
+/** The cache of one build's files of one install. */
+export const buildCacheName = (prefix: string, build: string) => `${prefix}${build}`;
+
+/** What `HearthFiles` needs. */
+export interface HearthFilesOptions {
+  /** This worker's build. */
+  build: string;
+  /** `{scope}hearth/`. */
+  filesUrl: string;
+  /** `{scope}hearth-sw.js`, whose first line says which build the server has now. */
+  workerScriptUrl: string;
+  /** The prefix of the builds' cache names (one install's). */
+  cachePrefix: string;
+}
+
+/** A request for a file of `build` at `path` (under `filesUrl`); `named`: by its build's name. */
+interface FileAsked {
+  build: string;
+  path: string;
+  named: boolean;
+}
+
+/** Where a build's cache notes a page that was given that build's loader. */
+const PAGE_NOTE = '__hearth-page__/';
+
+/** Serves Hearth's files by build, and notices a newer build on the server. */
+export class HearthFiles {
+  readonly #options: HearthFilesOptions;
+  #serverBuild: { at: number; build: Promise<string | null> } | undefined;
+
+  constructor(options: HearthFilesOptions) {
+    this.#options = options;
+  }
+
+  /** What `url` (under `filesUrl`) asks for. */
+  #asked(url: URL): FileAsked | null {
+    let path: string;
+    try {
+      path = decodeURIComponent(url.href.slice(this.#options.filesUrl.length).split(/[?#]/)[0]!);
+    } catch {
+      return null;
+    }
+    const versioned = VERSIONED.exec(path);
+    if (versioned) return { build: versioned[1]!, path: versioned[2]!, named: true };
+    return path === '' ? null : { build: this.#options.build, path, named: false };
+  }
+
+  /**
+   * The build the server's files are of now (read from `hearth-sw.js` past the HTTP cache, whose
+   * entry the answer refreshes); null when the server cannot be reached or says nothing.
+   */
+  serverBuild(): Promise<string | null> {
+    const known = this.#serverBuild;
+    if (known && Date.now() - known.at < SERVER_BUILD_TTL_MS) return known.build;
+    const build = serverBuildOf(this.#options.workerScriptUrl);
+    this.#serverBuild = { at: Date.now(), build };
+    return build;
+  }
+
+  /**
+   * Run as a page starts: when the server has another build than this worker, the registration
+   * is updated. `serverBuild` has just refreshed `hearth-sw.js` in the HTTP cache, where a site's
+   * worker's `importScripts` finds it during the update (for up to ten minutes the browser would
+   * otherwise give it the old one, and the site's new worker would run an old Hearth).
+   */
+  async checkForUpdate(): Promise<void> {
+    await this.dropUnused().catch(() => undefined);
+    const server = await this.serverBuild();
+    if (server === null || server === this.#options.build) return;
+    await self.registration.update().catch(() => undefined);
+  }
+
+  /** Answers a GET under `filesUrl`. */
+  async respond(event: FetchEvent): Promise<Response> {
+    const asked = this.#asked(new URL(event.request.url));
+    if (!asked) return new Response('Not found', { status: 404 });
+    if (asked.path === 'hearth.js') {
+      // A page starts: note which build it runs, and see whether the site has a newer one.
+      // (Noted first: the check drops the caches of builds no open page was noted to run.)
+      event.waitUntil(
+        this.#notePage(event.clientId, asked.build).then(() => this.checkForUpdate()),
+      );
+      if (!asked.named) {
+        // The loader by its plain name: this worker's build, by a name that pins the page to it.
+        const target = `./@${encodeURIComponent(asked.build)}/hearth.js`;
+        return new Response(`export * from ${JSON.stringify(target)};\n`, {
+          headers: {
+            'content-type': 'text/javascript; charset=utf-8',
+            'cache-control': 'no-cache',
+          },
+        });
+      }
+    }
+    return this.#file(asked);
+  }
+
+  /** Notes, in the build's cache, that the page `clientId` runs that build. */
+  async #notePage(clientId: string, build: string): Promise<void> {
+    if (!clientId) return;
+    const cache = await caches.open(buildCacheName(this.#options.cachePrefix, build));
+    const note = new URL(`${PAGE_NOTE}${encodeURIComponent(clientId)}`, this.#options.filesUrl);
+    await cache.put(note.href, new Response('')).catch(() => undefined);
+  }
+
+  /** A build's file: from its cache, else from the server while it serves that build. */
+  async #file({ build, path }: FileAsked): Promise<Response> {
+    if (path.startsWith(PAGE_NOTE)) return new Response('Not found', { status: 404 });
+    const url = new URL(path, this.#options.filesUrl).href;
+    const cache = await caches.open(buildCacheName(this.#options.cachePrefix, build));
+    const cached = await cache.match(url);
+    if (cached) return cached;
+    const server = await this.serverBuild();
+    if (server !== build) return this.#gone(build, path, server);
+    const response = await fetch(url, { cache: 'no-cache', credentials: 'same-origin' });
+    if (response.ok && response.type === 'basic') {
+      // A script that names another build was deployed meanwhile: it is not this build's.
+      if (path.endsWith('.js')) {
+        const named = buildOfScript(await response.clone().text());
+        if (named !== null && named !== build) return this.#gone(build, path, named);
+      }
+      // A full disk must not fail the file: it is answered, and fetched again next time.
+      await cache.put(url, response.clone()).catch(() => undefined);
+    }
+    return response;
+  }
+
+  /** 503 for a file of `build` the server no longer has (it serves `server`, or cannot be had). */
+  #gone(build: string, path: string, server: string | null): Response {
+    const now = server === null ? 'cannot be reached' : `now serves build ${server}`;
+    return new Response(
+      `Hearth's file ${path} of build ${build} is not on this device, and the site ${now}: ` +
+        'reload the page to run the build the site serves.',
+      { status: 503, headers: { 'content-type': 'text/plain; charset=utf-8' } },
+    );
+  }
+
+  /**
+   * Caches `paths` of this worker's build when it installs, if the server serves this build (a
+   * site's worker may have imported an older `hearth-sw.js` from the HTTP cache: then nothing is
+   * cached under this build's name, and the update check brings the current one).
+   */
+  async precache(paths: readonly string[]): Promise<void> {
+    const { build, filesUrl, cachePrefix } = this.#options;
+    if ((await this.serverBuild()) !== build) return;
+    const cache = await caches.open(buildCacheName(cachePrefix, build));
+    // A file that cannot be had, or is of another build, is left out, not a failed install: the
+    // site's own worker may be installing, and it is asked for (and checked) again when used.
+    await Promise.all(
+      paths.map(async (path) => {
+        const url = new URL(path, filesUrl).href;
+        const response = await fetch(url, { cache: 'no-cache', credentials: 'same-origin' });
+        if (!response.ok) return;
+        if (path.endsWith('.js') && buildOfScript(await response.clone().text()) !== build) return;
+        await cache.put(url, response);
+      }),
+    ).catch(() => undefined);
+  }
+
+  /**
+   * Drops the caches of the other builds that no open page runs (a page pinned to an older build
+   * keeps its files until it closes: it may yet need one it has not used).
+   */
+  async dropUnused(): Promise<void> {
+    const { cachePrefix, build } = this.#options;
+    const open = new Set(
+      (await self.clients.matchAll({ includeUncontrolled: true })).map((c) => c.id),
+    );
+    for (const name of await caches.keys()) {
+      if (!name.startsWith(cachePrefix) || name === buildCacheName(cachePrefix, build)) continue;
+      const cache = await caches.open(name);
+      const pages = (await cache.keys())
+        .map((request) => new URL(request.url).pathname)
+        .filter((path) => path.includes(`/${PAGE_NOTE}`))
+        .map((path) => decodeURIComponent(path.slice(path.lastIndexOf('/') + 1)));
+      if (!pages.some((id) => open.has(id))) await caches.delete(name);
+    }
+  }
+}
