@@ -115,6 +115,26 @@ describe('the catalogue’s fit', () => {
     expect(big?.fit_reason).toMatch(/more than the storage this site has left/);
   });
 
+  it('calls a model that lost the GPU device twice here no, saying so, whatever the rule would say', async () => {
+    const id = 'mlc-ai/SmolLM2-360M-Instruct-q4f32_1-MLC';
+    const failing = directory(
+      { gpu: SWIFTSHADER, cpu: TWO_CORES },
+      {
+        host: async () => ({
+          loaded_model: null,
+          failing_models: { [id]: 'Lost the GPU device twice.' },
+          evicted_models: {},
+        }),
+      },
+    );
+    expect((await failing.catalog()).find((m) => m.id === id)).toMatchObject({
+      available: false,
+      unavailable_reason: 'Lost the GPU device twice.',
+      fit: 'no',
+      fit_reason: 'Lost the GPU device twice.',
+    });
+  });
+
   it('calls the echo engine good, run nowhere in particular', async () => {
     const catalog = await directory({ gpu: SWIFTSHADER, cpu: TWO_CORES }).catalog();
     expect(catalog.find((m) => m.id === ECHO_MODEL.id)).toMatchObject({
