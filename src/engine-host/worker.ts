@@ -104,10 +104,15 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
           device = facts;
           onChange();
         }),
-        measureCpu(cpuPlatform(thisPlatform()), probeStore).then((facts) => {
-          cpu = facts;
-          onChange();
-        }),
+        measureCpu(cpuPlatform(thisPlatform()), probeStore).then(
+          (facts) => {
+            cpu = facts;
+            onChange();
+          },
+          // A probe that fails leaves the CPU's fit unknown (the catalogue says so); it must never
+          // keep the host from taking requests.
+          () => undefined,
+        ),
       ]);
       const losses = new DeviceLosses();
       // Built-in and added models, read again whenever the service worker says they changed.
