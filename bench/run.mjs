@@ -18,7 +18,7 @@ import { fixtureVisionGguf, VISION_BENCH_OPTIONS } from '../scripts/fixture-visi
 import { EMBED_TARGETS, measureEmbed } from './real-embed.mjs';
 import { LLAMA_TARGETS, measureLlama } from './real-engine.mjs';
 import { SERVER_TARGETS, measureServers } from './servers.mjs';
-import { SITE_TARGETS, measureSite } from './site.mjs';
+import { SITE_TARGETS, measureSite, siteTables } from './site.mjs';
 import { VISION_TARGETS, measureVision } from './vision.mjs';
 import { median, round } from './stats.mjs';
 
@@ -96,7 +96,7 @@ const N = quick
         requestRuns: 10,
         warmup: 5,
       },
-      site: { visits: 2, returns: 1, ttftRuns: 2 },
+      site: { visits: 2, returns: 1, ttftRuns: 2, prepareRuns: 2 },
     }
   : {
       requests: 500,
@@ -127,7 +127,7 @@ const N = quick
         requestRuns: 100,
         warmup: 20,
       },
-      site: { visits: 7, returns: 2, ttftRuns: 9 },
+      site: { visits: 7, returns: 2, ttftRuns: 9, prepareRuns: 5 },
     };
 
 const words = (n) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
@@ -577,6 +577,8 @@ console.log(
   line({ key: 'key', value: 'value', target: 'target', verdict: 'verdict', what: 'what' }),
 );
 for (const row of rows) console.log(line(row));
+// `--site`: the feature's lines of code against WebLLM's, and prepare()'s first token, as tables.
+if (siteOnly) console.log(`\n${siteTables(results)}`);
 
 const report = {
   date: new Date().toISOString(),

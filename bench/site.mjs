@@ -12,8 +12,15 @@
 //   request after navigating to the site's other page: the engine lives in a page, so the new
 //   page's engine host loads the model again (from storage, not the network). The fixture GGUF
 //   (0.36 MB) and the bench GGUF (~50 MB), to see what the weights add; each in a fresh profile,
-//   served by the same static server (`/models/`, as a site may host its own model).
-import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
+//   served by the same static server (`/models/`, as a site may host its own model);
+// - `hearth.models.prepare()` → the first token streamed through the stock `openai` SDK, the
+//   fixture GGUF and the bench GGUF, on a first visit (a fresh profile, nothing downloaded) and a
+//   return visit (a new page in the same profile after the first closed: the model on the device,
+//   loaded from its cache), against `hearth/echo`'s first streamed token on the same page;
+// - and, counted from the files (no browser): the lines of code of the docs' own "download with
+//   a progress bar, then stream, with Stop" example (docs/site.md, `download-then-stream`)
+//   against the same feature on WebLLM (bench/site-feature-webllm.js).
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,6 +57,8 @@ const ECHO_CONTENT = 'first reply';
  * @property {number} returns return visits after each first visit, in its profile
  * @property {number} ttftRuns pairs of first tokens for each GGUF: on the page that has the model
  *   loaded, then after navigating to the other page
+ * @property {number} prepareRuns first and return visits, each pair in a fresh profile, timed from
+ *   `hearth.models.prepare()` to the first token, for each GGUF
  */
 
 /**
@@ -71,6 +80,19 @@ export const SITE_TARGETS = [
   ['site_bench_ttft_after_nav_ms', 'bench GGUF, first token after navigating, ms', null, ''],
   ['site_bench_ttft_nav_ratio', 'bench GGUF, first token after navigating ÷ same page', null, ''],
   ['site_bench_ttft_nav_added_ms', 'bench GGUF, what navigating adds (paired), ms', null, ''],
+  ['site_feature_lines', "docs' download-then-stream example, lines of code", null, ''],
+  ['site_feature_webllm_lines', 'the same feature on WebLLM, lines of code', null, ''],
+  ['site_feature_lines_ratio', "docs' example ÷ WebLLM's, lines", null, ''],
+  ['site_prepare_echo_ms', 'first visit: hearth/echo, first streamed token, ms', null, ''],
+  ['site_prepare_first_ms', 'fixture GGUF, first visit: prepare() → first token, ms', null, ''],
+  ['site_prepare_return_ms', 'fixture GGUF, return visit: prepare() → first token, ms', null, ''],
+  ['site_bench_prepare_first_ms', 'bench GGUF, first visit: prepare() → first token, ms', null, ''],
+  [
+    'site_bench_prepare_return_ms',
+    'bench GGUF, return visit: prepare() → first token, ms',
+    null,
+    '',
+  ],
 ];
 
 /**
@@ -312,6 +334,202 @@ async function measureNavigation(browser, origin, file, runs) {
 }
 
 /**
+ * The non-blank lines of JavaScript `code` that are not comments (`// …` lines and `/* … *\/`
+ * blocks; a line of code with a comment after it counts).
+ * @param {string} code
+ */
+export function linesOfCode(code) {
+  return code
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('//')).length;
+}
+
+/**
+ * The lines of code of the docs' `download-then-stream` example (docs/site.md, read now, as
+ * tests/e2e/site-models.spec.ts reads it) and of the same feature on WebLLM
+ * (bench/site-feature-webllm.js).
+ */
+export function featureLines() {
+  const docs = readFileSync(join(ROOT, 'docs/site.md'), 'utf8');
+  const block = /<!-- example: download-then-stream -->\s*```js\n([\s\S]*?)```/.exec(docs)?.[1];
+  if (!block) throw new Error('docs/site.md has no download-then-stream example');
+  const webllm = readFileSync(join(ROOT, 'bench/site-feature-webllm.js'), 'utf8');
+  return { hearth: linesOfCode(block), webllm: linesOfCode(webllm) };
+}
+
+/**
+ * What a page of the site measures of one GGUF (see `prepareVisit`).
+ * @typedef {object} PrepareVisit
+ * @property {number} echo_ms `hearth/echo`: the SDK's streamed request → its first token
+ * @property {number} prepare_ms `hearth.models.prepare()` → the first token of the model's
+ *   streamed answer through the SDK
+ * @property {number} prepared_ms … of it, `prepare()` alone
+ * @property {string[]} phases the progress reports' phases, in order, repeats left out
+ *   (`download`, `load`; `(cache)` when `fromCache`)
+ */
+
+/**
+ * On `page` (the site's first page, just opened): once Hearth has started and a moment after
+ * (`SETTLE_MS`), `hearth/echo`'s first streamed token through the SDK (the baseline), then the
+ * GGUF at `source` added (`hearth.models.add`, not timed) and the time from
+ * `hearth.models.prepare(id)` to the first token of its streamed answer through the SDK, as the
+ * docs' example does it; the whole answer checked.
+ * @param {import('playwright-core').Page} page
+ * @param {string} source
+ * @returns {Promise<PrepareVisit>}
+ */
+async function prepareVisit(page, source) {
+  const { text, ...visit } = await page.evaluate(
+    async ({ source, SETTLE_MS }) => {
+      const hearth = /** @type {import('../src/site/types').Hearth} */ (
+        await /** @type {{ hearthStarted: Promise<unknown> }} */ (
+          /** @type {unknown} */ (globalThis)
+        ).hearthStarted
+      );
+      const { OpenAI } = /** @type {{ OpenAI: typeof import('openai').default }} */ (
+        /** @type {unknown} */ (globalThis)
+      );
+      const openai = new OpenAI({
+        baseURL: hearth.baseURL,
+        apiKey: 'sk-site',
+        dangerouslyAllowBrowser: true,
+      });
+      const messages = [{ role: /** @type {const} */ ('user'), content: 'Tell me something.' }];
+      /**
+       * The time from `from` to the first content token of `model`'s streamed answer, and the
+       * answer.
+       * @param {string} model
+       * @param {number} from
+       */
+      const stream = async (model, from) => {
+        const chunks = await openai.chat.completions.create({ model, messages, stream: true });
+        let ms = NaN;
+        let text = '';
+        for await (const chunk of chunks) {
+          const piece = chunk.choices[0]?.delta.content ?? '';
+          if (piece && Number.isNaN(ms)) ms = performance.now() - from;
+          text += piece;
+        }
+        return { ms, text };
+      };
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+      const echo = await stream('hearth/echo', performance.now());
+      const { id } = await hearth.models.add({ source });
+      /** @type {string[]} */
+      const phases = [];
+      const started = performance.now();
+      await hearth.models.prepare(id, {
+        onProgress: (p) => {
+          const phase = `${p.phase}${p.fromCache ? ' (cache)' : ''}`;
+          if (phases.at(-1) !== phase) phases.push(phase);
+        },
+      });
+      const prepared_ms = performance.now() - started;
+      const answer = await stream(id, started);
+      return {
+        echo_ms: echo.ms,
+        prepare_ms: answer.ms,
+        prepared_ms,
+        phases,
+        text: answer.text,
+      };
+    },
+    { source, SETTLE_MS },
+  );
+  if (text !== FIXTURE_SENTENCE) throw new Error(`${source} answered ${JSON.stringify(text)}`);
+  return visit;
+}
+
+/**
+ * `runs` pairs of visits for the GGUF `/models/<file>`, each pair in a fresh profile: a first
+ * visit (nothing downloaded), then a return visit in a new page after the first closed, its
+ * service worker stopped as for the return visits above: the model on the device, loaded into a
+ * new page's engine from its cache.
+ * @param {import('playwright-core').Browser} browser
+ * @param {string} origin the site's
+ * @param {string} file
+ * @param {number} runs
+ */
+async function measurePrepare(browser, origin, file, runs) {
+  /** @type {PrepareVisit[]} */
+  const firsts = [];
+  /** @type {PrepareVisit[]} */
+  const returns = [];
+  for (let r = 0; r < runs; r += 1) {
+    const context = await browser.newContext();
+    try {
+      const first = await context.newPage();
+      await first.goto(`${origin}/repo/`);
+      firsts.push(await prepareVisit(first, `${origin}/models/${file}`));
+      await first.close();
+      const page = await context.newPage();
+      const cdp = await context.newCDPSession(page);
+      await cdp.send('ServiceWorker.enable');
+      await cdp.send('ServiceWorker.stopAllWorkers');
+      await cdp.detach();
+      await page.goto(`${origin}/repo/`);
+      const again = await prepareVisit(page, `${origin}/models/${file}`);
+      if (again.phases.includes('download')) throw new Error(`${file} was downloaded again`);
+      returns.push(again);
+    } finally {
+      await context.close();
+    }
+  }
+  return { firsts, returns };
+}
+
+/**
+ * The tables of the feature's lines of code and of `prepare()`'s first token, as text.
+ * @param {Record<string, any>} r the results of `measureSite`
+ */
+export function siteTables(r) {
+  /** @param {(string | number)[][]} rows */
+  const table = (rows) => {
+    const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => String(row[i]).length)));
+    return rows
+      .map((row) =>
+        row.map((cell, i) => String(cell)[i ? 'padStart' : 'padEnd'](widths?.[i] ?? 0)).join('  '),
+      )
+      .join('\n');
+  };
+  const lines = table([
+    ['the feature: download with a progress bar, then stream, with Stop', 'lines', '÷ WebLLM'],
+    [
+      "Hearth: docs/site.md's download-then-stream example",
+      r.site_feature_lines,
+      r.site_feature_lines_ratio,
+    ],
+    ['WebLLM: bench/site-feature-webllm.js', r.site_feature_webllm_lines, 1],
+  ]);
+  const echo = r.site_prepare_echo_ms;
+  /** @param {string} what @param {number} ms @param {number} first the first visit's ms */
+  const row = (what, ms, first) => [what, ms, round(ms / echo, 1), round(ms / first)];
+  const ttft = table([
+    ['first token, ms (median)', 'ms', '÷ echo', '÷ first visit'],
+    ['hearth/echo (baseline: no model)', echo, 1, ''],
+    row('fixture GGUF, first visit: prepare() →', r.site_prepare_first_ms, r.site_prepare_first_ms),
+    row(
+      'fixture GGUF, return visit: prepare() →',
+      r.site_prepare_return_ms,
+      r.site_prepare_first_ms,
+    ),
+    row(
+      'bench GGUF, first visit: prepare() →',
+      r.site_bench_prepare_first_ms,
+      r.site_bench_prepare_first_ms,
+    ),
+    row(
+      'bench GGUF, return visit: prepare() →',
+      r.site_bench_prepare_return_ms,
+      r.site_bench_prepare_first_ms,
+    ),
+  ]);
+  return `${lines}\n\n${ttft}`;
+}
+
+/**
  * The site rows. Makes the site (again, when the package's sources changed since).
  * @param {object} options
  * @param {import('playwright-core').Browser} options.browser
@@ -342,6 +560,10 @@ export async function measureSite({ browser, sizes, log }) {
     const small = await measureNavigation(browser, site.origin, 'fixture.gguf', sizes.ttftRuns);
     log(`the bench GGUF (${round(bench.byteLength / KIB / KIB)} MiB): ${sizes.ttftRuns} pairs`);
     const big = await measureNavigation(browser, site.origin, 'bench.gguf', sizes.ttftRuns);
+    log(`prepare() → first token: ${sizes.prepareRuns} first and return visits for each GGUF`);
+    const prepSmall = await measurePrepare(browser, site.origin, 'fixture.gguf', sizes.prepareRuns);
+    const prepBig = await measurePrepare(browser, site.origin, 'bench.gguf', sizes.prepareRuns);
+    const loc = featureLines();
 
     /** @param {Visit[]} visits @param {'reply_ms' | 'start_ms' | 'navigation_ms'} key */
     const ms = (visits, key) => round(median(visits.map((v) => v[key])), 1);
@@ -353,6 +575,8 @@ export async function measureSite({ browser, sizes, log }) {
     // differences is steadier than the difference of the medians on a busy machine.
     /** @param {{ same: number[], afterNav: number[] }} pairs */
     const added = ({ same, afterNav }) => p50(afterNav.map((t, i) => t - (same[i] ?? NaN)));
+    /** @param {PrepareVisit[]} visits @param {'echo_ms' | 'prepare_ms' | 'prepared_ms'} key */
+    const prep = (visits, key) => p50(visits.map((v) => v[key]));
     return {
       site_first_visit_ms: ms(firsts, 'reply_ms'),
       site_first_visit_kib: kib(firsts, 'bytes'),
@@ -367,6 +591,14 @@ export async function measureSite({ browser, sizes, log }) {
       site_bench_ttft_after_nav_ms: p50(big.afterNav),
       site_bench_ttft_nav_ratio: round(median(big.afterNav) / median(big.same)),
       site_bench_ttft_nav_added_ms: added(big),
+      site_feature_lines: loc.hearth,
+      site_feature_webllm_lines: loc.webllm,
+      site_feature_lines_ratio: round(loc.hearth / loc.webllm),
+      site_prepare_echo_ms: prep([...prepSmall.firsts, ...prepBig.firsts], 'echo_ms'),
+      site_prepare_first_ms: prep(prepSmall.firsts, 'prepare_ms'),
+      site_prepare_return_ms: prep(prepSmall.returns, 'prepare_ms'),
+      site_bench_prepare_first_ms: prep(prepBig.firsts, 'prepare_ms'),
+      site_bench_prepare_return_ms: prep(prepBig.returns, 'prepare_ms'),
       // Not in the table: how the visits split, and every sample.
       site_first_visit_start_ms: ms(firsts, 'start_ms'),
       site_first_visit_from_navigation_ms: ms(firsts, 'navigation_ms'),
@@ -389,6 +621,19 @@ export async function measureSite({ browser, sizes, log }) {
         bench_gguf_bytes: bench.byteLength,
         bench_ttft_same_page_ms: big.same.map((x) => round(x, 1)),
         bench_ttft_after_nav_ms: big.afterNav.map((x) => round(x, 1)),
+        ...Object.fromEntries(
+          Object.entries({ fixture: prepSmall, bench: prepBig }).flatMap(
+            ([name, { firsts, returns }]) => [
+              [`${name}_prepare_first_ms`, firsts.map((v) => round(v.prepare_ms, 1))],
+              [`${name}_prepare_first_prepared_ms`, firsts.map((v) => round(v.prepared_ms, 1))],
+              [`${name}_prepare_return_ms`, returns.map((v) => round(v.prepare_ms, 1))],
+              [`${name}_prepare_return_prepared_ms`, returns.map((v) => round(v.prepared_ms, 1))],
+              [`${name}_prepare_echo_ms`, firsts.map((v) => round(v.echo_ms, 1))],
+              [`${name}_prepare_first_phases`, firsts[0]?.phases ?? []],
+              [`${name}_prepare_return_phases`, returns[0]?.phases ?? []],
+            ],
+          ),
+        ),
       },
     };
   } finally {
