@@ -58,7 +58,7 @@ const PAGE_NOTE = '__hearth-page__/';
 /** Serves Hearth's files by build, and notices a newer build on the server. */
 export class HearthFiles {
   readonly #options: HearthFilesOptions;
-  #serverBuild: { at: number; build: Promise<string | null> } | undefined;
+  #serverBuild: { at: number; build: Promise<string | null>; pending: boolean } | undefined;
 
   constructor(options: HearthFilesOptions) {
     this.#options = options;
@@ -79,14 +79,22 @@ export class HearthFiles {
 
   /**
    * The build the server's files are of now (read from `hearth-sw.js` past the HTTP cache, whose
-   * entry the answer refreshes); null when the server cannot be reached or says nothing.
+   * entry the answer refreshes); null when the server cannot be reached or says nothing. A look
+   * serves the requests of the next second (`fresh`: only those while it is under way).
    */
-  serverBuild(): Promise<string | null> {
+  serverBuild({ fresh = false } = {}): Promise<string | null> {
     const known = this.#serverBuild;
-    if (known && Date.now() - known.at < SERVER_BUILD_TTL_MS) return known.build;
-    const build = serverBuildOf(this.#options.workerScriptUrl);
-    this.#serverBuild = { at: Date.now(), build };
-    return build;
+    if (known && (fresh ? known.pending : Date.now() - known.at < SERVER_BUILD_TTL_MS)) {
+      return known.build;
+    }
+    const look = {
+      at: Date.now(),
+      build: serverBuildOf(this.#options.workerScriptUrl),
+      pending: true,
+    };
+    void look.build.then(() => (look.pending = false));
+    this.#serverBuild = look;
+    return look.build;
   }
 
   /**
@@ -97,7 +105,8 @@ export class HearthFiles {
    */
   async checkForUpdate(): Promise<void> {
     await this.dropUnused().catch(() => undefined);
-    const server = await this.serverBuild();
+    // Looked at afresh (a look under way is shared): the site may have been deployed a moment ago.
+    const server = await this.serverBuild({ fresh: true });
     if (server === null || server === this.#options.build) return;
     await self.registration.update().catch(() => undefined);
   }

@@ -35,7 +35,11 @@ export interface Locks {
 
 /** What the link needs of the service worker's globals. */
 export interface HostLinkOptions {
-  /** This worker's build id; a host of another build is refused. */
+  /**
+   * This worker's build id, named when a host is refused. A host of another build that speaks
+   * this worker's protocol is accepted: after an update takes over open tabs (a site's worker that
+   * skips waiting), the tabs of the build before keep an engine until a tab of the new one hosts.
+   */
   build: string;
   /** `self.clients`, of which only window clients are asked for. */
   clients: WindowClients;
@@ -89,7 +93,7 @@ export class HostLink {
       data.port.close();
       return;
     }
-    if (data.protocol !== PROTOCOL_VERSION || data.build !== this.#options.build) {
+    if (data.protocol !== PROTOCOL_VERSION) {
       data.port.close();
       reply({
         type: 'host/refused',

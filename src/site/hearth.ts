@@ -43,6 +43,8 @@ const DEFAULT_KEY = 'hearth-site';
  * does (sw/hearth-files.ts): every other file of the build lies beside it.
  */
 const HERE = /\/hearth\/(?:@[^/]+\/)?hearth\.js$/;
+/** This file by its build's name: given by a service worker, of the build the page asked for. */
+const PINNED = /\/hearth\/@[^/]+\/hearth\.js$/;
 
 /** The folder above `hearth/`, when this file is served from there; else the root. */
 function defaultBase(): string {
@@ -117,12 +119,15 @@ function controllerChange(ms: number): Promise<boolean> {
 }
 
 /**
- * Makes sure the worker in control runs this loader's build, from `scriptUrl` when Hearth
- * registers it. A browser may hold an older worker than the site now serves: `hearth-sw.js` is
- * fetched past the HTTP cache (a site's worker imports it through that cache, which a host such as
- * GitHub Pages fills for ten minutes), the registration is updated, and the new worker takes over
- * once the old one's requests are done. Only files that truly differ give `version_mismatch`,
- * naming which and where — never a reload loop.
+ * Makes sure a worker this page can work with is in control, from `scriptUrl` when Hearth
+ * registers it. A page runs its own build's files whatever worker answers them (they are addressed
+ * by build: sw/hearth-files.ts), so a worker of another build that speaks this loader's protocol
+ * serves it — a tab left open across an update keeps working. When this page is of the build the
+ * site now serves and the worker is not, `hearth-sw.js` is fetched past the HTTP cache (a site's
+ * worker imports it through that cache, which a host such as GitHub Pages fills for ten minutes),
+ * the registration is updated, and the new worker takes over once the old one's requests are
+ * done. Only files that truly differ give `version_mismatch`, naming which and where — never a
+ * reload loop.
  */
 async function ensureCurrentWorker(
   registration: ServiceWorkerRegistration | undefined,
@@ -136,19 +141,10 @@ async function ensureCurrentWorker(
   if (sameBuild(reply)) return;
   const workerFile = new URL('hearth-sw.js', base).href;
   const onServer = await serverBuildOf(workerFile);
-  if (registration) {
-    await registration.update().catch(() => undefined);
-    const next = registration.installing ?? registration.waiting;
-    if (next && (await installed(next)) && current(next) && sameBuild(await askVersion(next))) {
-      // The worker in control hands over once its requests are done (sw/hearth-worker.ts).
-      const changed = controllerChange(UPDATE_WAIT_MS);
-      container.controller?.postMessage({ type: 'update/apply' } satisfies PageToSw);
-      if (await changed) reply = await askVersion(container.controller!);
-      if (sameBuild(reply)) return;
-    }
-  }
   const loader = new URL(import.meta.url).pathname;
-  if (onServer !== VERSION) {
+  // Loaded by its plain name from the network (before a worker controlled the page): the
+  // server's own loader, which must be of the server's hearth-sw.js's build.
+  if (!PINNED.test(loader) && onServer !== VERSION) {
     const found = onServer ? `build ${onServer}` : 'not a hearth-sw.js of any build';
     throw new HearthError(
       'version_mismatch',
@@ -157,17 +153,30 @@ async function ensureCurrentWorker(
         `(\`${INIT_COMMAND}\`, or the Vite plugin \`hearth-llm/vite\`, then build again).`,
     );
   }
+  if (registration && onServer === VERSION) {
+    await registration.update().catch(() => undefined);
+    const next = registration.installing ?? registration.waiting;
+    if (next && (await installed(next)) && current(next) && sameBuild(await askVersion(next))) {
+      // The worker in control hands over once its requests are done (sw/hearth-worker.ts).
+      const changed = controllerChange(UPDATE_WAIT_MS);
+      container.controller?.postMessage({ type: 'update/apply' } satisfies PageToSw);
+      if (await changed) reply = await askVersion(container.controller!);
+    }
+  }
+  if (reply?.protocol === PROTOCOL_VERSION) return;
   const worker = scriptUrl
     ? new URL(scriptUrl).pathname
     : `your service worker (${container.controller ? new URL(container.controller.scriptURL).pathname : 'none'})`;
-  const found = reply ? `build ${reply.build}` : 'no build of Hearth that answers';
+  const found = reply
+    ? `build ${reply.build}, whose protocol (${reply.protocol}) is not this page's (${PROTOCOL_VERSION})`
+    : 'no build of Hearth that answers';
   throw new HearthError(
     'version_mismatch',
-    `${worker} runs ${found}, though ${new URL(workerFile).pathname} on the server is build ` +
-      `${VERSION}, as this page's ${loader} is: ` +
+    `${worker} runs ${found}; ${new URL(workerFile).pathname} on the server is ` +
+      `${onServer ? `build ${onServer}` : 'not to be had'}, and this page's ${loader} build ${VERSION}: ` +
       (scriptUrl
-        ? 'the new worker did not take over in time (a request of the old one went on for minutes). Reload the page.'
-        : `it must importScripts('hearth-sw.js') from ${new URL(base).pathname}, the file beside hearth/, at its top.`),
+        ? 'reload the page once the site serves one build.'
+        : `your worker must importScripts('hearth-sw.js') from ${new URL(base).pathname}, the file beside hearth/, at its top.`),
   );
 }
 

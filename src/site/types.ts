@@ -35,8 +35,9 @@ export interface StartHearthOptions {
 
 /**
  * This page's part in the engine election. One page of the install hosts the engine (`host`),
- * the others wait to take over (`waiting`); `refused`: this page's code is of another build than
- * the service worker's; `stopped`: `hearth.stop()` was called.
+ * the others wait to take over (`waiting`); `refused`: this page's engine speaks another protocol
+ * than the service worker's (pages of an older release left open across an upgrade; another page
+ * hosts); `stopped`: `hearth.stop()` was called.
  */
 export interface HearthStatus {
   role: 'starting' | 'waiting' | 'host' | 'refused' | 'stopped';

@@ -349,7 +349,7 @@ test('after the service worker is stopped the next request succeeds, and a host 
 });
 
 test.describe('builds', () => {
-  test('the service worker refuses a host of another build and keeps serving with its own', async ({
+  test('the service worker refuses a host of another protocol and keeps serving with its own', async ({
     page,
   }) => {
     await openApp(page);
@@ -361,7 +361,7 @@ test.describe('builds', () => {
         }),
       );
       navigator.serviceWorker.controller!.postMessage(
-        { type: 'host/attach', protocol: 1, build: 'older-build', hostId: 'impostor', port: port2 },
+        { type: 'host/attach', protocol: 0, build: 'older-build', hostId: 'impostor', port: port2 },
         [port2],
       );
       const result = await answer;

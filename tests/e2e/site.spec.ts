@@ -15,13 +15,21 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type BrowserContext, type Page } from '@playwright/test';
 import { createLogger, createServer } from 'vite';
 import { FIXTURE_SENTENCE } from '../../scripts/fixture-gguf.mjs';
 import { dataUrl, solidPng } from '../test-images';
 import { chromiumOnly } from './helpers';
 import { FIXTURE_GGUF_URL, ModelServer } from './model-server';
-import { PLAIN_PUBLIC, SITES_DIR, SITES_SCRATCH, VITE_DIST, VITE_SITE } from './sites/make.mjs';
+import {
+  OLD_BUILD,
+  PLAIN_PUBLIC,
+  SITES_DIR,
+  SITES_SCRATCH,
+  VITE_DIST,
+  VITE_OLD_DIST,
+  VITE_SITE,
+} from './sites/make.mjs';
 import { StaticServer } from './sites/static-server.mjs';
 
 /** A port of its own (E2E_SITE_PORT moves it, for runs side by side). */
@@ -34,6 +42,15 @@ const STALE_PUBLIC = join(SITES_SCRATCH, 'stale-public');
  */
 const OLD_PUBLIC = join(SITES_SCRATCH, 'old-public');
 const UPGRADED = join(SITES_SCRATCH, 'upgraded');
+/**
+ * A site with a hand-written worker that precaches its pages and imports `hearth-sw.js`, before
+ * and after the same upgrade (its own files unchanged: only Hearth's are new), and `/hand/`.
+ */
+const HAND_OLD = join(SITES_SCRATCH, 'hand-old');
+const HAND_NEW = join(SITES_SCRATCH, 'hand-new');
+const HAND_UPGRADED = join(SITES_SCRATCH, 'hand-upgraded');
+/** The Vite site's `dist/`, first of its older build, then of the new (its `/repo/`). */
+const VITE_UPGRADED = join(SITES_SCRATCH, 'vite-upgraded');
 
 const site = new StaticServer(SITE_PORT, {
   '/repo/': PLAIN_PUBLIC,
@@ -41,6 +58,7 @@ const site = new StaticServer(SITE_PORT, {
   '/b/': PLAIN_PUBLIC,
   '/stale/': STALE_PUBLIC,
   '/up/': UPGRADED,
+  '/hand/': HAND_UPGRADED,
   '/x/y/': PLAIN_PUBLIC,
 });
 /** The Vite site, with its own service worker, on the next port (another origin). */
@@ -49,6 +67,8 @@ const viteSite = new StaticServer(SITE_PORT + 1, { '/repo/': VITE_DIST });
 const VITE_DEV_PORT = SITE_PORT + 7;
 /** The plain site at the root of an origin of its own. */
 const rootSite = new StaticServer(SITE_PORT + 2, { '/': PLAIN_PUBLIC });
+/** The Vite site upgraded, on an origin of its own (past site-models.spec.ts's port). */
+const viteUpgraded = new StaticServer(SITE_PORT + 6, { '/repo/': VITE_UPGRADED });
 const models = new ModelServer();
 const { version } = JSON.parse(
   readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
@@ -69,16 +89,82 @@ test.beforeAll(async () => {
   // The older build whole: its id in every script of it, as `HEARTH_BUILD=0.0.1+old npm run
   // package` writes it (the same bytes, without a second package build).
   for (const file of scriptsOf(OLD_PUBLIC)) {
-    writeFileSync(file, readFileSync(file, 'utf8').replaceAll(BUILD_ID, '0.0.1+old'));
+    writeFileSync(file, readFileSync(file, 'utf8').replaceAll(BUILD_ID, OLD_BUILD));
   }
   rmSync(UPGRADED, { force: true });
   symlinkSync(OLD_PUBLIC, UPGRADED);
-  await Promise.all([site.start(), viteSite.start(), rootSite.start(), models.start()]);
+  makeHandSite(HAND_OLD, OLD_PUBLIC);
+  makeHandSite(HAND_NEW, PLAIN_PUBLIC);
+  rmSync(HAND_UPGRADED, { force: true });
+  symlinkSync(HAND_OLD, HAND_UPGRADED);
+  rmSync(VITE_UPGRADED, { force: true });
+  symlinkSync(VITE_OLD_DIST, VITE_UPGRADED);
+  await Promise.all([
+    site.start(),
+    viteSite.start(),
+    rootSite.start(),
+    viteUpgraded.start(),
+    models.start(),
+  ]);
 });
-test.afterAll(() => Promise.all([site.stop(), viteSite.stop(), rootSite.stop(), models.stop()]));
+test.afterAll(() =>
+  Promise.all([site.stop(), viteSite.stop(), rootSite.stop(), viteUpgraded.stop(), models.stop()]),
+);
 test.beforeEach(() => {
   viteSite.online = true;
 });
+
+/**
+ * The hand-written site in `dir`, with Hearth's files of `publicDir` (linked): a page that
+ * registers the site's own `sw.js` and starts Hearth with `registerWorker: false`, and a worker
+ * that imports `hearth-sw.js` at its top, precaches the page and the SDK, answers them from its
+ * cache, and waits to take over as a new version (no `skipWaiting`).
+ */
+function makeHandSite(dir: string, publicDir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  for (const name of ['hearth', 'hearth-sw.js', 'openai.js']) {
+    symlinkSync(join(publicDir, name), join(dir, name));
+  }
+  writeFileSync(
+    join(dir, 'sw.js'),
+    `importScripts('hearth-sw.js');
+const PAGES = 'hand-pages-v1';
+self.addEventListener('install', (event) =>
+  event.waitUntil(caches.open(PAGES).then((cache) => cache.addAll(['./', 'openai.js']))),
+);
+self.addEventListener('fetch', (event) => {
+  const { request } = event;
+  if (request.mode === 'navigate' || request.url.endsWith('/openai.js')) {
+    event.respondWith(caches.match(request, { ignoreSearch: true }).then((hit) => hit ?? fetch(request)));
+  }
+});
+`,
+  );
+  writeFileSync(
+    join(dir, 'index.html'),
+    `<!doctype html>
+<html lang="en">
+  <head><meta charset="utf-8" /><title>Hand-written</title><link rel="icon" href="data:," />
+    <script src="openai.js"></script>
+  </head>
+  <body>
+    <script type="module">
+      import { startHearth } from './hearth/hearth.js';
+      await navigator.serviceWorker.register('sw.js');
+      window.hearthStarted = startHearth({ registerWorker: false }).then(
+        (hearth) => (window.hearth = hearth),
+        (error) => {
+          window.hearthError = { name: error.name, code: error.code, message: error.message };
+          throw error;
+        },
+      );
+    </script>
+  </body>
+</html>
+`,
+  );
+}
 
 /** Hearth's scripts in a site's public folder: `hearth-sw.js` and the scripts under `hearth/`. */
 function scriptsOf(publicDir: string): string[] {
@@ -372,7 +458,7 @@ test('a stale hearth-sw.js beside a new loader gives one clear error naming both
 });
 
 /** The build `worker` of the registration for `scope` runs (`hearth/version`), or null. */
-function buildOf(page: Page, worker: 'active' | 'waiting', scope = '/up/') {
+function buildOf(page: Page, worker: 'active' | 'waiting', scope: string) {
   return page.evaluate(
     async ({ which, scope }) => {
       const registration = await navigator.serviceWorker.getRegistration(scope);
@@ -388,66 +474,177 @@ function buildOf(page: Page, worker: 'active' | 'waiting', scope = '/up/') {
   );
 }
 
-/** The builds of the Hearth files a page loaded (`@<build>/` in their addresses). */
-function buildsLoaded(page: Page, base: string) {
-  return page.evaluate((base) => {
-    const names = performance.getEntriesByType('resource').map((entry) => entry.name);
-    const files = names.filter((name) => new URL(name).pathname.startsWith(`${base}hearth/@`));
-    return [
-      ...new Set(
-        files.map((name) => decodeURIComponent(name.split('/hearth/@')[1]!.split('/')[0]!)),
-      ),
-    ];
-  }, base);
+/** A site to upgrade: where it is served, and the deploy that makes it the new build. */
+interface Upgrade {
+  server: StaticServer;
+  base: string;
+  deploy: () => void;
+  /**
+   * The site's own page code reloads its open tabs when its new worker takes control
+   * (vite-plugin-pwa's `registerSW` does): a tab left open then runs the new build.
+   */
+  reloadsTabs?: boolean;
 }
 
-test('a returning visitor after an upgrade: each visit runs one build whole, never an error, a page left open keeps answering, and once the tabs close the next visit is on the new build', async ({
-  context,
-}) => {
+/** What one page load runs: its build, the builds of the Hearth files it loaded, a reply. */
+interface Visited {
+  version: string;
+  builds: string[];
+  reply: string;
+}
+
+/**
+ * Asks the page which build it runs, which builds of Hearth's files it loaded (`@<build>/` in
+ * their addresses) and hearth/echo's reply to `text` through the SDK, all of one page load: a
+ * tab the site reloads meanwhile is asked again once it has started.
+ */
+async function visited(page: Page, base: string, text: string): Promise<Visited> {
+  for (let tries = 1; ; tries += 1) {
+    try {
+      await page.waitForFunction(() => 'hearth' in globalThis);
+      return await page.evaluate(
+        async ({ base, text }) => {
+          const g = globalThis as unknown as {
+            hearth: { baseURL: string; version: string };
+            OpenAI: new (options: object) => {
+              chat: { completions: { create(body: object): Promise<unknown> } };
+            };
+          };
+          const names = performance.getEntriesByType('resource').map((entry) => entry.name);
+          const files = names.filter((name) =>
+            new URL(name).pathname.startsWith(`${base}hearth/@`),
+          );
+          const builds = [
+            ...new Set(
+              files.map((name) => decodeURIComponent(name.split('/hearth/@')[1]!.split('/')[0]!)),
+            ),
+          ];
+          const client = new g.OpenAI({
+            baseURL: g.hearth.baseURL,
+            apiKey: 'sk-site',
+            dangerouslyAllowBrowser: true,
+          });
+          const reply = (await client.chat.completions.create({
+            model: 'hearth/echo',
+            messages: [{ role: 'user', content: text }],
+          })) as { choices: { message: { content: string } }[] };
+          return { version: g.hearth.version, builds, reply: reply.choices[0]!.message.content };
+        },
+        { base, text },
+      );
+    } catch (error) {
+      if (tries === 3 || !String(error).includes('Execution context was destroyed')) throw error;
+    }
+  }
+}
+
+/**
+ * A returning visitor across a deploy of a newer build: a first visit on the old build, a tab
+ * left open across the deploy, a visit while it is open, then one after the tabs closed. Every
+ * page load runs one build whole (the Hearth files it loads are all of its build), nothing errs,
+ * the tab left open keeps answering, and once the new worker has taken over the next visit is on
+ * the new build.
+ */
+async function returningVisitor(
+  context: BrowserContext,
+  { server, base, deploy, reloadsTabs = false }: Upgrade,
+) {
   const errors: string[] = [];
+  const build = new RegExp(`^${BUILD_ID.source}$`);
   const visit = async () => {
     const page = await context.newPage();
     page.on('pageerror', (error) => errors.push(error.message));
-    return { page, hearth: await open(page, '/up/') };
+    await open(page, base, server);
+    return page;
+  };
+  /**
+   * The page runs one build whole, `expected` where given, and answers. (A first visit loads
+   * Hearth's files from the network before a worker controls it, by their plain names.)
+   */
+  const check = async (page: Page, text: string, expected?: string | RegExp, first = false) => {
+    const seen = await visited(page, base, text);
+    expect(seen.builds).toEqual(first ? [] : [seen.version]);
+    expect(seen.reply).toBe(text);
+    if (expected !== undefined) expect(seen.version).toMatch(expected);
+    return seen.version;
   };
   const before = await visit();
-  expect(before.hearth.version).toBe('0.0.1+old');
-  expect(await askWithSdk(before.page, 'before the upgrade', false)).toBe('before the upgrade');
-  await before.page.close();
+  await check(before, 'before the upgrade', OLD_BUILD, true);
+  await before.close();
   const leftOpen = await visit();
 
   // The deploy: the same address now serves the new build (cached for ten minutes, with ETags).
-  rmSync(UPGRADED, { force: true });
-  symlinkSync(PLAIN_PUBLIC, UPGRADED);
-  expect(await askWithSdk(leftOpen.page, 'still here', true)).toBe('still here');
+  deploy();
+  await check(leftOpen, 'still here', OLD_BUILD);
 
-  // The next visit, the old tab still open: the old build whole, while the new worker installs.
+  // The next visit, the old tab still open: the old build whole (or, where the site reloads its
+  // tabs when its new worker takes over, the new one), while the new worker installs.
   const during = await visit();
-  expect(during.hearth.version).toBe('0.0.1+old');
-  expect(await buildsLoaded(during.page, '/up/')).toEqual(['0.0.1+old']);
-  expect(await askWithSdk(during.page, 'during the upgrade', true)).toBe('during the upgrade');
-  await expect
-    .poll(() => buildOf(during.page, 'waiting'), { timeout: 30_000 })
-    .toMatch(new RegExp(`^${BUILD_ID.source}$`));
-  expect(await askWithSdk(leftOpen.page, 'still answering', false)).toBe('still answering');
-  await leftOpen.page.close();
-  await during.page.close();
-  // The browser activates the waiting worker once the last tab of the old one has gone (Firefox
-  // a moment after): watched from a page of the origin outside the site's scope.
+  await check(during, 'during the upgrade', reloadsTabs ? undefined : OLD_BUILD);
+  // The new worker installed: waiting, or active already where the site's worker skips waiting.
+  // Watched from a page of the origin outside the site's scope, which nothing reloads.
+  const watching = await context.newPage();
+  await watching.goto(`${server.origin}/elsewhere`);
+  const newer = async () =>
+    (await buildOf(watching, 'waiting', base)) ?? (await buildOf(watching, 'active', base));
+  await expect.poll(newer, { timeout: 30_000 }).toMatch(build);
+  await watching.close();
+  // (A tab the site reloads runs the new build once reloaded: the old one until then.)
+  await check(leftOpen, 'still answering', reloadsTabs ? undefined : OLD_BUILD);
+  await leftOpen.close();
+  await during.close();
+  // The browser activates a waiting worker once the last tab of the old one has gone (Firefox a
+  // moment after).
   const outside = await context.newPage();
-  await outside.goto(`${site.origin}/elsewhere`);
-  await expect
-    .poll(() => buildOf(outside, 'active', '/up/'), { timeout: 30_000 })
-    .toMatch(new RegExp(`^${BUILD_ID.source}$`));
+  await outside.goto(`${server.origin}/elsewhere`);
+  await expect.poll(() => buildOf(outside, 'active', base), { timeout: 30_000 }).toMatch(build);
   await outside.close();
 
-  // The tabs closed, the new worker took over: the next visit is the new build whole.
+  // The next visit is the new build whole.
   const after = await visit();
-  expect(after.hearth.version).toMatch(new RegExp(`^${BUILD_ID.source}$`));
-  expect(await buildOf(after.page, 'active')).toBe(after.hearth.version);
-  expect(await buildsLoaded(after.page, '/up/')).toEqual([after.hearth.version]);
-  expect(await askWithSdk(after.page, 'after the upgrade', true)).toBe('after the upgrade');
+  const version = await check(after, 'after the upgrade', build);
+  expect(await buildOf(after, 'active', base)).toBe(version);
   expect(errors).toEqual([]);
+}
+
+test.describe('a returning visitor after an upgrade runs one build whole at every visit, never errs, keeps a tab left open answering, and is on the new build once its worker takes over', () => {
+  test('with Hearth’s own worker', async ({ context }) => {
+    await returningVisitor(context, {
+      server: site,
+      base: '/up/',
+      deploy: () => {
+        rmSync(UPGRADED, { force: true });
+        symlinkSync(PLAIN_PUBLIC, UPGRADED);
+      },
+    });
+  });
+
+  test('with a hand-written worker that precaches the pages, imports hearth-sw.js through the HTTP cache and waits', async ({
+    context,
+  }) => {
+    await returningVisitor(context, {
+      server: site,
+      base: '/hand/',
+      deploy: () => {
+        rmSync(HAND_UPGRADED, { force: true });
+        symlinkSync(HAND_NEW, HAND_UPGRADED);
+      },
+    });
+  });
+
+  test('with vite-plugin-pwa’s generateSW worker, which skips waiting and claims the open tabs, and its registerSW, which reloads them', async ({
+    context,
+  }) => {
+    await returningVisitor(context, {
+      server: viteUpgraded,
+      base: '/repo/',
+      deploy: () => {
+        rmSync(VITE_UPGRADED, { force: true });
+        symlinkSync(VITE_DIST, VITE_UPGRADED);
+      },
+      reloadsTabs: true,
+    });
+  });
 });
 
 test('the packed tarball holds exactly the files of package/files.txt', ({ browserName }) => {

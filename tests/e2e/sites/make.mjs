@@ -55,6 +55,8 @@ export function sitesIn(dir) {
     vite,
     /** Its build for `/repo/`. */
     viteDist: join(vite, 'dist'),
+    /** The same site built with an older build of Hearth (`OLD_BUILD`), for upgrades. */
+    viteOldDist: join(dir, 'vite-old', 'dist'),
   };
 }
 
@@ -65,6 +67,9 @@ export const PLAIN_PUBLIC = TEST_SITES.plainPublic;
 /** The Vite site's project, built into `dist/` for `/repo/`. */
 export const VITE_SITE = TEST_SITES.vite;
 export const VITE_DIST = TEST_SITES.viteDist;
+export const VITE_OLD_DIST = TEST_SITES.viteOldDist;
+/** The build id the older builds of the fixture sites carry. */
+export const OLD_BUILD = '0.0.1+old';
 
 /**
  * Runs `npm run package` and returns the tarball's path (its last line of output).
@@ -124,7 +129,10 @@ export function makeSites({ dir = SITES_DIR, vite = true, openaiBundle = OPENAI_
     const tarball = packTarball(dir);
     const sites = sitesIn(dir);
     makePlainSite(tarball, sites.plain, openaiBundle);
-    if (vite) makeViteSite(tarball, sites.vite);
+    if (vite) {
+      makeViteSite(tarball, sites.vite);
+      makeOlderViteSite(sites.vite, dirname(sites.viteOldDist));
+    }
     writeFileSync(stamp, tarball);
   });
 }
@@ -355,6 +363,44 @@ window.hearthStarted = startHearth({ base: import.meta.env.BASE_URL, registerWor
   );
   execFileSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build'], {
     cwd: site,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+/**
+ * Every script of the installed `hearth-llm` under `dir` (its `files/` and `lib/`).
+ * @param {string} dir
+ * @returns {string[]}
+ */
+function packageScripts(dir) {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.js'))
+    .map((name) => join(dir, name));
+}
+
+/**
+ * The Vite site as it was before an upgrade: the same project with `hearth-llm` of build
+ * `OLD_BUILD` — the package's files as `HEARTH_BUILD=0.0.1+old npm run package` makes them (the
+ * build id is the only difference), without a second package build — built again, so that its
+ * bundle, its precache manifest and its worker are all that build's.
+ * @param {string} site the Vite site's project, made
+ * @param {string} older where the older project goes
+ */
+export function makeOlderViteSite(site, older) {
+  rmSync(older, { recursive: true, force: true });
+  cpSync(site, older, { recursive: true, filter: (path) => !path.startsWith(join(site, 'dist')) });
+  const pkg = join(older, 'node_modules', 'hearth-llm');
+  const banner = /^\/\*! hearth-llm build (\S+) \*\//.exec(
+    readFileSync(join(pkg, 'files', 'hearth-sw.js'), 'utf8'),
+  );
+  if (!banner?.[1]) throw new Error('hearth-sw.js names no build');
+  const build = banner[1];
+  for (const file of packageScripts(pkg)) {
+    const text = readFileSync(file, 'utf8');
+    if (text.includes(build)) writeFileSync(file, text.replaceAll(build, OLD_BUILD));
+  }
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build'], {
+    cwd: older,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
 }

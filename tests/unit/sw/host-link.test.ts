@@ -70,9 +70,17 @@ describe('HostLink', () => {
     host.close();
   });
 
+  it('accepts a host of another build that speaks its protocol (tabs left open across an update)', async () => {
+    const { link } = setup();
+    const host = attach(link, { build: 'b0' });
+    expect(host.replies).toEqual([{ type: 'host/accepted', hostId: 'h1' }]);
+    expect(await link.port()).toBe(host.port2);
+    host.close();
+  });
+
   it.each([
-    ['another build', { build: 'b0' }],
     ['another protocol', { protocol: PROTOCOL_VERSION + 1 }],
+    ['another protocol and build', { protocol: PROTOCOL_VERSION + 1, build: 'b0' }],
   ])('refuses a host of %s, telling it why', async (_what, overrides) => {
     const { link, locks } = setup({ waitMs: 20 });
     const host = attach(link, overrides);
