@@ -337,6 +337,15 @@ export class Models implements HearthModels {
     return {
       host: status.host ?? null,
       webgpu: { available, adapter, features, ...(reason !== undefined && { reason }) },
+      cpu: status.cpu
+        ? {
+            cores: status.cpu.cores,
+            threads: status.cpu.threads,
+            isolated: status.cpu.isolated,
+            bytes_per_second: status.cpu.bytes_per_second,
+            memory_gb: status.cpu.memory_gb,
+          }
+        : null,
       llama: status.llama ?? null,
       storage: status.storage,
       loaded_model: status.loaded_model ?? null,

@@ -169,6 +169,19 @@ export interface HearthDevice {
     /** Why it is not available, or why that is not known. */
     reason?: string;
   };
+  /**
+   * The processor as the engine worker measured it (what the fit of llama.cpp's models on the CPU
+   * is judged from): cores, the threads llama.cpp gets, whether the engine is cross-origin
+   * isolated, the bytes of weights one thread multiplies per second, `navigator.deviceMemory`
+   * (GB; null where the browser has none); null while not measured.
+   */
+  cpu: {
+    cores: number;
+    threads: number;
+    isolated: boolean;
+    bytes_per_second: number;
+    memory_gb: number | null;
+  } | null;
   /** Where llama.cpp runs GGUF models, and on how many threads; null while not known. */
   llama: {
     backend: 'webgpu' | 'cpu';

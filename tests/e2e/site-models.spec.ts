@@ -253,6 +253,8 @@ test('the model API end to end: add twice, prepare with progress, abort then res
   expect(outcome.downloaded).toContain(started.first.id);
   expect(outcome.embeddings.every(Boolean)).toBe(true);
   expect(outcome.device.llama?.threads).toBeGreaterThanOrEqual(1);
+  expect(outcome.device.cpu?.threads).toBe(outcome.device.llama?.threads);
+  expect(outcome.device.cpu?.bytes_per_second).toBeGreaterThan(0);
   expect(outcome.device.storage.usage_bytes).toBeGreaterThan(0);
   expect(outcome.alreadyAborted).toBe('AbortError');
   expect(outcome.unknown).toEqual({

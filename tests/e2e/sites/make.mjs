@@ -18,6 +18,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -126,6 +127,9 @@ export function makeSites({ dir = SITES_DIR, vite = true, openaiBundle = OPENAI_
   const stamp = join(dir, '.made');
   withLock(`${dir}.lock`, () => {
     if (existsSync(stamp) && statSync(stamp).mtimeMs > newest(PACKAGE_SOURCES)) return;
+    // The stamp bears the time the sources were read, not when the sites were done: a source
+    // changed meanwhile makes them again next time.
+    const started = new Date();
     const tarball = packTarball(dir);
     const sites = sitesIn(dir);
     makePlainSite(tarball, sites.plain, openaiBundle);
@@ -134,6 +138,7 @@ export function makeSites({ dir = SITES_DIR, vite = true, openaiBundle = OPENAI_
       makeOlderViteSite(sites.vite, dirname(sites.viteOldDist));
     }
     writeFileSync(stamp, tarball);
+    utimesSync(stamp, started, started);
   });
 }
 
