@@ -1,4 +1,5 @@
 /** Shared wiring for unit tests: the real stack over a real Node MessageChannel. */
+import type { GpuLimits } from '../../src/protocol/host/gpu-facts';
 import type { ChatBackend, ChatEvent } from '../../src/protocol/host/backend';
 import { PortBackend, type FlowOptions } from '../../src/bridge/client';
 import { HostServer } from '../../src/bridge/server';
@@ -163,3 +164,12 @@ export async function eventually(check: () => boolean, ms = 2000): Promise<void>
 /** A static directory's `backend` option: the server models (`remote`) go to `backend`. */
 export const forwardTo = (backend: ChatBackend) => (model: ModelInfo) =>
   model.remote ? backend : undefined;
+
+/** Adapter limits above all WebLLM asks for (a GPU of today's), for the tests' device facts. */
+export const ROOMY_LIMITS = {
+  maxBufferSize: 1 << 30,
+  maxStorageBufferBindingSize: 1 << 30,
+  maxComputeWorkgroupStorageSize: 32 << 10,
+  maxStorageBuffersPerShaderStage: 10,
+  maxComputeInvocationsPerWorkgroup: 256,
+} as const satisfies GpuLimits;

@@ -5,6 +5,7 @@ import {
   type GpuLike,
 } from '../../../src/engine-host/measure-gpu';
 import type { GpuLimits } from '../../../src/protocol/host/gpu-facts';
+import { ROOMY_LIMITS } from '../helpers';
 
 /** SwiftShader's limits in Chromium 156, as a GPUSupportedLimits gives them: getters. */
 class Limits implements GpuLimits {
@@ -63,13 +64,7 @@ describe('measureGpu', () => {
         architecture: 'swiftshader',
         fallback: true,
         features: ['subgroups', 'timestamp-query'],
-        limits: {
-          maxBufferSize: 1 << 30,
-          maxStorageBufferBindingSize: 1 << 30,
-          maxComputeWorkgroupStorageSize: 32 << 10,
-          maxStorageBuffersPerShaderStage: 10,
-          maxComputeInvocationsPerWorkgroup: 256,
-        },
+        limits: ROOMY_LIMITS,
       },
     });
     // It crosses to the service worker by postMessage: it must survive a structured clone.

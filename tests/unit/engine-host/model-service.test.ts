@@ -20,7 +20,15 @@ import { missingFiles } from '../../../src/models/on-device';
 import { DeviceModels } from '../../../sw/models';
 import { tinyModel } from '../../tiny-model';
 import { FakeNetwork, MemoryCaches, memorySet } from '../fake-storage';
-import { chatRequest, eventually, getRequest, sleep, sseData, URL_BASE } from '../helpers';
+import {
+  chatRequest,
+  eventually,
+  getRequest,
+  sleep,
+  sseData,
+  URL_BASE,
+  ROOMY_LIMITS,
+} from '../helpers';
 
 const APP = 'https://app.example/';
 const BASE = 'https://models.example/tiny/';
@@ -37,13 +45,7 @@ const GPU: GpuFacts = {
     architecture: 'a',
     fallback: false,
     features: [],
-    limits: {
-      maxBufferSize: 1 << 30,
-      maxStorageBufferBindingSize: 1 << 30,
-      maxComputeWorkgroupStorageSize: 32 << 10,
-      maxStorageBuffersPerShaderStage: 10,
-      maxComputeInvocationsPerWorkgroup: 256,
-    },
+    limits: ROOMY_LIMITS,
   },
 };
 

@@ -15,6 +15,7 @@ import { planFiles } from '../../../src/models/on-device';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
+import { ROOMY_LIMITS } from '../helpers';
 
 const catalog = prebuiltCatalog(
   webllm.prebuiltAppConfig.model_list,
@@ -30,13 +31,7 @@ const swiftshader: GpuFacts = {
     architecture: 'swiftshader',
     fallback: true,
     features: ['subgroups', 'timestamp-query'],
-    limits: {
-      maxBufferSize: 1 << 30,
-      maxStorageBufferBindingSize: 1 << 30,
-      maxComputeWorkgroupStorageSize: 32 << 10,
-      maxStorageBuffersPerShaderStage: 10,
-      maxComputeInvocationsPerWorkgroup: 256,
-    },
+    limits: ROOMY_LIMITS,
   },
 };
 /** SwiftShader with some of its limits changed. */

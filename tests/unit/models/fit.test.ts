@@ -12,6 +12,7 @@ import {
   type DeviceFacts,
 } from '../../../src/models/fit';
 import type { CpuFacts } from '../../../src/protocol/host/cpu-facts';
+import { ROOMY_LIMITS } from '../helpers';
 
 const GB = 1e9;
 
@@ -24,13 +25,7 @@ function gpu(fallback: boolean, features: string[] = []): GpuFacts {
       architecture: fallback ? 'swiftshader' : 'a',
       fallback,
       features,
-      limits: {
-        maxBufferSize: 1 << 30,
-        maxStorageBufferBindingSize: 1 << 30,
-        maxComputeWorkgroupStorageSize: 32 << 10,
-        maxStorageBuffersPerShaderStage: 10,
-        maxComputeInvocationsPerWorkgroup: 256,
-      },
+      limits: ROOMY_LIMITS,
     },
   };
 }

@@ -11,6 +11,7 @@ import { OpenAIError } from '../../../src/protocol/errors';
 import type { CpuFacts } from '../../../src/protocol/host/cpu-facts';
 import { hostCpu } from '../../../sw/device';
 import { DeviceModels, type DeviceModelsOptions } from '../../../sw/models';
+import { ROOMY_LIMITS } from '../helpers';
 
 /** SwiftShader, as Chromium offers it here: a software adapter without shader-f16. */
 const SWIFTSHADER: GpuFacts = {
@@ -20,13 +21,7 @@ const SWIFTSHADER: GpuFacts = {
     architecture: 'swiftshader',
     fallback: true,
     features: [],
-    limits: {
-      maxBufferSize: 1 << 30,
-      maxStorageBufferBindingSize: 1 << 30,
-      maxComputeWorkgroupStorageSize: 32 << 10,
-      maxStorageBuffersPerShaderStage: 10,
-      maxComputeInvocationsPerWorkgroup: 256,
-    },
+    limits: ROOMY_LIMITS,
   },
 };
 /** Two cores without isolation: llama.cpp gets one thread, which reads 5 GB/s in the probe. */

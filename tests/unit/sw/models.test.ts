@@ -7,7 +7,7 @@ import { memoryServerStore, Servers, type ServerRecord } from '../../../src/serv
 import { DeviceModels, type DeviceModelsOptions } from '../../../sw/models';
 import { createApi } from '../../../src/api/router';
 import { UpstreamBackend } from '../../../src/servers/upstream';
-import { chatRequest, scriptedBackend } from '../helpers';
+import { chatRequest, scriptedBackend, ROOMY_LIMITS } from '../helpers';
 
 const f32 = catalogEntry(
   {
@@ -33,13 +33,7 @@ const GPU: GpuFacts = {
     architecture: 'a',
     fallback: false,
     features: [],
-    limits: {
-      maxBufferSize: 1 << 30,
-      maxStorageBufferBindingSize: 1 << 30,
-      maxComputeWorkgroupStorageSize: 32 << 10,
-      maxStorageBuffersPerShaderStage: 10,
-      maxComputeInvocationsPerWorkgroup: 256,
-    },
+    limits: ROOMY_LIMITS,
   },
 };
 /** The host as the directory sees it (null: no tab hosts the engine). */

@@ -14,7 +14,7 @@ import { ggufEntry, LLAMA_MAX_CONTEXT, type GpuFacts } from '../../../../src/mod
 import { OpenAIError } from '../../../../src/protocol/errors';
 import { parseChatRequest } from '../../../../src/protocol/validate';
 import { MemoryCaches } from '../../fake-storage';
-import { eventually } from '../../helpers';
+import { eventually, ROOMY_LIMITS } from '../../helpers';
 
 const APP = 'https://app.example/';
 const A = ggufEntry(
@@ -33,13 +33,7 @@ const F16_GPU: GpuFacts = {
     architecture: 'a',
     fallback: false,
     features: ['shader-f16'],
-    limits: {
-      maxBufferSize: 1 << 30,
-      maxStorageBufferBindingSize: 1 << 30,
-      maxComputeWorkgroupStorageSize: 32 << 10,
-      maxStorageBuffersPerShaderStage: 10,
-      maxComputeInvocationsPerWorkgroup: 256,
-    },
+    limits: ROOMY_LIMITS,
   },
 };
 
