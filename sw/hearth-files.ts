@@ -18,7 +18,7 @@
  * next visits, without a version error on the way.
  */
 /// <reference lib="webworker" />
-import { buildOfScript, serverBuildOf } from '../src/bridge/build-banner';
+import { buildOfScript, NETWORK, serverBuildOf } from '../src/bridge/build-banner';
 
 declare const self: ServiceWorkerGlobalScope;
 
@@ -113,7 +113,9 @@ export class HearthFiles {
 
   /** Answers a GET under `filesUrl`. */
   async respond(event: FetchEvent): Promise<Response> {
-    const asked = this.#asked(new URL(event.request.url));
+    const url = new URL(event.request.url);
+    if (url.searchParams.has(NETWORK)) return fetch(event.request);
+    const asked = this.#asked(url);
     if (!asked) return new Response('Not found', { status: 404 });
     if (asked.path === 'hearth.js') {
       // A page starts: note which build it runs, and see whether the site has a newer one.

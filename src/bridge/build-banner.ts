@@ -7,6 +7,12 @@
 
 const BANNER = /^\/\*! hearth-llm build (\S+) \*\//;
 
+/**
+ * A query that sends a request for one of Hearth's files past the service worker, to the server:
+ * how the loader reads which build the server's own loader is (sw/hearth-files.ts).
+ */
+export const NETWORK = 'hearth-network';
+
 /** The build a script's text names in its first line, or null. */
 export function buildOfScript(text: string): string | null {
   return BANNER.exec(text)?.[1] ?? null;

@@ -11,6 +11,10 @@
 const RELOAD_MARK = 'hearth:reloaded-for-control';
 /** Set while reloading to become cross-origin isolated. */
 const ISOLATION_MARK = 'hearth:reloaded-for-isolation';
+/** Set while reloading to leave a stale copy of the loader that the HTTP cache gave. */
+const STALE_MARK = 'hearth:reloaded-for-stale-loader';
+/** How long after such a reload another is not tried: the reload did not help. */
+const STALE_RELOAD_MS = 60_000;
 
 /** A promise that never settles: the page is reloading. */
 const reloading = () => new Promise<never>(() => {});
@@ -58,6 +62,21 @@ export function reloadForIsolation(servedByWorker: boolean): boolean {
     return false;
   }
   sessionStorage.setItem(ISOLATION_MARK, '1');
+  location.reload();
+  return true;
+}
+
+/**
+ * Reloads once when this page's loader was a stale copy from the HTTP cache (the page was loaded
+ * before a worker controlled it, and the host lets files be cached for minutes): the reload is
+ * controlled, and gets the worker's build by its build's name. Returns true when the page is
+ * reloading; false when it reloaded for that already (it then says what differs instead).
+ */
+export function reloadForStaleLoader(): boolean {
+  // The mark holds when it was set: a tab that meets a stale copy again much later reloads again.
+  const at = Number(sessionStorage.getItem(STALE_MARK));
+  if (Date.now() - at < STALE_RELOAD_MS) return false;
+  sessionStorage.setItem(STALE_MARK, String(Date.now()));
   location.reload();
   return true;
 }

@@ -9,8 +9,8 @@
  */
 import { PROTOCOL_VERSION, type PageToSw, type VersionReply } from '../bridge/messages';
 import { joinElection, type HostRole } from '../engine-host/leader';
-import { controlled, reloadForIsolation } from './boot';
-import { serverBuildOf } from '../bridge/build-banner';
+import { controlled, reloadForIsolation, reloadForStaleLoader } from './boot';
+import { NETWORK, serverBuildOf } from '../bridge/build-banner';
 import { HearthError } from './errors';
 import { Models } from './models';
 import { watchRelayPairing } from './relay-pairing';
@@ -142,9 +142,12 @@ async function ensureCurrentWorker(
   const workerFile = new URL('hearth-sw.js', base).href;
   const onServer = await serverBuildOf(workerFile);
   const loader = new URL(import.meta.url).pathname;
-  // Loaded by its plain name from the network (before a worker controlled the page): the
-  // server's own loader, which must be of the server's hearth-sw.js's build.
+  // Loaded by its plain name before a worker controlled the page: from the server, whose loader
+  // must be of its hearth-sw.js's build — or from the HTTP cache, a copy of a build before, which
+  // a reload (controlled now) leaves behind.
   if (!PINNED.test(loader) && onServer !== VERSION) {
+    const serverLoader = await serverBuildOf(`${new URL(import.meta.url).href}?${NETWORK}`);
+    if (serverLoader === onServer && reloadForStaleLoader()) return new Promise(() => {});
     const found = onServer ? `build ${onServer}` : 'not a hearth-sw.js of any build';
     throw new HearthError(
       'version_mismatch',

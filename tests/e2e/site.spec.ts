@@ -29,6 +29,8 @@ import {
   VITE_DIST,
   VITE_OLD_DIST,
   VITE_SITE,
+  VITE_WAITS_DIST,
+  VITE_WAITS_OLD_DIST,
 } from './sites/make.mjs';
 import { StaticServer } from './sites/static-server.mjs';
 
@@ -51,6 +53,8 @@ const HAND_NEW = join(SITES_SCRATCH, 'hand-new');
 const HAND_UPGRADED = join(SITES_SCRATCH, 'hand-upgraded');
 /** The Vite site's `dist/`, first of its older build, then of the new (its `/repo/`). */
 const VITE_UPGRADED = join(SITES_SCRATCH, 'vite-upgraded');
+/** The same, for the Vite site whose worker waits. */
+const VITE_WAITS_UPGRADED = join(SITES_SCRATCH, 'vite-waits-upgraded');
 
 const site = new StaticServer(SITE_PORT, {
   '/repo/': PLAIN_PUBLIC,
@@ -69,6 +73,8 @@ const VITE_DEV_PORT = SITE_PORT + 7;
 const rootSite = new StaticServer(SITE_PORT + 2, { '/': PLAIN_PUBLIC });
 /** The Vite site upgraded, on an origin of its own (past site-models.spec.ts's port). */
 const viteUpgraded = new StaticServer(SITE_PORT + 6, { '/repo/': VITE_UPGRADED });
+/** The Vite site whose worker waits, upgraded (past the vite dev test's port). */
+const viteWaitsUpgraded = new StaticServer(SITE_PORT + 8, { '/repo/': VITE_WAITS_UPGRADED });
 const models = new ModelServer();
 const { version } = JSON.parse(
   readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
@@ -99,16 +105,21 @@ test.beforeAll(async () => {
   symlinkSync(HAND_OLD, HAND_UPGRADED);
   rmSync(VITE_UPGRADED, { force: true });
   symlinkSync(VITE_OLD_DIST, VITE_UPGRADED);
+  rmSync(VITE_WAITS_UPGRADED, { force: true });
+  symlinkSync(VITE_WAITS_OLD_DIST, VITE_WAITS_UPGRADED);
   await Promise.all([
     site.start(),
     viteSite.start(),
     rootSite.start(),
     viteUpgraded.start(),
+    viteWaitsUpgraded.start(),
     models.start(),
   ]);
 });
 test.afterAll(() =>
-  Promise.all([site.stop(), viteSite.stop(), rootSite.stop(), viteUpgraded.stop(), models.stop()]),
+  Promise.all(
+    [site, viteSite, rootSite, viteUpgraded, viteWaitsUpgraded, models].map((s) => s.stop()),
+  ),
 );
 test.beforeEach(() => {
   viteSite.online = true;
@@ -643,6 +654,19 @@ test.describe('a returning visitor after an upgrade runs one build whole at ever
         symlinkSync(VITE_DIST, VITE_UPGRADED);
       },
       reloadsTabs: true,
+    });
+  });
+
+  test('with vite-plugin-pwa’s generateSW worker as it comes, which waits for the tabs to close', async ({
+    context,
+  }) => {
+    await returningVisitor(context, {
+      server: viteWaitsUpgraded,
+      base: '/repo/',
+      deploy: () => {
+        rmSync(VITE_WAITS_UPGRADED, { force: true });
+        symlinkSync(VITE_WAITS_DIST, VITE_WAITS_UPGRADED);
+      },
     });
   });
 });

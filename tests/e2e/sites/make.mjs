@@ -58,6 +58,12 @@ export function sitesIn(dir) {
     viteDist: join(vite, 'dist'),
     /** The same site built with an older build of Hearth (`OLD_BUILD`), for upgrades. */
     viteOldDist: join(dir, 'vite-old', 'dist'),
+    /**
+     * The same site whose worker waits to take over (vite-plugin-pwa's defaults: no
+     * `skipWaiting`, no `clientsClaim`), new and older.
+     */
+    viteWaitsDist: join(dir, 'vite-waits', 'dist'),
+    viteWaitsOldDist: join(dir, 'vite-waits-old', 'dist'),
   };
 }
 
@@ -69,6 +75,8 @@ export const PLAIN_PUBLIC = TEST_SITES.plainPublic;
 export const VITE_SITE = TEST_SITES.vite;
 export const VITE_DIST = TEST_SITES.viteDist;
 export const VITE_OLD_DIST = TEST_SITES.viteOldDist;
+export const VITE_WAITS_DIST = TEST_SITES.viteWaitsDist;
+export const VITE_WAITS_OLD_DIST = TEST_SITES.viteWaitsOldDist;
 /** The build id the older builds of the fixture sites carry. */
 export const OLD_BUILD = '0.0.1+old';
 
@@ -136,6 +144,9 @@ export function makeSites({ dir = SITES_DIR, vite = true, openaiBundle = OPENAI_
     if (vite) {
       makeViteSite(tarball, sites.vite);
       makeOlderViteSite(sites.vite, dirname(sites.viteOldDist));
+      const waits = dirname(sites.viteWaitsDist);
+      makeWaitingViteSite(sites.vite, waits);
+      makeOlderViteSite(waits, dirname(sites.viteWaitsOldDist));
     }
     writeFileSync(stamp, tarball);
     utimesSync(stamp, started, started);
@@ -384,6 +395,33 @@ function packageScripts(dir) {
 }
 
 /**
+ * The Vite site with vite-plugin-pwa's defaults for its worker, which waits to take over until
+ * the tabs of the one before are closed (no `skipWaiting`, no `clientsClaim`), built.
+ * @param {string} site the Vite site's project, made
+ * @param {string} dest where the variant goes
+ */
+export function makeWaitingViteSite(site, dest) {
+  rmSync(dest, { recursive: true, force: true });
+  cpSync(site, dest, { recursive: true, filter: (path) => !path.startsWith(join(site, 'dist')) });
+  const config = join(dest, 'vite.config.js');
+  const waiting = readFileSync(config, 'utf8').replace(
+    /\n\s*clientsClaim: true,\n\s*skipWaiting: true,/,
+    '',
+  );
+  if (waiting.includes('skipWaiting')) throw new Error('the Vite site still skips waiting');
+  writeFileSync(config, waiting);
+  viteBuild(dest);
+}
+
+/** @param {string} site a Vite project to build */
+function viteBuild(site) {
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build'], {
+    cwd: site,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+/**
  * The Vite site as it was before an upgrade: the same project with `hearth-llm` of build
  * `OLD_BUILD` — the package's files as `HEARTH_BUILD=0.0.1+old npm run package` makes them (the
  * build id is the only difference), without a second package build — built again, so that its
@@ -404,8 +442,5 @@ export function makeOlderViteSite(site, older) {
     const text = readFileSync(file, 'utf8');
     if (text.includes(build)) writeFileSync(file, text.replaceAll(build, OLD_BUILD));
   }
-  execFileSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build'], {
-    cwd: older,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  viteBuild(older);
 }
