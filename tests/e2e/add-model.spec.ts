@@ -72,7 +72,7 @@ async function inCatalog(page: Page, id: string) {
 const storedGguf = (page: Page) =>
   page.evaluate(async () => (await (await caches.open('hearth/gguf')).keys()).map((r) => r.url));
 
-test('adds the fixture GGUF by URL after reading its header, and lists it with its engine', async ({
+test('adds the fixture GGUF by URL after reading its header, lists it with its engine, answers the same addition again with that model, and refuses another file under its id', async ({
   page,
 }) => {
   await openApp(page);
@@ -93,9 +93,15 @@ test('adds the fixture GGUF by URL after reading its header, and lists it with i
   expect(added.body).not.toHaveProperty('embedding');
   expect(await inCatalog(page, URL_ID)).toMatchObject({ engine: 'llama.cpp', source: 'added' });
 
+  // The same addition again is the model it made (a site adds its model at every visit), and
+  // asks nothing of the network; another file under its id is refused.
   const again = await addModel(page, { source: FIXTURE_GGUF_URL });
-  expect(again.status).toBe(409);
-  expect(again.body.error).toMatchObject({ code: 'model_exists', param: 'id' });
+  expect(again.status).toBe(200);
+  expect(again.body).toMatchObject({ id: URL_ID, engine: 'llama.cpp', source: 'added' });
+  expect(server.ggufRequests).toEqual([`GET /gguf/fixture.gguf ${HEADER_RANGE}`]);
+  const taken = await addModel(page, { source: EMBEDDING_URL, id: URL_ID });
+  expect(taken.status).toBe(409);
+  expect(taken.body.error).toMatchObject({ code: 'model_exists', param: 'id' });
 });
 
 test('refuses a file that is not a GGUF, and a server that does not answer, with 400', async ({

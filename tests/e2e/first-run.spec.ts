@@ -36,8 +36,12 @@ test('the first-run card gets a small GGUF that runs on the CPU, and the convers
   await expect(card).toBeHidden({ timeout: 60_000 });
   expect(asked.length).toBeGreaterThan(0);
   // One of the curated GGUFs, which llama.cpp runs on the CPU, is the conversation's model now.
-  await expect(page.getByLabel('Model')).toHaveValue(/-GGUF:Q4_K_M$/);
-  await expect(page.getByLabel('Model').locator('option:checked')).toContainText(named);
+  await expect(page.getByRole('combobox', { name: 'Model', exact: true })).toHaveValue(
+    /-GGUF:Q4_K_M$/,
+  );
+  await expect(
+    page.getByRole('combobox', { name: 'Model', exact: true }).locator('option:checked'),
+  ).toContainText(named);
   await expect(composer(page)).toBeFocused();
   await send(page, 'Hello, real model');
   await expect(replies(page)).toHaveText([FIXTURE_SENTENCE], { timeout: 60_000 });
@@ -68,5 +72,5 @@ test("the first-run card's download can be cancelled: it says so, and Get takes 
   await expect(card.getByLabel(`Downloading ${named}`)).toBeHidden();
   await expect(get).toBeFocused();
   // Nothing was downloaded: the conversation still has no model (and never the echo engine).
-  await expect(page.getByLabel('Model')).toHaveValue('');
+  await expect(page.getByRole('combobox', { name: 'Model', exact: true })).toHaveValue('');
 });

@@ -167,7 +167,7 @@ test('a model added in one tab shows in the others, and leaves them when removed
   await expect(model(other, 'e2e/fixture:F32')).toHaveCount(0);
 });
 
-test('a file that is not a GGUF, and an id that exists, are refused where they were given', async ({
+test('a file that is not a GGUF, and another file under an id that exists, are refused where they were given', async ({
   page,
 }) => {
   await openChat(page);
@@ -178,7 +178,8 @@ test('a file that is not a GGUF, and an id that exists, are refused where they w
 
   await addByUrl(page, FIXTURE_GGUF_URL, 'e2e/fixture:F32');
   await expect(model(page, 'e2e/fixture:F32')).toBeVisible();
-  await addByUrl(page, FIXTURE_GGUF_URL, 'e2e/fixture:F32');
+  // Another file under the same id (the same file again is the same model, not a conflict).
+  await addByUrl(page, VISION_GGUF_URL, 'e2e/fixture:F32');
   await expect(adding(page).getByRole('alert')).toContainText('exists already');
   await expect(model(page, 'e2e/fixture:F32')).toHaveCount(1);
   // A file of the computer that is not a GGUF is refused, and nothing of it is kept.
@@ -219,7 +220,7 @@ test('a .gguf chosen on the computer is copied into the app: on the device at on
     // It answers in the chat, through llama.cpp, from the copy on the device.
     await page.getByRole('link', { name: 'Chat' }).click();
     await page.getByRole('button', { name: 'New chat' }).click();
-    await page.getByLabel('Model').selectOption(FILE_ID);
+    await page.getByRole('combobox', { name: 'Model', exact: true }).selectOption(FILE_ID);
     await send(page, 'Who are you?');
     await expect(replies(page)).toHaveText([FIXTURE_SENTENCE], { timeout: 30_000 });
     await openModels(page);

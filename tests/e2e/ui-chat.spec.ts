@@ -60,7 +60,7 @@ test.describe('the fixture model through llama.cpp', () => {
   }) => {
     await openChat(page);
     await downloadFixture(page);
-    await page.getByLabel('Model').selectOption(FIXTURE_ID);
+    await page.getByRole('combobox', { name: 'Model', exact: true }).selectOption(FIXTURE_ID);
     await send(page, 'Tell me something.');
     await expect(replies(page)).toHaveText([FIXTURE_SENTENCE], { timeout: 30_000 });
     await expect(replies(page).last()).toHaveAttribute('aria-busy', 'false');
@@ -69,7 +69,9 @@ test.describe('the fixture model through llama.cpp', () => {
     await expect(page.locator('chat-message .stats')).toHaveText(
       new RegExp(`^${SENTENCE_TOKENS} tokens( · [\\d.]+ tokens/s)?$`),
     );
-    await expect(page.getByLabel('Model')).toHaveValue(FIXTURE_ID);
+    await expect(page.getByRole('combobox', { name: 'Model', exact: true })).toHaveValue(
+      FIXTURE_ID,
+    );
   });
 
   test('a reply the maximum length cut off says so, and Continue goes on with it in the same reply, counting the tokens of both', async ({
@@ -77,7 +79,7 @@ test.describe('the fixture model through llama.cpp', () => {
   }) => {
     await openChat(page);
     await downloadFixture(page);
-    await page.getByLabel('Model').selectOption(FIXTURE_ID);
+    await page.getByRole('combobox', { name: 'Model', exact: true }).selectOption(FIXTURE_ID);
     await openSettings(page);
     const maxLength = page.getByLabel('Maximum length (tokens)');
     await replaceNumber(maxLength, 3);
@@ -108,7 +110,7 @@ test.describe('the fixture model through llama.cpp', () => {
     await openChat(page);
     await downloadFixture(page);
     await downloadFixture(page, 'k', EMBEDDING_FIXTURE_ID);
-    const picker = page.getByLabel('Model');
+    const picker = page.getByRole('combobox', { name: 'Model', exact: true });
     // Both are on the device: the chat model is offered once the catalogue has them both.
     await expect(picker.locator(`option[value="${FIXTURE_ID}"]`)).toHaveCount(1);
     await page.goto('./#/models');

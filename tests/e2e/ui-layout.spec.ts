@@ -57,7 +57,7 @@ test.describe('on a phone', () => {
     // One bar: the menu, the model and the options, in one row, the model's name not cut.
     const bar = page.locator('chat-view .bar');
     expect((await bar.boundingBox())!.height).toBeLessThanOrEqual(56);
-    const picker = page.getByLabel('Model');
+    const picker = page.getByRole('combobox', { name: 'Model', exact: true });
     const fits = await picker.evaluate((el) => el.scrollWidth <= el.clientWidth + 1);
     expect(fits, "the model's name fits in the picker").toBe(true);
     await expect(page.getByRole('button', { name: 'Menu', exact: true })).toBeVisible();

@@ -262,14 +262,14 @@ test('a downloaded model becomes the default; a reply that fails says why and ke
   await openChat(page, './', { model: null });
   // Nothing real on the device: no model yet (never the echo engine), and the first-run card
   // that offers a real one.
-  await expect(page.getByLabel('Model')).toHaveValue('');
+  await expect(page.getByRole('combobox', { name: 'Model', exact: true })).toHaveValue('');
   await expect(page.getByRole('region', { name: 'Welcome to Hearth' })).toBeVisible();
   await openModels(page);
   await downloadTiny(page);
   await page.getByRole('link', { name: 'Chat' }).click();
   await page.getByRole('button', { name: 'New chat' }).click();
   await expect(composer(page)).toBeFocused();
-  await expect(page.getByLabel('Model')).toHaveValue(TINY_ID);
+  await expect(page.getByRole('combobox', { name: 'Model', exact: true })).toHaveValue(TINY_ID);
   await expect(page.getByRole('region', { name: 'Welcome to Hearth' })).toHaveCount(0);
   await expect(page.getByText('is a test engine')).toHaveCount(0);
   await send(page, 'will this load?');
@@ -396,7 +396,7 @@ test('a conversation that outgrows the context window offers a way on', async ({
     .getByRole('list', { name: 'Conversations' })
     .getByRole('button', { name: 'too long', exact: true })
     .click();
-  await expect(page.getByLabel('Model')).toHaveValue(TINY_ID);
+  await expect(page.getByRole('combobox', { name: 'Model', exact: true })).toHaveValue(TINY_ID);
   const warning = page
     .getByRole('alert')
     .filter({ hasText: "longer than the model's context window" });
@@ -406,7 +406,7 @@ test('a conversation that outgrows the context window offers a way on', async ({
   await page.getByRole('button', { name: 'New conversation from the last message' }).click();
   await expect(composer(page)).toHaveValue(long(5));
   await expect(userMessages(page)).toHaveCount(0);
-  await expect(page.getByLabel('Model')).toHaveValue(TINY_ID);
+  await expect(page.getByRole('combobox', { name: 'Model', exact: true })).toHaveValue(TINY_ID);
 
   // The other: drop the oldest messages until the conversation fits.
   await page

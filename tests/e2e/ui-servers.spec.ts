@@ -273,7 +273,9 @@ test('a server added in one tab shows in the other tab’s picker, and leaves it
   await openChat(page);
   const other = await context.newPage();
   await openChat(other);
-  const option = other.getByLabel('Model').locator('option[value="tabs/m1"]');
+  const option = other
+    .getByRole('combobox', { name: 'Model', exact: true })
+    .locator('option[value="tabs/m1"]');
   await expect(option).toHaveCount(0);
   const call = (method: string, path: string, body?: unknown) =>
     page.evaluate(
