@@ -175,7 +175,7 @@ export class Models implements HearthModels {
 
   async recommend(options: HearthRecommendOptions = {}): Promise<HearthModel | null> {
     const pick = recommendModel(await this.#catalog(), options);
-    return pick && measured(pick) ? toModel(pick) : null;
+    return pick ? toModel(pick) : null;
   }
 
   /** The model `id` as the catalogue has it now: 404 `model_not_found` when it has none. */
