@@ -22,6 +22,7 @@ import { dataUrl, solidPng } from '../test-images';
 import { chromiumOnly } from './helpers';
 import { FIXTURE_GGUF_URL, ModelServer } from './model-server';
 import {
+  builtAs,
   OLD_BUILD,
   PLAIN_PUBLIC,
   SITES_DIR,
@@ -258,11 +259,13 @@ function askWithSdk(page: Page, content: string, stream: boolean, model = 'heart
   );
 }
 
-test('the stock openai SDK gets hearth/echo’s reply exactly, whole and streamed, at /repo/v1/openai', async ({
+test('the stock openai SDK gets hearth/echo’s reply exactly, whole and streamed, at /repo/v1/openai, from the build HEARTH_BUILD named', async ({
   page,
 }) => {
   const hearth = await open(page);
   expect(hearth.baseURL).toBe(`${site.origin}/repo/v1/openai`);
+  // The build id the package was made with (`HEARTH_BUILD=… npm run package`).
+  expect(hearth.version).toBe(builtAs());
   expect(await askWithSdk(page, 'Hello from a plain site', false)).toBe('Hello from a plain site');
   expect(await askWithSdk(page, 'one two three four', true)).toBe('one two three four');
 });

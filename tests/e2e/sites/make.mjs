@@ -81,19 +81,33 @@ export const VITE_WAITS_OLD_DIST = TEST_SITES.viteWaitsOldDist;
 export const OLD_BUILD = '0.0.1+old';
 
 /**
- * Runs `npm run package` and returns the tarball's path (its last line of output).
+ * Runs `npm run package` with a build id of its own in `HEARTH_BUILD` (written beside the sites,
+ * `builtAs` reads it: the sites' `hearth.version` must say it), and returns the tarball's path
+ * (its last line of output).
  * @param {string} dir the sites' folder, under which the package is staged and packed
  * @returns {string}
  */
 export function packTarball(dir = SITES_DIR) {
+  const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+  const build = `${version}+sites${Date.now().toString(36)}`;
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, '.build'), build);
   const out = execFileSync('npm', ['run', '--silent', 'package'], {
     cwd: ROOT,
     encoding: 'utf8',
-    env: { ...process.env, HEARTH_PACKAGE_OUT: join(dir, 'build') },
+    env: { ...process.env, HEARTH_PACKAGE_OUT: join(dir, 'build'), HEARTH_BUILD: build },
   });
   const last = out.trim().split('\n').at(-1);
   if (!last) throw new Error('npm run package printed no tarball');
   return resolve(ROOT, last.trim());
+}
+
+/**
+ * The build id the sites under `dir` were packed with.
+ * @param {string} [dir]
+ */
+export function builtAs(dir = SITES_DIR) {
+  return readFileSync(join(dir, '.build'), 'utf8');
 }
 
 /**
