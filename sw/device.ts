@@ -52,16 +52,18 @@ export function hostDevice(options: HostDeviceOptions): () => Promise<GpuFacts |
 }
 
 /**
- * The CPU facts of the current host's engine worker (its probe, cores, threads, memory), or null
- * while it has not measured them, as `hostDevice` does for the GPU's: asked once per host.
+ * The CPU facts of the current host's engine worker (its probe, cores, threads, memory), as
+ * `hostDevice` does for the GPU's, asked once per host: null while it has not measured them (or
+ * does not answer), undefined when it will not say (its probe failed, or it is a host of an
+ * older build).
  */
-export function hostCpu(options: HostDeviceOptions): () => Promise<CpuFacts | null> {
-  let known: { hostId: string; cpu: CpuFacts } | undefined;
+export function hostCpu(options: HostDeviceOptions): () => Promise<CpuFacts | null | undefined> {
+  let known: { hostId: string; cpu: CpuFacts | undefined } | undefined;
   return async () => {
     await options.port();
     if (known && known.hostId === options.hostId()) return known.cpu;
     const status = await options.status().catch(() => null);
-    if (!status?.cpu) return null;
+    if (!status || status.cpu === null) return null;
     known = { hostId: status.host.id, cpu: status.cpu };
     return status.cpu;
   };
@@ -76,7 +78,7 @@ const CPU_NOT_MEASURED =
  */
 export async function fitFacts(
   gpu: GpuFacts | UnknownFacts,
-  cpu?: () => Promise<CpuFacts | null>,
+  cpu?: () => Promise<CpuFacts | null | undefined>,
   storage?: () => Promise<StorageStatus>,
 ): Promise<DeviceFacts | UnknownFacts> {
   if ('unknown' in gpu) return gpu;
@@ -84,8 +86,9 @@ export async function fitFacts(
     cpu?.().catch(() => null) ?? null,
     storage?.().catch(() => null) ?? null,
   ]);
-  if (!processor) return { unknown: CPU_NOT_MEASURED };
+  // Not measured yet; a host that will not say (undefined) is judged without the speed.
+  if (processor === null) return { unknown: CPU_NOT_MEASURED };
   const { quota_bytes: quota, usage_bytes: usage } = room ?? {};
   const left = quota != null && usage != null ? Math.max(0, quota - usage) : null;
-  return { gpu, cpu: processor, storage_left_bytes: left };
+  return { gpu, cpu: processor ?? null, storage_left_bytes: left };
 }

@@ -68,7 +68,7 @@ export interface DeviceModelsOptions {
    * the catalogue's `fit` of llama.cpp's models is judged from; it fails without a host, as
    * `device` does. Without it, every fit stays unknown.
    */
-  cpu?: () => Promise<CpuFacts | null>;
+  cpu?: () => Promise<CpuFacts | null | undefined>;
   /** The origin's storage, for the room left to download a model (`fit`). */
   storage?: () => Promise<StorageStatus>;
 }

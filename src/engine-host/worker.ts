@@ -96,7 +96,9 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
       setInstall(appUrl);
       statusChannel = openStatusChannel();
       let device: GpuFacts | null = null;
-      let cpu: CpuFacts | null = null;
+      // Null while the probe runs; undefined once it failed: this host will not say (a host of an
+      // older build has no such field either), and the catalogue judges without the speed.
+      let cpu: CpuFacts | null | undefined = null;
       // The GPU's facts and the CPU's probe (kept per device: it runs on a first visit only), both
       // before the host takes requests, within MEASURE_WAIT_MS, so no model's fit is unknown long.
       const measured = Promise.all([
@@ -109,9 +111,12 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
             cpu = facts;
             onChange();
           },
-          // A probe that fails leaves the CPU's fit unknown (the catalogue says so); it must never
-          // keep the host from taking requests.
-          () => undefined,
+          // A probe that fails must never keep the host from taking requests, nor leave a fit
+          // unknown for good.
+          () => {
+            cpu = undefined;
+            onChange();
+          },
         ),
       ]);
       const losses = new DeviceLosses();

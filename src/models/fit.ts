@@ -24,7 +24,8 @@ export type { Fit, FitBackend } from './catalog';
 /** What the fit is judged from. */
 export interface DeviceFacts {
   gpu: GpuFacts;
-  cpu: CpuFacts;
+  /** Null when the host will not say (its probe failed, or it is of an older build). */
+  cpu: CpuFacts | null;
   /** The storage this origin may still use (quota − usage), in bytes; null where not known. */
   storage_left_bytes: number | null;
 }
@@ -122,7 +123,7 @@ function roomReason(entry: CatalogEntry, facts: DeviceFacts, downloaded: boolean
   if (!downloaded && entry.size_mb !== null && left !== null && entry.size_mb * 1024 ** 2 > left) {
     return `Its download (about ${amount(entry.size_mb)}) is more than the storage this site has left on this device (about ${amount(left / 1024 ** 2)}).`;
   }
-  const memory = facts.cpu.memory_gb;
+  const memory = facts.cpu?.memory_gb ?? null;
   const needed = memoryNeededMb(entry);
   if (memory !== null && memory < DEVICE_MEMORY_CAP_GB && needed !== null) {
     if (needed > memory * 1024) {
@@ -164,6 +165,14 @@ export function judgeFit(entry: CatalogEntry, facts: DeviceFacts, downloaded: bo
       fit: 'slow',
       fit_reason:
         'Its size is not known, so its speed on this CPU cannot be estimated; a large model would be slow.',
+    };
+  }
+  if (cpu === null) {
+    return {
+      backend,
+      fit: 'slow',
+      fit_reason:
+        "This device's processor was not measured (the tab hosting the engine is of an older Hearth, or its measurement failed), so the model's speed on it cannot be estimated.",
     };
   }
   const tps = estimateTokensPerSecond(entry.size_mb, entry.quant, cpu);

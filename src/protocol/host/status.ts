@@ -60,10 +60,10 @@ export interface HostStatus {
   device: GpuFacts | null;
   /**
    * What the engine worker measured of the processor and memory (src/engines/llama/cpu-probe.ts),
-   * which the fit of llama.cpp's models is judged from; null until it has, absent from a host of
-   * an older build.
+   * which the fit of llama.cpp's models is judged from; null until it has; undefined when this
+   * host will not say (its probe failed, or it is of an older build, which has no such field).
    */
-  cpu?: CpuFacts | null;
+  cpu?: CpuFacts | null | undefined;
   /** Where llama.cpp runs GGUF models: the loaded one's, else what the next load would use. */
   llama?: LlamaRuntime;
 }

@@ -48,9 +48,12 @@ const entries = [
 /** No file of any model is on the device. */
 const EMPTY_CACHES = { open: async () => ({ match: async () => undefined }) };
 
-/** The directory under a host that measured `gpu` and `cpu` (undefined host: no tab hosts). */
+/**
+ * The directory under a host that measured `gpu` and `cpu` (undefined host: no tab hosts; `cpu`
+ * undefined: the host will not say, as an older build's or one whose probe failed).
+ */
 function directory(
-  facts: { gpu: GpuFacts | null; cpu: CpuFacts | null } | undefined,
+  facts: { gpu: GpuFacts | null; cpu: CpuFacts | null | undefined } | undefined,
   over: Partial<DeviceModelsOptions> = {},
 ) {
   const noHost = () => new OpenAIError('engine_unavailable', 'No tab hosts the engine.');
@@ -162,6 +165,19 @@ describe('the catalogue’s fit', () => {
       fit_reason: expect.stringMatching(/measuring this device's processor/),
     });
   });
+
+  it('judges every model when the host will not measure the processor: a GGUF on the CPU slow, saying why, never unknown for good', async () => {
+    const catalog = await directory({ gpu: SWIFTSHADER, cpu: undefined }).catalog();
+    expect(catalog.filter((m) => m.fit === null)).toEqual([]);
+    const byId = new Map(catalog.map((m) => [m.id, m]));
+    expect(byId.get('mlc-ai/SmolLM2-360M-Instruct-q4f16_1-MLC')).toMatchObject({ fit: 'no' });
+    expect(byId.get('unsloth/Qwen3-4B-GGUF:Q4_K_M')).toMatchObject({
+      fit: 'slow',
+      backend: 'cpu',
+      available: true,
+      fit_reason: expect.stringMatching(/processor was not measured/),
+    });
+  });
 });
 
 describe('hostCpu', () => {
@@ -181,5 +197,23 @@ describe('hostCpu', () => {
     expect(await facts()).toEqual(TWO_CORES);
     expect(await facts()).toEqual(TWO_CORES);
     expect(asked).toBe(2);
+  });
+
+  it('asks the next host again, and takes a host that says nothing of the processor as one that will not', async () => {
+    let id = 'a';
+    let status: { host: { id: string; build: string }; device: null; cpu?: CpuFacts | null } = {
+      host: { id: 'a', build: 'b' },
+      device: null,
+      cpu: TWO_CORES,
+    };
+    const facts = hostCpu({
+      port: async () => undefined,
+      hostId: () => id,
+      status: async () => status,
+    });
+    expect(await facts()).toEqual(TWO_CORES);
+    id = 'older';
+    status = { host: { id: 'older', build: 'old' }, device: null };
+    expect(await facts()).toBeUndefined();
   });
 });
