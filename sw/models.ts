@@ -183,8 +183,9 @@ export class DeviceModels implements ModelDirectory, AddableCatalog {
 
   async addedFrom(
     origin: string,
+    id?: string,
   ): Promise<{ record: AddedRecord; model: CatalogModel } | undefined> {
-    const record = await this.#options.added?.addedFrom(origin);
+    const record = await this.#options.added?.addedFrom(origin, id);
     const entry = record && (await this.#options.added?.get(record.id));
     if (!record || !entry) return undefined;
     const [fit, host] = await Promise.all([this.#fit(), this.#options.host()]);

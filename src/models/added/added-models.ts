@@ -105,10 +105,15 @@ export class AddedModels {
     return (await this.#load()).get(id);
   }
 
-  /** The record of the model added from `origin` (what the user gave), if one was. */
-  async addedFrom(origin: string): Promise<AddedRecord | undefined> {
-    const entries = await this.#load();
-    return [...this.#records.values()].find((r) => r.origin === origin && entries.has(r.id));
+  /**
+   * The record of the model added from `origin` (what the user gave) under `id`, or under any id
+   * when none is given, if one was.
+   */
+  async addedFrom(origin: string, id?: string): Promise<AddedRecord | undefined> {
+    await this.#load();
+    return [...this.#records.values()].find(
+      (r) => r.origin === origin && (id === undefined || r.id === id),
+    );
   }
 
   /** Adds a model; 409 `model_exists` when one has its id. */
@@ -160,7 +165,10 @@ export interface AddableCatalog {
    * The model added from `origin` (the `source` the user gave), as `add` describes it: the same
    * addition asked again is that model, not a conflict.
    */
-  addedFrom?(origin: string): Promise<{ record: AddedRecord; model: unknown } | undefined>;
+  addedFrom?(
+    origin: string,
+    id?: string,
+  ): Promise<{ record: AddedRecord; model: unknown } | undefined>;
 }
 
 /** What `POST /v1/hearth/models` needs. */
@@ -315,7 +323,7 @@ export async function addModel(
   });
   if (!parsed.success) throw bodyError(parsed.issues[0]);
   const body = parsed.output;
-  const again = await deps.catalog.addedFrom?.(body.source);
+  const again = await deps.catalog.addedFrom?.(body.source, body.id);
   if (again && sameAddition(again.record, body, deps)) {
     return jsonResponse(again.model, requestId, 200);
   }

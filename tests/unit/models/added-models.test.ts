@@ -428,10 +428,15 @@ describe('POST /v1/hearth/models', () => {
     );
   });
 
-  it('adds the same source under another id as a second model', async () => {
+  it('adds the same source under another id as a second model, and answers either addition again with its own model', async () => {
     const { api } = stack();
     expect((await api.fetch(add({ source: FILE }))).status).toBe(201);
     expect((await api.fetch(add({ source: FILE, id: 'me/tiny:Q8_0' }))).status).toBe(201);
+    for (const id of ['me/tiny:Q8_0', 'models.example/tiny:Q8_0']) {
+      const again = await api.fetch(add({ source: FILE, id }));
+      expect(again.status).toBe(200);
+      expect(((await again.json()) as { id: string }).id).toBe(id);
+    }
     const ids = await catalogIds(api);
     expect(ids).toContain('models.example/tiny:Q8_0');
     expect(ids).toContain('me/tiny:Q8_0');
