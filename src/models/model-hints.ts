@@ -33,14 +33,17 @@ export function catalogRoute(base?: string): string {
   return `GET ${basePath(base)}v1/hearth/catalog`;
 }
 
-/** The two ways to download `id`: from a page of the site, or with the API's download route. */
+/**
+ * The ways to download `id`, all in a page of the site (or Hearth's Models view): Hearth's own
+ * routes are not offered through the relay, so a caller outside the browser is told where to go.
+ */
 export function downloadWays(id: string, base?: string): string {
-  return `hearth.models.prepare('${id}') in a page, or POST ${basePath(base)}v1/hearth/models/${id}/download`;
+  return `hearth.models.prepare('${id}') in a page of the site, or POST ${basePath(base)}v1/hearth/models/${id}/download from one (not through the relay)`;
 }
 
 /** Where to look, ending the sentences of a 404 about a model. */
 function lookHere(base: string | undefined): string {
-  return `GET ${basePath(base)}v1/openai/models lists the models ready on this device; the whole catalogue is at ${catalogRoute(base)}.`;
+  return `GET ${basePath(base)}v1/openai/models lists the models ready on this device; the whole catalogue is at ${catalogRoute(base)}, in a page of the site.`;
 }
 
 /**

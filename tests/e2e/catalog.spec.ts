@@ -85,7 +85,7 @@ test('looks up at /v1/openai/models/{id} exactly what the list lists: a catalogu
     body: { error: { code: 'model_not_found', type: 'not_found_error', param: 'model' } },
   });
   expect(missing!.body.error.message).toBe(
-    `The model '${qwen}' is in Hearth's catalogue but not on this device; download it first: hearth.models.prepare('${qwen}') in a page, or POST /v1/hearth/models/${qwen}/download. GET /v1/openai/models lists the models ready on this device; the whole catalogue is at GET /v1/hearth/catalog.`,
+    `The model '${qwen}' is in Hearth's catalogue but not on this device; download it first: hearth.models.prepare('${qwen}') in a page of the site, or POST /v1/hearth/models/${qwen}/download from one (not through the relay). GET /v1/openai/models lists the models ready on this device; the whole catalogue is at GET /v1/hearth/catalog, in a page of the site.`,
   );
   expect(f16).toMatchObject({ status: 404, body: { error: { code: 'model_not_found' } } });
   expect(f16!.body.error.message).toMatch(/cannot answer here: This GPU lacks shader-f16/);
@@ -110,7 +110,7 @@ test('answers an unknown model id with the catalogue route and, for a bare MLC n
   }, KEY);
   expect(errors.bare).toMatchObject({ status: 404, code: 'model_not_found', param: 'model' });
   expect(errors.bare.message).toBe(
-    "The model 'Qwen3-0.6B-q4f32_1-MLC' does not exist. Did you mean 'mlc-ai/Qwen3-0.6B-q4f32_1-MLC'? GET /v1/openai/models lists the models ready on this device; the whole catalogue is at GET /v1/hearth/catalog.",
+    "The model 'Qwen3-0.6B-q4f32_1-MLC' does not exist. Did you mean 'mlc-ai/Qwen3-0.6B-q4f32_1-MLC'? GET /v1/openai/models lists the models ready on this device; the whole catalogue is at GET /v1/hearth/catalog, in a page of the site.",
   );
   expect(errors.openai).toMatchObject({ status: 404, code: 'model_not_found' });
   expect(errors.openai.message).toContain(
@@ -147,7 +147,7 @@ test('answers a model that is not on the device with 404 model_not_downloaded, a
   // It says how to download it: from a page, or with the download route.
   const smol = 'mlc-ai/SmolLM2-360M-Instruct-q4f32_1-MLC';
   expect(results.notDownloaded.error.message).toBe(
-    `The model '${smol}' is not on this device; download it first: hearth.models.prepare('${smol}') in a page, or POST /v1/hearth/models/${smol}/download.`,
+    `The model '${smol}' is not on this device; download it first: hearth.models.prepare('${smol}') in a page of the site, or POST /v1/hearth/models/${smol}/download from one (not through the relay).`,
   );
   expect(results.needsF16).toMatchObject({
     status: 503,

@@ -79,7 +79,9 @@ describe('routes', () => {
     const response = await stack.api.fetch(getRequest('/v1/openai/models/acme%2Fnope'));
     const error = await errorOf(response);
     expect(error).toMatchObject({ status: 404, code: 'model_not_found' });
-    expect(error.message).toContain('the whole catalogue is at GET /v1/hearth/catalog.');
+    expect(error.message).toContain(
+      'the whole catalogue is at GET /v1/hearth/catalog, in a page of the site.',
+    );
   });
 
   it('answers a model the list leaves out with 404 model_not_found, as the list does not show it', async () => {

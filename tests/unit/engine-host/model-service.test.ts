@@ -495,7 +495,7 @@ describe('unloads and deletions, in turn with the requests', () => {
     expect(error.code).toBe('model_not_downloaded');
     // …and says how to get it back.
     expect(error.message).toBe(
-      `The model '${ID}' was deleted from this device; download it first: hearth.models.prepare('${ID}') in a page, or POST /v1/hearth/models/${ID}/download.`,
+      `The model '${ID}' was deleted from this device; download it first: hearth.models.prepare('${ID}') in a page of the site, or POST /v1/hearth/models/${ID}/download from one (not through the relay).`,
     );
     expect(t.engine.loads).toEqual([ID]);
     t.close();

@@ -98,7 +98,7 @@ describe('unknownModel', () => {
     expect(error).toMatchObject({ status: 404, code: 'model_not_found', param: 'model' });
     expect(error.message).toBe(
       "The model 'Qwen3-0.6B-q4f16_1-MLC' does not exist. Did you mean 'mlc-ai/Qwen3-0.6B-q4f16_1-MLC'? " +
-        'GET /repo/v1/openai/models lists the models ready on this device; the whole catalogue is at GET /repo/v1/hearth/catalog.',
+        'GET /repo/v1/openai/models lists the models ready on this device; the whole catalogue is at GET /repo/v1/hearth/catalog, in a page of the site.',
     );
   });
 
@@ -123,7 +123,7 @@ describe('notDownloaded and notListed', () => {
     expect(error).toMatchObject({ status: 404, code: 'model_not_downloaded', param: 'model' });
     expect(error.message).toBe(
       "The model 'mlc-ai/Qwen3-0.6B-q4f32_1-MLC' is not on this device; download it first: " +
-        "hearth.models.prepare('mlc-ai/Qwen3-0.6B-q4f32_1-MLC') in a page, or POST /repo/v1/hearth/models/mlc-ai/Qwen3-0.6B-q4f32_1-MLC/download.",
+        "hearth.models.prepare('mlc-ai/Qwen3-0.6B-q4f32_1-MLC') in a page of the site, or POST /repo/v1/hearth/models/mlc-ai/Qwen3-0.6B-q4f32_1-MLC/download from one (not through the relay).",
     );
   });
 
@@ -133,7 +133,9 @@ describe('notDownloaded and notListed', () => {
     expect(missing.message).toContain("is in Hearth's catalogue but not on this device");
     expect(missing.message).toContain(`hearth.models.prepare('${QWEN3_GGUF}')`);
     expect(missing.message).toContain(`POST /v1/hearth/models/${QWEN3_GGUF}/download`);
-    expect(missing.message).toContain('the whole catalogue is at GET /v1/hearth/catalog.');
+    expect(missing.message).toContain(
+      'the whole catalogue is at GET /v1/hearth/catalog, in a page of the site.',
+    );
     const reason = 'This GPU lacks shader-f16, which this model needs.';
     const cannot = notListed('mlc-ai/Qwen3-0.6B-q4f16_1-MLC', { why: 'unavailable', reason });
     expect(cannot).toMatchObject({ status: 404, code: 'model_not_found' });

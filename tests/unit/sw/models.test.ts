@@ -526,7 +526,9 @@ describe('GET /v1/openai/models/{id} through the service worker’s directory', 
     expect(missing.message).toContain("is in Hearth's catalogue but not on this device");
     expect(missing.message).toContain(`hearth.models.prepare('${other.id}')`);
     expect(missing.message).toContain(`POST /repo/v1/hearth/models/${other.id}/download`);
-    expect(missing.message).toContain('the whole catalogue is at GET /repo/v1/hearth/catalog.');
+    expect(missing.message).toContain(
+      'the whole catalogue is at GET /repo/v1/hearth/catalog, in a page of the site.',
+    );
     const cannot = (await retrieve(app, f16.id)).body.error;
     expect(cannot.message).toMatch(/cannot answer here: This GPU lacks shader-f16/);
     expect(cannot.message).toContain('GET /repo/v1/hearth/catalog');
@@ -548,7 +550,7 @@ describe('GET /v1/openai/models/{id} through the service worker’s directory', 
       code: 'model_not_downloaded',
     });
     expect(error.message).toBe(
-      `The model '${other.id}' is not on this device; download it first: hearth.models.prepare('${other.id}') in a page, or POST /repo/v1/hearth/models/${other.id}/download.`,
+      `The model '${other.id}' is not on this device; download it first: hearth.models.prepare('${other.id}') in a page of the site, or POST /repo/v1/hearth/models/${other.id}/download from one (not through the relay).`,
     );
   });
 
@@ -556,7 +558,7 @@ describe('GET /v1/openai/models/{id} through the service worker’s directory', 
     const { status, body } = await retrieve(api(), 'O-q4f32_1');
     expect(status).toBe(404);
     expect(body.error.message).toBe(
-      "The model 'O-q4f32_1' does not exist. Did you mean 'mlc-ai/O-q4f32_1'? GET /repo/v1/openai/models lists the models ready on this device; the whole catalogue is at GET /repo/v1/hearth/catalog.",
+      "The model 'O-q4f32_1' does not exist. Did you mean 'mlc-ai/O-q4f32_1'? GET /repo/v1/openai/models lists the models ready on this device; the whole catalogue is at GET /repo/v1/hearth/catalog, in a page of the site.",
     );
   });
 });
