@@ -278,11 +278,10 @@ export function startHearthWorker(options: HearthWorkerOptions): HearthWorker {
 
   // No skipWaiting(): a new version waits until it is accepted (DESIGN §1). Claiming on
   // activation is what makes the very first page controlled.
-  self.addEventListener('activate', (event) =>
-    event.waitUntil(
-      Promise.all([self.clients.claim(), options.cacheFiles ? files.dropUnused() : undefined]),
-    ),
-  );
+  // Other builds' caches are not dropped here but as pages start (HearthFiles.checkForUpdate): a
+  // worker that skips waiting activates while a page of the build before may be loading, not yet
+  // noted as running it, and would take that page's files from under it.
+  self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
 
   return {
     get openRequests() {

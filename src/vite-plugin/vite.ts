@@ -175,8 +175,11 @@ export function createHearthPlugin(
       // with no globIgnores for the site to write.
       order: 'post',
       sequential: true,
-      async handler() {
-        if (!config || !isClientBuild(this, config) || config.build.write === false) return;
+      async handler(error?: Error) {
+        // A failed build writes nothing more, and has no worker to check.
+        if (error || !config || !isClientBuild(this, config) || config.build.write === false) {
+          return;
+        }
         const outDir = resolve(config.root, config.build.outDir);
         await copyFiles(filesDir, outDir, compat);
         if (!pwa || pwa.disabled) return;

@@ -1,10 +1,10 @@
 /**
- * Fixture sites made from the packed `hearth-llm` tarball, as a developer makes theirs: `npm i
- * <tgz>` into a project of its own (not a workspace link), `npx hearth init public`, and pages
- * that call `startHearth()`. Made by the e2e global setup, under tests/e2e/.cache/sites/ (once
- * for the runs on every port: they only read them), and by the bench (bench/site.mjs) in a folder
- * of its own: one way for both. Plain JavaScript
- * with JSDoc types, so that the bench (Node, no build) runs it as it is and TypeScript checks it.
+ * Fixture sites made from the packed `hearth-llm` tarball (the Vite ones in vite-sites.mjs), as a
+ * developer makes theirs: `npm i <tgz>` into a project of its own (not a workspace link), `npx
+ * hearth init public`, and pages that call `startHearth()`. Made by the e2e global setup, under
+ * tests/e2e/.cache/sites/ (once for the runs on every port: they only read them), and by the
+ * bench (bench/site.mjs) in a folder of its own: one way for both. Plain JavaScript with JSDoc
+ * types, so that the bench (Node, no build) runs it as it is and TypeScript checks it.
  *
  * The plain site has two pages in different folders and no bundler: each imports
  * `hearth/hearth.js` and the stock `openai` SDK (its browser bundle, as a `<script>`).
@@ -23,6 +23,7 @@ import {
 } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { makeOlderViteSite, makeViteSite, makeWaitingViteSite } from './vite-sites.mjs';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 /** Apart per e2e port, so that runs side by side do not share bundles or what a test writes. */
@@ -157,10 +158,11 @@ export function makeSites({ dir = SITES_DIR, vite = true, openaiBundle = OPENAI_
     makePlainSite(tarball, sites.plain, openaiBundle);
     if (vite) {
       makeViteSite(tarball, sites.vite);
-      makeOlderViteSite(sites.vite, dirname(sites.viteOldDist));
+      const build = builtAs(dir);
+      makeOlderViteSite(sites.vite, dirname(sites.viteOldDist), build);
       const waits = dirname(sites.viteWaitsDist);
       makeWaitingViteSite(sites.vite, waits);
-      makeOlderViteSite(waits, dirname(sites.viteWaitsOldDist));
+      makeOlderViteSite(waits, dirname(sites.viteWaitsOldDist), build);
     }
     writeFileSync(stamp, tarball);
     utimesSync(stamp, started, started);
@@ -270,7 +272,7 @@ function page(title, loader, sdk) {
  * @param {string} cwd
  * @param {string[]} args
  */
-function npm(cwd, args) {
+export function npm(cwd, args) {
   execFileSync('npm', [...args, '--no-audit', '--no-fund', '--prefer-offline'], {
     cwd,
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -310,151 +312,18 @@ export function makePlainSite(tarball, site = PLAIN_SITE, openaiBundle = OPENAI_
 }
 
 /**
- * The Vite site: `base: '/repo/'`, Hearth's files from the package's Vite plugin
- * (`hearth-llm/vite`: served by `vite dev`, written by `vite build`; no `init`, no `public/`), its
- * own service worker made by vite-plugin-pwa (Workbox `generateSW`, in dev too) that precaches
- * the site's pages and imports `hearth-sw.js`, and a page that calls
- * `startHearth({ registerWorker: false })` from the package's bundled entry. Vite, vite-plugin-pwa
- * and `openai` resolve from this repository's node_modules (the site's folder is under it);
- * `hearth-llm` from the site's own, where `npm i <tgz>` put it.
- * @param {string} tarball
- * @param {string} site the site's project folder
- */
-export function makeViteSite(tarball, site = VITE_SITE) {
-  rmSync(site, { recursive: true, force: true });
-  mkdirSync(join(site, 'src'), { recursive: true });
-  writeFileSync(
-    join(site, 'package.json'),
-    `${JSON.stringify({ name: 'vite-site', private: true, type: 'module' }, null, 2)}\n`,
-  );
-  npm(site, ['install', tarball]);
-  writeFileSync(
-    join(site, 'vite.config.js'),
-    `import { defineConfig } from 'vite';
-import { VitePWA } from 'vite-plugin-pwa';
-import { hearth } from 'hearth-llm/vite';
-
-export default defineConfig({
-  base: '/repo/',
-  logLevel: 'warn',
-  build: { rollupOptions: { input: ['index.html', 'about.html'] } },
-  plugins: [
-    hearth({ compat: false }),
-    VitePWA({
-      manifest: false,
-      // vite dev: vite-plugin-pwa makes its worker there only when asked; with no
-      // navigateFallback, its dev worker precaches nothing, which Workbox refuses (a 500 for the
-      // worker) unless its warnings are suppressed.
-      devOptions: { enabled: true, suppressWarnings: true },
-      workbox: {
-        // Hearth answers {base}v1/ and serves hearth/ first; the site's precache has the rest
-        // (the plugin writes Hearth's files after vite-plugin-pwa has globbed the output).
-        importScripts: ['hearth-sw.js'],
-        globPatterns: ['**/*.{js,html}'],
-        navigateFallback: null,
-        clientsClaim: true,
-        skipWaiting: true,
-      },
-    }),
-  ],
-});
-`,
-  );
-  /**
-   * @param {string} title
-   * @param {string} script
-   */
-  const html = (title, script) => `<!doctype html>
-<html lang="en">
-  <head><meta charset="utf-8" /><title>${title}</title><link rel="icon" href="data:," /></head>
-  <body><h1>${title}</h1><script type="module" src="${script}"></script></body>
-</html>
-`;
-  writeFileSync(join(site, 'index.html'), html('Vite site', '/src/main.js'));
-  writeFileSync(join(site, 'about.html'), html('About', '/src/about.js'));
-  writeFileSync(join(site, 'src/about.js'), `document.title = 'About (loaded)';\n`);
-  writeFileSync(
-    join(site, 'src/main.js'),
-    `import { registerSW } from 'virtual:pwa-register';
-import OpenAI from 'openai';
-import { startHearth } from 'hearth-llm';
-
-// The site's own worker, which imports Hearth's; Hearth is told not to register one.
-registerSW({ immediate: true });
-window.OpenAI = OpenAI;
-window.hearthStarted = startHearth({ base: import.meta.env.BASE_URL, registerWorker: false }).then(
-  (hearth) => (window.hearth = hearth),
-  (error) => {
-    window.hearthError = { name: error.name, code: error.code, message: error.message };
-    throw error;
-  },
-);
-`,
-  );
-  execFileSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build'], {
-    cwd: site,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-}
-
-/**
- * Every script of the installed `hearth-llm` under `dir` (its `files/` and `lib/`).
+ * Makes the Hearth files under `dir` an older build: every script that names build `from` names
+ * `to` instead — the bytes `HEARTH_BUILD=<to> npm run package` writes (the build id is the only
+ * difference), without a second package build.
  * @param {string} dir
- * @returns {string[]}
+ * @param {string} from
+ * @param {string} to
  */
-function packageScripts(dir) {
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
-    .filter((name) => name.endsWith('.js'))
-    .map((name) => join(dir, name));
-}
-
-/**
- * The Vite site with vite-plugin-pwa's defaults for its worker, which waits to take over until
- * the tabs of the one before are closed (no `skipWaiting`, no `clientsClaim`), built.
- * @param {string} site the Vite site's project, made
- * @param {string} dest where the variant goes
- */
-export function makeWaitingViteSite(site, dest) {
-  rmSync(dest, { recursive: true, force: true });
-  cpSync(site, dest, { recursive: true, filter: (path) => !path.startsWith(join(site, 'dist')) });
-  const config = join(dest, 'vite.config.js');
-  const waiting = readFileSync(config, 'utf8').replace(
-    /\n\s*clientsClaim: true,\n\s*skipWaiting: true,/,
-    '',
-  );
-  if (waiting.includes('skipWaiting')) throw new Error('the Vite site still skips waiting');
-  writeFileSync(config, waiting);
-  viteBuild(dest);
-}
-
-/** @param {string} site a Vite project to build */
-function viteBuild(site) {
-  execFileSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build'], {
-    cwd: site,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-}
-
-/**
- * The Vite site as it was before an upgrade: the same project with `hearth-llm` of build
- * `OLD_BUILD` — the package's files as `HEARTH_BUILD=0.0.1+old npm run package` makes them (the
- * build id is the only difference), without a second package build — built again, so that its
- * bundle, its precache manifest and its worker are all that build's.
- * @param {string} site the Vite site's project, made
- * @param {string} older where the older project goes
- */
-export function makeOlderViteSite(site, older) {
-  rmSync(older, { recursive: true, force: true });
-  cpSync(site, older, { recursive: true, filter: (path) => !path.startsWith(join(site, 'dist')) });
-  const pkg = join(older, 'node_modules', 'hearth-llm');
-  const banner = /^\/\*! hearth-llm build (\S+) \*\//.exec(
-    readFileSync(join(pkg, 'files', 'hearth-sw.js'), 'utf8'),
-  );
-  if (!banner?.[1]) throw new Error('hearth-sw.js names no build');
-  const build = banner[1];
-  for (const file of packageScripts(pkg)) {
+export function renameBuild(dir, from, to) {
+  for (const name of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+    if (!name.endsWith('.js')) continue;
+    const file = join(dir, name);
     const text = readFileSync(file, 'utf8');
-    if (text.includes(build)) writeFileSync(file, text.replaceAll(build, OLD_BUILD));
+    if (text.includes(from)) writeFileSync(file, text.replaceAll(from, to));
   }
-  viteBuild(older);
 }
