@@ -206,6 +206,10 @@ test('judges the fit on this device once the host measured it: on two cores and 
     })
     .toEqual([]);
   const { catalog, status } = await read();
+  test.skip(
+    status.cpu === null || status.cpu.threads > 2 || status.webgpu.adapter?.fallback !== true,
+    'the test is of two threads for llama.cpp and a software adapter, as CI and this machine have',
+  );
   expect(status.cpu).toMatchObject({
     cores: await page.evaluate(() => navigator.hardwareConcurrency),
     threads: expect.any(Number),
@@ -214,16 +218,15 @@ test('judges the fit on this device once the host measured it: on two cores and 
   expect(status.cpu!.bytes_per_second).toBeGreaterThan(0);
   for (const m of catalog) expect(m.available === false).toBe(m.fit === 'no');
   const good = catalog.filter((m) => m.fit === 'good');
-  if (status.cpu!.threads <= 2) {
-    // Billions of parameters: the id says so (`-4B-`), or its file is over a GB (Phi-3.5 mini).
-    const billions = (m: FittedModel) =>
-      Number(/[-_](\d+(?:\.\d+)?)B[-_:]/i.exec(m.id)?.[1] ?? 0) >= 1 || (m.size_mb ?? 0) >= 1000;
-    expect(good.filter(billions).map((m) => m.id)).toEqual([]);
-  }
-  if (status.webgpu.adapter?.fallback) {
-    expect(good.filter((m) => m.engine === 'webllm').map((m) => m.id)).toEqual([]);
-  }
+  // Billions of parameters: the id says so (`-4B-`), or its file is over a GB (Phi-3.5 mini).
+  const billions = (m: FittedModel) =>
+    Number(/[-_](\d+(?:\.\d+)?)B[-_:]/i.exec(m.id)?.[1] ?? 0) >= 1 || (m.size_mb ?? 0) >= 1000;
+  expect(catalog.filter(billions).length).toBeGreaterThan(0);
+  expect(good.filter(billions).map((m) => m.id)).toEqual([]);
+  expect(catalog.some((m) => m.engine === 'webllm')).toBe(true);
+  expect(good.filter((m) => m.engine === 'webllm').map((m) => m.id)).toEqual([]);
   const pick = recommendModel(catalog);
-  expect(pick).toMatchObject({ engine: 'llama.cpp', source: 'curated', fit: expect.any(String) });
+  expect(pick).toMatchObject({ engine: 'llama.cpp', source: 'curated' });
+  expect(['good', 'slow']).toContain(pick!.fit);
   expect(pick!.size_mb).toBeLessThan(1000);
 });
