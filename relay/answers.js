@@ -1,7 +1,7 @@
 /**
  * @module
- * The relay's own answers: errors shaped as the API's (DESIGN §3), the checks it makes of a
- * body's request before reading a byte of it, and the refusal of a WebSocket handshake.
+ * The relay's own answers: errors shaped as the API's (docs/api.md, Errors), the checks it makes of
+ * a body's request before reading a byte of it, and the refusal of a WebSocket handshake.
  */
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
@@ -9,7 +9,10 @@ import { bearerKey } from './protocol.js';
 
 /** @typedef {import('node:http').ServerResponse} ServerResponse */
 
-/** The largest body the API takes (DESIGN §3): the relay answers 413 beyond it, as the API would. */
+/**
+ * The largest body the API takes (docs/api.md, Order of checks): the relay answers 413 beyond it,
+ * as the API would.
+ */
 export const BODY_LIMIT = 4 * 1024 * 1024;
 /**
  * The largest body of a chat completion, which may carry images as data URLs (the API's
@@ -18,7 +21,7 @@ export const BODY_LIMIT = 4 * 1024 * 1024;
 export const IMAGE_BODY_LIMIT = 64 * 1024 * 1024;
 
 /**
- * An OpenAI-shaped error body, as the API's own (DESIGN §3).
+ * An OpenAI-shaped error body, as the API's own (docs/api.md, Errors).
  * @param {string} code
  * @param {string} type
  * @param {string} message
@@ -55,7 +58,8 @@ export function fail(res, status, code, type, message, headers = {}) {
 
 /**
  * The API's first checks of a body's request, made before a byte of the body is read, in the
- * API's order (DESIGN §3) and with its answers: a key (401), JSON (415), the declared size (413).
+ * API's order (docs/api.md, Order of checks) and with its answers: a key (401), JSON (415), the
+ * declared size (413).
  * Whether the tab accepts the key is the tab's to say; that there is one, the relay checks.
  * @param {import('node:http').IncomingHttpHeaders} headers
  * @param {number} declared The `Content-Length`, 0 when there is none.

@@ -234,9 +234,9 @@ export class Forwarding {
 
   /**
    * Ends a response the tab cannot finish: an error status when none went out yet, an error
-   * event in a stream (DESIGN §3), and a cut connection for a JSON body begun. 503
-   * `engine_unavailable` when the tab failed or went; 502 `upstream_error` when what it sent
-   * cannot be forwarded.
+   * event in a stream (docs/api.md, Responses: when the status line is sent), and a cut
+   * connection for a JSON body begun. 503 `engine_unavailable` when the tab failed or went; 502
+   * `upstream_error` when what it sent cannot be forwarded.
    * @param {Pending} pending
    * @param {string} message
    * @param {503 | 502} [status]

@@ -257,8 +257,9 @@ export async function startRelay(options) {
     if (value !== undefined) limits[name] = value;
   }
   // Time limits on what a caller sends (a slow or stalled one is 408 and closed), none on a
-  // response, which may take minutes to its first token (DESIGN §3). Node checks the first two
-  // every `connectionsCheckingInterval`, 30 s by default: far too coarse for a 10 s limit.
+  // response, which may take minutes to its first token (docs/api.md, Responses: up to 4 minutes).
+  // Node checks the first two every `connectionsCheckingInterval`, 30 s by default: far too coarse
+  // for a 10 s limit.
   const requestTimeout = limits.requestTimeoutMs;
   const headersTimeout = Math.min(limits.headersTimeoutMs, requestTimeout);
   const server = createServer({

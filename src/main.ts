@@ -37,7 +37,8 @@ async function boot(): Promise<void> {
   const wb = import.meta.env.PROD
     ? new Workbox(`${BASE}sw.js`, { scope: BASE })
     : new Workbox(`${BASE}dev-sw.js?dev-sw`, { scope: BASE, type: 'module' });
-  // A new version installed in the background waits (DESIGN §1) until the user accepts it: the
+  // A new version installed in the background waits (docs/architecture.md, Offline, installation
+  // and updates) until the user accepts it: the
   // app offers "Reload to update", and the service worker in charge lets it take over once its
   // requests are done. (Every tab hears of the waiting worker, whichever found it.)
   wb.addEventListener('waiting', () => (app.updateReady = true));

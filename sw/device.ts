@@ -2,8 +2,8 @@
  * @module
  * What the service worker knows of the device: the origin's storage, which it shares with the
  * engine worker, and the WebGPU facts the host's engine worker measured. It never reads its own
- * `navigator.gpu` (DESIGN §1): Firefox has none in service workers, and on a machine with two
- * GPUs the default adapter is not the one WebLLM asks for.
+ * `navigator.gpu` (docs/architecture.md, Bird's-eye view): Firefox has none in service workers, and
+ * on a machine with two GPUs the default adapter is not the one WebLLM asks for.
  */
 /// <reference lib="webworker" />
 import type { DeviceFacts, UnknownFacts } from '../src/models/fit';

@@ -17,7 +17,10 @@ import {
 } from '../src/bridge/messages';
 import { OpenAIError } from '../src/protocol/errors';
 
-/** How long a request waits for a host tab to hand over a port (DESIGN §3: 3 s). */
+/**
+ * How long a request waits for a host tab to hand over a port (docs/architecture.md, Tabs,
+ * failover and restarts: 3 s, then 503 `engine_unavailable`).
+ */
 export const HOST_WAIT_MS = 3000;
 
 /** The part of `Clients` the link uses (typed here so that it also compiles outside a worker). */

@@ -1,11 +1,11 @@
 /**
  * @module
- * `POST /v1/openai/embeddings`: the checks in DESIGN §3's order (content type, body, model, device,
- * queue), then one vector per input in the input's order. The engine returns each vector whole, as
- * llama.cpp or WebLLM computed it (L2-normalised); this module only cuts a Matryoshka model's
- * vectors to `dimensions` (and normalises them again) and writes them as JSON numbers or, for
- * `encoding_format: "base64"` (what the `openai` SDK asks for unless told otherwise), as the
- * base64 of their little-endian float32 bytes.
+ * `POST /v1/openai/embeddings`: the checks in docs/api.md's Order of checks (content type, body,
+ * model, device, queue), then one vector per input in the input's order. The engine returns each
+ * vector whole, as llama.cpp or WebLLM computed it (L2-normalised); this module only cuts a
+ * Matryoshka model's vectors to `dimensions` (and normalises them again) and writes them as JSON
+ * numbers or, for `encoding_format: "base64"` (what the `openai` SDK asks for unless told
+ * otherwise), as the base64 of their little-endian float32 bytes.
  */
 import * as v from 'valibot';
 import type { ChatBackend, ChatEvent } from '../protocol/host/backend';
@@ -41,7 +41,7 @@ const input = v.lazy((value) => {
   );
 });
 
-/** The body, DESIGN §3's way: unknown fields pass, `null` is absent. */
+/** The body, as docs/api.md's Request fields has it: unknown fields pass, `null` is absent. */
 const embeddingSchema = noArray(
   v.looseObject({
     model: v.pipe(v.string(), v.minLength(1, 'must name a model')),

@@ -1,6 +1,7 @@
 /**
  * @module
- * What the API's owner sets: the auth mode (any non-empty key, or issued keys only — DESIGN §3),
+ * What the API's owner sets: the auth mode (any non-empty key, or issued keys only — docs/api.md,
+ * Auth),
  * the issued keys, and per-model prices for `usage.estimated_cost`. Kept by a `SettingsStore`
  * (IndexedDB in the service worker, memory in tests), served by `/v1/hearth/settings` and
  * `/v1/hearth/keys`. A key is shown once, when it is issued; only its SHA-256 is kept.

@@ -97,7 +97,10 @@ export type PageToSw =
       /** The service worker's end of a channel into the engine worker. */
       port: MessagePort;
     }
-  /** The user accepted the update waiting to take over (DESIGN §1: never on its own). */
+  /**
+   * The user accepted the update waiting to take over (never on its own: docs/architecture.md,
+   * Offline, installation and updates).
+   */
   | { type: 'update/apply' }
   /**
    * A loader asks which build the service worker runs, answered on `port` with

@@ -1,7 +1,8 @@
 /**
  * @module
  * Measures the device's WebGPU in the engine worker, where the engines run, with the adapter
- * options WebLLM uses: the service worker decides model fit from these facts (DESIGN §1).
+ * options WebLLM uses: the service worker decides model fit from these facts (docs/architecture.md,
+ * Bird's-eye view; docs/models.md, How fit is judged).
  */
 import type { GpuFacts, GpuLimits } from '../protocol/host/gpu-facts';
 

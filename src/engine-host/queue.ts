@@ -1,17 +1,18 @@
 /**
  * @module
- * The FIFO queue in front of the engines: one generation at a time, at most `maxWaiting`
- * requests behind it (then 429). A request leaves the queue the moment its signal aborts; a
- * running one stops its engine. A request that had to wait asks, when it reaches the front,
- * whether its page is still there, and is dropped if not. A generation runs at most
- * `MAX_AHEAD` events ahead of whoever reads its channel: the bridge stops reading when the
- * service worker's reader is a whole window behind (src/bridge), and so the engine pauses with it;
- * the service worker ends a request whose reader takes nothing for too long, and the queue moves
- * on.
+ * The queue in front of the engines: one generation at a time, at most `maxWaiting` requests behind
+ * it (then 429). Not first in, first out: work that runs alone goes before the requests waiting,
+ * and requests for the loaded model overtake one that waits for a switch (below). A request leaves
+ * the queue the moment its signal aborts; a running one stops its engine. A request that had to
+ * wait asks, when it reaches the front, whether its page is still there, and is dropped if not. A
+ * generation runs at most `MAX_AHEAD` events ahead of whoever reads its channel: the bridge stops
+ * reading when the service worker's reader is a whole window behind (src/bridge), and so the engine
+ * pauses with it; the service worker ends a request whose reader takes nothing for too long, and
+ * the queue moves on.
  *
- * Some work must run alone on the engines, because WebLLM's `reload()` and `unload()` take no
- * lock (notes §8): a preload, an unload, a deletion. It runs after the request running and before
- * those waiting, and nothing starts until it is done.
+ * Some work must run alone on the engines, because WebLLM's `reload()` and `unload()` take no lock
+ * (only a generation holds WebLLM's per-model lock): a preload, an unload, a deletion. It runs
+ * after the request running and before those waiting, and nothing starts until it is done.
  */
 import { Channel } from '../bridge/channel';
 import { MAX_TOKEN_BATCH } from '../bridge/messages';
@@ -26,7 +27,7 @@ import type { ChatRequest, EmbeddingRequest } from '../protocol/types';
 import { tokenOf } from '../engines/engine-outputs';
 import type { Engine } from '../engines/engine';
 
-/** Requests allowed to wait behind the running one (DESIGN §3). */
+/** Requests allowed to wait behind the running one (docs/api.md, Responses: one at a time). */
 export const MAX_WAITING = 32;
 /**
  * Events (one token each) a generation may run ahead of its reader before the engine waits; the
@@ -93,8 +94,9 @@ export class EngineQueue implements LoadingBackend {
   #loads = 0;
   /**
    * While the request at the front waits for another model: the requests that arrived before
-   * this number may go first, on the model that is loaded (DESIGN §1). Later ones may not, or a
-   * steady stream of them would keep the front waiting for ever.
+   * this number may go first, on the model that is loaded (docs/models.md, Real models: one
+   * model on the GPU at a time). Later ones may not, or a steady stream of them would keep the
+   * front waiting for ever.
    */
   #switchCutoff: number | undefined;
 
@@ -324,7 +326,8 @@ export class EngineQueue implements LoadingBackend {
 
   async #run({ request, options, events, waited, loadOnly, embed }: Job): Promise<void> {
     const { signal, alive } = options;
-    // A page closed while its request waited leaves no trace but this (DESIGN §3).
+    // A page closed while its request waited leaves no trace but this (docs/architecture.md,
+    // Tabs, failover and restarts: a page that closes).
     if (waited && alive && !(await alive())) throw clientGone();
     if (signal.aborted) return;
     const engine = this.#engines.find((e) => e.serves(request.model));

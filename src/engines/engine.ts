@@ -7,11 +7,11 @@
  * device losses (src/engine-host/device-losses.ts). Only src/engines/webllm/webllm-engine.ts
  * imports WebLLM.
  *
- * The interface every engine implements. It is shaped by WebLLM's constraints (notes §2, §7,
- * §8): one generation at a time per engine (the queue guarantees it), a model load that runs on
- * its own and reports progress, and a generation that stops when its signal aborts — which an
- * engine over WebLLM turns into `interruptGenerate()` plus `iterator.return()`, so the library's
- * per-model lock is always released.
+ * The interface every engine implements. It is shaped by WebLLM's constraints: one generation at a
+ * time per engine (the queue guarantees it), a model load that runs on its own and reports
+ * progress, and a generation that stops when its signal aborts — which an engine over WebLLM turns
+ * into `interruptGenerate()` plus `iterator.return()`, so the library's per-model lock is always
+ * released.
  */
 import type { ChoiceResult, EngineUsage } from '../protocol/host/backend';
 import type {

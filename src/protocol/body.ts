@@ -5,7 +5,7 @@
  */
 import { OpenAIError } from './errors';
 
-/** Largest request body, in bytes (DESIGN §3). */
+/** Largest request body, in bytes (docs/api.md, Order of checks: 413 over 4 MiB). */
 export const BODY_LIMIT = 4 * 1024 * 1024;
 
 /** Throws 415 unless the request says its body is `application/json`. */

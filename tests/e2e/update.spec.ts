@@ -1,10 +1,10 @@
 /**
- * Updates as DESIGN §1 says: two real builds of the app, served one after the other from the
- * same origin. The new service worker installs in the background and waits; every open tab
- * offers "Reload to update"; once accepted, a stream running during the switch completes, every
- * tab reloads into the new build, the API keeps answering, and nothing the old worker does not
- * own is touched: WebLLM's caches, Hearth's kept model files, anyone else's cache, the
- * conversations.
+ * Updates as docs/architecture.md (Offline, installation and updates) says: two real builds of the
+ * app, served one after the other from the same origin. The new service worker installs in the
+ * background and waits; every open tab offers "Reload to update"; once accepted, a stream running
+ * during the switch completes, every tab reloads into the new build, the API keeps answering, and
+ * nothing the old worker does not own is touched: WebLLM's caches, Hearth's kept model files,
+ * anyone else's cache, the conversations.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';

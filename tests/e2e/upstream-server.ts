@@ -13,9 +13,9 @@
  * - `/ollama/v1`: `system_fingerprint: "fp_ollama"`; no `[DONE]` at the end; errors
  *   `{"error":"<text>"}`, or plain text (`fail_format: "text"`).
  *
- * Replies are the echo engine's (DESIGN §3 "Echo engine"): the last user message, prefixed by the
- * system messages in brackets, split by `/\S+\s*\/g`, cut by `stop` and `max_tokens`, with usage
- * counted the same way, so that a request to `hearth/echo` and the same request to a server's
+ * Replies are the echo engine's (docs/api.md, The echo engine): the last user message, prefixed by
+ * the system messages in brackets, split by `/\S+\s*\/g`, cut by `stop` and `max_tokens`, with
+ * usage counted the same way, so that a request to `hearth/echo` and the same request to a server's
  * model give the same text and the same token counts. Embeddings are vectors computed from the
  * text (`upstreamVector`), which the tests compute too.
  *

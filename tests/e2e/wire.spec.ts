@@ -37,7 +37,7 @@ const chat = (body: unknown) => ({ method: 'POST', headers: JSON_KEY, body: JSON
 // Every test here sends requests and reads the answers: one page of the app serves them all.
 const test = sharedAppTest();
 
-test('streams exactly the bytes of DESIGN §3, event by event', async ({ page }) => {
+test('streams exactly the bytes of docs/api.md (Responses), event by event', async ({ page }) => {
   const response = await pageFetch(
     page,
     'v1/openai/chat/completions',
@@ -110,7 +110,9 @@ test('escapes U+2028, U+2029 and U+0085 inside SSE events', async ({ page }) => 
   expect(response.text).not.toMatch(/[\u2028\u2029\u0085]/);
 });
 
-test('answers a non-streamed request with the JSON shape of DESIGN §3', async ({ page }) => {
+test('answers a non-streamed request with the JSON shape of docs/api.md (Responses)', async ({
+  page,
+}) => {
   const response = await pageFetch(
     page,
     'v1/openai/chat/completions',

@@ -144,7 +144,7 @@ test('answers a non-streamed request, with usage', async () => {
   );
 });
 
-test('streams in DESIGN §3’s order: the role first, content, the finish, usage, then the end', async () => {
+test('streams in docs/api.md’s order (Responses): the role first, content, the finish, usage, then the end', async () => {
   await ready(model.id);
   const chunks = await page.evaluate(async (id) => {
     const stream = await client.chat.completions.create({
@@ -193,7 +193,8 @@ test('counts every prompt token of a follow-up, the cached conversation included
     });
     return [first.usage!, second.usage!];
   }, model.id);
-  // WebLLM itself would count only the new tokens of the second request (notes §3.4).
+  // WebLLM itself would count only the new tokens of the second request (docs/models.md, Real
+  // models: usage).
   expect(usages[1]!.prompt_tokens).toBeGreaterThan(
     usages[0]!.prompt_tokens + usages[0]!.completion_tokens,
   );

@@ -1,9 +1,10 @@
 /**
  * @module
  * From the API to llama.cpp's llama-server (in wllama 3.13), as pure functions: a `ChatRequest`
- * becomes llama-server's chat request (DESIGN §3's field table; what llama.cpp cannot honour was
- * refused in src/api before this). The way back is in ./llama-chunks.ts (its stream) and
- * ./llama-errors.ts (its failures). Facts measured: ../../../shared/notes/wllama-3.13.md.
+ * becomes llama-server's chat request (docs/api.md, Request fields and What llama.cpp honours; what
+ * llama.cpp cannot honour was refused in src/api before this). The way back is in ./llama-chunks.ts
+ * (its stream) and ./llama-errors.ts (its failures). Facts measured:
+ * ../../../shared/notes/wllama-3.13.md.
  */
 import type { ChatMessage, ChatRequest, MessagePart, ToolCall } from '../../protocol/types';
 

@@ -182,7 +182,8 @@ export class ChunkReader {
   /**
    * The outputs that close the reply: text WebLLM held back and never sent (a cut mid-character
    * or mid-delta), tool calls, then the end; and how much of the sent text WebLLM trimmed.
-   * `promptTokens` replaces WebLLM's count, which leaves out a reused prefix (notes §3.4).
+   * `promptTokens` replaces WebLLM's count, which leaves out a reused prefix (docs/models.md,
+   * Real models: usage).
    */
   finish(promptTokens?: number, view?: PipelineView): StreamEnd {
     const outputs: EngineOutput[] = [];

@@ -1,9 +1,9 @@
 /**
  * @module
  * The GPU devices WebLLM runs on, and their loss: Hearth hears of every device the adapter
- * hands out, since WebLLM does not report a loss after loading (notes §4), tells the model's
- * device from the others, counts a loss against the model that was running, and says what a
- * loss means to the client. WebGPU, not WebLLM: this module needs no import of the library.
+ * hands out, since WebLLM does not report a loss after loading (docs/models.md, Real models:
+ * when things go wrong), tells the model's device from the others, counts a loss against the
+ * model that was running, and says what a loss means to the client. WebGPU, not WebLLM: this module needs no import of the library.
  */
 import { OpenAIError } from '../../protocol/errors';
 import { LOSSES_TO_FAIL, type DeviceLosses } from '../../engine-host/device-losses';
@@ -23,8 +23,9 @@ const deviceWatches = new Set<DeviceWatch>();
 /**
  * Tells `watch` of every GPU device the adapter hands out and of its loss, whatever the reason.
  * WebLLM unloads the model and only logs when a device is lost after loading, and answers a
- * failed allocation (out of memory) by destroying the device itself (notes §4), so a
- * `destroyed` device is a loss too unless Hearth disposed of it.
+ * failed allocation (out of memory) by destroying the device itself (docs/models.md, Real
+ * models: when things go wrong), so a `destroyed` device is a loss too unless Hearth disposed
+ * of it.
  */
 export function watchDevices(watch: DeviceWatch): void {
   deviceWatches.add(watch);

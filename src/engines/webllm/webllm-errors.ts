@@ -54,8 +54,9 @@ const ERRORS: Record<string, [ErrorCode, string | null]> = {
 };
 
 /**
- * Plain `Error`s WebLLM throws by message (notes §2.7): no adapter, or one whose limits are too
- * small (`detectGPUDevice`); a message role the model's template has not got.
+ * Plain `Error`s WebLLM throws, told apart only by their message (WebLLM gives them no class of
+ * their own): no adapter, or one whose limits are too small (`detectGPUDevice`); a message role
+ * the model's template has not got.
  */
 const PLAIN_ERRORS: [RegExp, ErrorCode, string | null][] = [
   [/^Unable to find a compatible GPU/, 'webgpu_unavailable', null],

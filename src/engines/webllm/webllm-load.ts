@@ -1,8 +1,8 @@
 /**
  * @module
  * What a WebLLM model load reports, with no WebLLM import: the phase its progress text names
- * (notes §7), the state the host's status shows, and what a failed or cut-short load tells the
- * client.
+ * (`fetch`, `load`, `compile`: docs/models.md, Real models), the state the host's status shows, and
+ * what a failed or cut-short load tells the client.
  */
 import { OpenAIError } from '../../protocol/errors';
 import type { LoadProgress } from '../engine';
@@ -14,7 +14,7 @@ export interface LoadState extends LoadProgress {
   model: string;
 }
 
-/** The phase of a load, from WebLLM's progress text (notes §7). */
+/** The phase of a load, from WebLLM's progress text (docs/models.md, Real models). */
 export function loadPhase(text: string): string {
   if (text.startsWith('Fetching param cache')) return 'fetch';
   if (text.startsWith('Loading model from cache')) return 'load';

@@ -1,9 +1,10 @@
 /**
  * @module
  * From the API to WebLLM 0.2.86, as a pure function: a `ChatRequest` becomes WebLLM's request
- * (DESIGN §3's field table, with WebLLM's quirks worked around: no `name`, tool calls only as
- * content, no `json_schema` type, a top-p above 0). The way back is in ./webllm-chunks.ts (its
- * stream) and ./webllm-errors.ts (its errors). Notes: ../../../shared/notes/webllm-0.2.86.md.
+ * (docs/api.md, Request fields and What WebLLM honours, with WebLLM's quirks worked around: no
+ * `name`, tool calls only as content, no `json_schema` type, a top-p above 0). The way back is in
+ * ./webllm-chunks.ts (its stream) and ./webllm-errors.ts (its errors). Notes:
+ * ../../../shared/notes/webllm-0.2.86.md.
  */
 import { base64Bytes } from '../../protocol/vectors';
 import type { ChatMessage, ChatRequest, MessagePart } from '../../protocol/types';
@@ -40,7 +41,7 @@ export interface WebLLMRequest {
   logit_bias?: Record<string, number>;
   logprobs?: boolean;
   top_logprobs?: number;
-  /** WebLLM knows no `json_schema` type: a schema string under `json_object` (notes §3.3). */
+  /** WebLLM knows no `json_schema` type: a schema string under `json_object`. */
   response_format?: { type: 'json_object'; schema: string };
   tools?: {
     type: 'function';
@@ -62,7 +63,8 @@ const ANY_OBJECT = '{"type":"object"}';
 
 /**
  * An earlier assistant turn's tool calls, written into its content as WebLLM's function-calling
- * models emit them (a JSON array of `{name, arguments}`): WebLLM reads only `content` (notes §3.2).
+ * models emit them (a JSON array of `{name, arguments}`): WebLLM reads only an assistant turn's
+ * `content`, never its `tool_calls`.
  */
 function callsAsContent(message: ChatMessage): string {
   const calls = (message.tool_calls ?? []).map((call) => {
@@ -79,10 +81,10 @@ function callsAsContent(message: ChatMessage): string {
 }
 
 /**
- * A message's images as WebLLM takes them (notes §3): its text as one part (WebLLM refuses a
- * second), then each image as a `data:` URL of the file it was sent as (WebLLM reads nothing
- * else but `http` URLs, and knows no `detail`). The images were read before the queue
- * (api/images.ts).
+ * A message's images as WebLLM takes them: its text as one part (WebLLM refuses a second), then
+ * each image as a `data:` URL of the file it was sent as (WebLLM reads nothing else but `http`
+ * URLs, and knows no `detail`). The images were read before the queue (api/images.ts;
+ * docs/architecture.md, Invariants: an image is read before the queue).
  */
 function toWebLLMParts(message: ChatMessage, parts: readonly MessagePart[]): WebLLMContentPart[] {
   const images = parts.flatMap((part): WebLLMContentPart[] => {
@@ -103,8 +105,8 @@ function toWebLLMMessage(message: ChatMessage): WebLLMMessage {
 }
 
 /**
- * WebLLM's top-p must be above 0 (notes §3.1); a top-p of 0 means "the most likely token only",
- * which this tiny nucleus keeps.
+ * WebLLM's top-p must be above 0 (docs/api.md, What WebLLM honours); a top-p of 0 means "the most
+ * likely token only", which this tiny nucleus keeps.
  */
 const SMALLEST_TOP_P = 1e-6;
 

@@ -3,8 +3,9 @@
  * One streamed WebLLM generation as engine outputs: its chunks read (./webllm-chunks.ts), its
  * stop strings held back, its text settled against the pipeline's own at the end, its signs of
  * life taken from the engine's steps, and WebLLM's per-model lock released however the stream
- * ends (notes §8). It drives WebLLM's engine through `ChatEngineLike`, so it needs no import of
- * the library; the engine (./webllm-engine.ts) hands it the model, the device and the failures.
+ * ends (WebLLM holds it from a generation's start until its iterator finishes or is returned). It
+ * drives WebLLM's engine through `ChatEngineLike`, so it needs no import of the library; the
+ * engine (./webllm-engine.ts) hands it the model, the device and the failures.
  */
 import type { OpenAIError } from '../../protocol/errors';
 import { StopFilter } from '../../protocol/host/stop';
@@ -124,7 +125,8 @@ export async function* streamReply(
     // Closed while a sign of life was out: stop WebLLM rather than wait for its whole reply.
     if (waiting) interrupt();
     signal.removeEventListener('abort', interrupt);
-    // Releases WebLLM's per-model lock even when the loop ended early (notes §8).
+    // Releases WebLLM's per-model lock even when the loop ended early (an iterator left open keeps
+    // it).
     await iterator.return?.();
   }
 }

@@ -1,7 +1,8 @@
 /**
  * @module
  * What the engine worker measured of the device's WebGPU, and how `/v1/hearth/status` shows
- * it. The facts are measured where the engines run, never in the service worker (DESIGN §1):
+ * it. The facts are measured where the engines run, never in the service worker
+ * (docs/architecture.md, Bird's-eye view):
  * Firefox has no WebGPU there, and on a machine with two GPUs its default adapter is not the
  * one WebLLM asks for.
  */

@@ -1,7 +1,7 @@
 /**
- * `parseChatRequest` against DESIGN §3: the request field table (validated, accepted-and-ignored,
- * unsupported), the error table's codes and `param` paths, the rules across fields, and message
- * normalisation.
+ * `parseChatRequest` against docs/api.md (Request fields, Errors): the request field table
+ * (validated, accepted-and-ignored, unsupported), the error table's codes and `param` paths, the
+ * rules across fields, and message normalisation.
  */
 import { describe, expect, it } from 'vitest';
 import { OpenAIError, type ErrorCode } from '../../../src/protocol/errors';

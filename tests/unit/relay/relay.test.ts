@@ -351,7 +351,7 @@ describe('the relay refuses before it reads a body', () => {
       'request_too_large',
     ],
   ])(
-    'refuses %s in the API’s order of checks (DESIGN §3), with the API’s own error',
+    'refuses %s in the API’s order of checks (docs/api.md), with the API’s own error',
     async (_what, headers, mib, status, code) => {
       const { relay: r } = await relay();
       const { requests } = await fakeTab(r);

@@ -159,7 +159,7 @@ describe('toWebLLMRequest', () => {
       type: 'json_object',
       schema: JSON.stringify(schema),
     });
-    // A bare json_object with no schema makes WebLLM 0.2.86 throw (notes §3.3).
+    // A bare json_object with no schema makes WebLLM 0.2.86 throw.
     expect(
       toWebLLMRequest(request({ response_format: { type: 'json_object' } }), MODEL).response_format,
     ).toEqual({
