@@ -1,4 +1,4 @@
-// Lint rules, above all the dependency directions of DESIGN §2.
+// Lint rules, above all the dependency directions of docs/architecture.md's code map.
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
@@ -18,16 +18,22 @@ const RUNTIME_GLOBALS = [
     'src/protocol, src/models, src/servers, src/api and src/bridge are pure: pass what they need in.',
 }));
 
-/** What the chat app may not import: it talks to the engine only over HTTP (DESIGN §2). */
+/** What the chat app may not import: it talks to the engine only over HTTP (docs/architecture.md). */
 const APP_IMPORTS = {
   paths: [{ name: '@mlc-ai/web-llm', message: 'The UI talks to the engine only over HTTP.' }],
   patterns: [
     {
       group: ['**/engine-host/**', '**/engines/**', '**/bridge/**'],
-      message: 'The UI talks to the engine only over HTTP (DESIGN §2).',
+      message: 'The UI talks to the engine only over HTTP (docs/architecture.md).',
     },
   ],
 };
+/**
+ * The API's route table, which the relay shares with the API and ships as it is
+ * (relay/protocol.js `API_ROUTES`): a leaf of plain JavaScript that imports nothing.
+ */
+const RELAY_ROUTES = '(\\.\\./)+relay/protocol\\.js$';
+
 /** `no-restricted-imports` that allows only the given module specifiers (as regexes). */
 function onlyImports(allowed, message) {
   return {
@@ -62,7 +68,7 @@ export default tseslint.config(
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
       ],
-      // Only one file may import WebLLM (DESIGN §2).
+      // Only one file may import WebLLM (docs/architecture.md).
       'no-restricted-imports': [
         'error',
         {
@@ -95,7 +101,7 @@ export default tseslint.config(
     rules: {
       ...onlyImports(
         ['\\./(?!host/)', 'valibot$'],
-        'src/protocol imports nothing of ours outside itself, nor its host/ subfolder (DESIGN §2).',
+        'src/protocol imports nothing of ours outside itself, nor its host/ subfolder (docs/architecture.md).',
       ),
       'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
     },
@@ -105,7 +111,7 @@ export default tseslint.config(
     rules: {
       ...onlyImports(
         ['\\./', '\\.\\./[a-z-]+$', 'valibot$'],
-        'src/protocol/host imports only itself and src/protocol (DESIGN §2).',
+        'src/protocol/host imports only itself and src/protocol (docs/architecture.md).',
       ),
       'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
     },
@@ -115,7 +121,7 @@ export default tseslint.config(
     rules: {
       ...onlyImports(
         ['\\./(?!added/)', '\\.\\./protocol/', 'valibot$'],
-        'src/models imports only itself and src/protocol, not its added/ subfolder (DESIGN §2).',
+        'src/models imports only itself and src/protocol, not its added/ subfolder (docs/architecture.md).',
       ),
       'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
     },
@@ -125,7 +131,7 @@ export default tseslint.config(
     rules: {
       ...onlyImports(
         ['\\./', '\\.\\./[a-z-]+$', '\\.\\./\\.\\./protocol/', 'valibot$'],
-        'src/models/added imports only itself, src/models and src/protocol (DESIGN §2).',
+        'src/models/added imports only itself, src/models and src/protocol (docs/architecture.md).',
       ),
       'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
     },
@@ -134,8 +140,8 @@ export default tseslint.config(
     files: ['src/servers/**'],
     rules: {
       ...onlyImports(
-        ['\\./', '\\.\\./protocol/', 'valibot$'],
-        'src/servers imports only itself and src/protocol (DESIGN §2).',
+        ['\\./', '\\.\\./protocol/', 'valibot$', RELAY_ROUTES],
+        'src/servers imports only itself, src/protocol and the route table (docs/architecture.md).',
       ),
       'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
     },
@@ -144,8 +150,14 @@ export default tseslint.config(
     files: ['src/api/**'],
     rules: {
       ...onlyImports(
-        ['\\./', '\\.\\./(protocol|models|servers)/', 'valibot$', 'image-size/types/'],
-        'src/api imports only itself, src/protocol, src/models and src/servers (DESIGN §2), and image-size’s header readers.',
+        [
+          '\\./',
+          '\\.\\./(protocol|models|servers)/',
+          'valibot$',
+          'image-size/types/',
+          RELAY_ROUTES,
+        ],
+        'src/api imports only itself, src/protocol, src/models, src/servers and the route table (docs/architecture.md), and image-size’s header readers.',
       ),
       'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
     },
@@ -157,7 +169,7 @@ export default tseslint.config(
     files: ['src/engines/*.ts'],
     rules: onlyImports(
       ['\\./(?!(echo|webllm|llama)/)', '\\.\\./(protocol|models|api)/'],
-      'src/engines imports only itself (not one engine), src/protocol, src/models and src/api (DESIGN §2).',
+      'src/engines imports only itself (not one engine), src/protocol, src/models and src/api (docs/architecture.md).',
     ),
   },
   {
@@ -170,7 +182,7 @@ export default tseslint.config(
         '\\.\\./\\.\\./engine-host/device-losses$',
         '@wllama/',
       ],
-      'An engine imports only its folder, src/engines, src/protocol, src/models and src/api (DESIGN §2).',
+      'An engine imports only its folder, src/engines, src/protocol, src/models and src/api (docs/architecture.md).',
     ),
   },
   {
@@ -191,7 +203,7 @@ export default tseslint.config(
     rules: {
       ...onlyImports(
         ['\\./', '\\.\\./protocol/'],
-        'src/bridge imports only src/protocol (DESIGN §2).',
+        'src/bridge imports only src/protocol (docs/architecture.md).',
       ),
       'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
     },
@@ -208,7 +220,7 @@ export default tseslint.config(
         'idb$',
         'virtual:hearth-catalog$',
       ],
-      'The service worker imports only src/protocol, src/models, src/servers, src/api, src/bridge, Workbox and idb (DESIGN §2).',
+      'The service worker imports only src/protocol, src/models, src/servers, src/api, src/bridge, Workbox and idb (docs/architecture.md).',
     ),
   },
   {

@@ -1,8 +1,9 @@
 /**
  * @module
  * What the relay and the paired tab say to each other over the WebSocket, and the rules both ends
- * apply (which paths are the API's, which hosts are loopback). Plain JavaScript with JSDoc types,
- * so that Node runs the relay as it is and the app's TypeScript imports the same definitions.
+ * apply: the API's route table (`API_ROUTES`, which the API's router reads too), which paths the
+ * relay forwards, which hosts are loopback. Plain JavaScript with JSDoc types, so that Node runs
+ * the relay as it is and the app's TypeScript imports the same definitions.
  *
  * Messages are JSON objects in text frames, and bodies binary messages: the request's id as 4
  * bytes (big-endian), then the bytes, as they are. A request announces its body's length (`body`),
@@ -24,8 +25,160 @@ export const RELAY_PATH = '/relay';
 /** Bytes of one response the tab may send before the relay gives credit back. */
 export const WINDOW_BYTES = 256 * 1024;
 
-/** The API's paths (DESIGN §3): `/v1/openai/*` and the `/v1` aliases, nothing else. */
-const API_PATH = /^\/v1\/(?:openai\/.+|chat\/completions|embeddings|models(?:\/.+)?)$/;
+/**
+ * The API's routes: the one list that the API's router (src/api/router.ts), the relay
+ * (`isApiPath`, `takesBody`, `bodyLimitOf`), the forwarding to servers the user added
+ * (`openaiPathOf`) and the fuzz suite (tests/fuzz/routes.ts) read, and that docs/api.md's API
+ * table must match (tests/unit/api/routes.test.ts). It lives here, in the relay, because the relay
+ * ships as these files alone and runs them unbuilt, and the app's TypeScript imports them as they
+ * are.
+ *
+ * Adding an endpoint: one line here, and one handler in createApi (src/api/router.ts). The line
+ * gives the route's `method`; its `path` after `{base}v1/` (OpenAI's routes are `openai/…`, with
+ * `alias: true` where clients also call them at `/v1/…`, and the relay forwards both; Hearth's own
+ * are `hearth/…`, which the relay never forwards); the `name` of its handler; the `body` it reads;
+ * and `when`, if it needs one of createApi's options (a new kind of option is one more name in
+ * `RouteCondition`, and its group in createApi). createApi gets a handler of that `name` in the
+ * group of its `when`. The unit tests then ask for the route's row in docs/api.md's API table
+ * ([The API](../docs/api.md#the-api)) and, for a GET, for what the fuzz suite expects of it
+ * (`GET_EXPECTED` in tests/fuzz/routes.ts).
+ *
+ * @typedef {'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'} RouteMethod
+ *
+ * What a route reads of the request's body: `none`; `json`, a JSON body up to the API's body limit
+ * (4 MiB); `chat`, a chat request's JSON, whose images may make it larger (64 MiB); `file`, a
+ * file's bytes as they are, limited only by storage. The relay reads and forwards the body of an
+ * OpenAI route that reads one, and no other.
+ * @typedef {'none' | 'json' | 'chat' | 'file'} RouteBody
+ *
+ * What createApi must be given to offer a route: the `ApiOptions` member of that name (`status`,
+ * `settings`, `adding`, `servers`, `catalog`), or a backend that can load models (`loading`), or
+ * one that can also unload them (`unloading`). A route without `when` is always offered.
+ * @typedef {'status' | 'settings' | 'adding' | 'servers' | 'catalog' | 'loading' | 'unloading'} RouteCondition
+ *
+ * @typedef {object} RouteLine One line of the table.
+ * @property {RouteMethod} method
+ * @property {string} path After `{base}v1/`; a trailing `/*` takes the rest (one character or
+ *   more), which the handler receives.
+ * @property {string} name The handler's name in createApi; routes that share a handler share it.
+ * @property {RouteBody} body
+ * @property {RouteCondition} [when]
+ * @property {boolean} [alias] An OpenAI route (`openai/…`) also served at its path without
+ *   `openai/`, for gateways that take `{base_url}` itself as their target.
+ */
+
+const OPENAI = 'openai/';
+
+// One line a route (prettier would break the longer ones into seven lines each).
+// prettier-ignore
+const LINES = /** @type {const} @satisfies {readonly RouteLine[]} */ ([
+  // OpenAI's API, at `/v1/openai/…` and (`alias`) at `/v1/…`.
+  { method: 'POST', path: 'openai/chat/completions', name: 'chat', body: 'chat', alias: true },
+  { method: 'POST', path: 'openai/embeddings', name: 'embeddings', body: 'json', alias: true },
+  { method: 'GET', path: 'openai/models', name: 'listModels', body: 'none', alias: true },
+  { method: 'GET', path: 'openai/models/*', name: 'getModel', body: 'none', alias: true },
+  // Hearth's own, each offered where createApi has what it needs.
+  { method: 'GET', path: 'hearth/status', name: 'status', body: 'none', when: 'status' },
+  { method: 'GET', path: 'hearth/models/*', name: 'manageModel', body: 'none', when: 'loading' },
+  { method: 'POST', path: 'hearth/models/*', name: 'manageModel', body: 'json', when: 'loading' },
+  { method: 'DELETE', path: 'hearth/models/*', name: 'manageModel', body: 'none', when: 'loading' },
+  { method: 'POST', path: 'hearth/unload', name: 'unload', body: 'none', when: 'unloading' },
+  { method: 'GET', path: 'hearth/settings', name: 'getSettings', body: 'none', when: 'settings' },
+  { method: 'PATCH', path: 'hearth/settings', name: 'patchSettings', body: 'json', when: 'settings' },
+  { method: 'GET', path: 'hearth/keys', name: 'listKeys', body: 'none', when: 'settings' },
+  { method: 'POST', path: 'hearth/keys', name: 'issueKey', body: 'json', when: 'settings' },
+  { method: 'DELETE', path: 'hearth/keys/*', name: 'revokeKey', body: 'none', when: 'settings' },
+  { method: 'POST', path: 'hearth/models', name: 'addModel', body: 'json', when: 'adding' },
+  { method: 'PUT', path: 'hearth/files/*', name: 'storeFile', body: 'file', when: 'adding' },
+  { method: 'DELETE', path: 'hearth/files/*', name: 'deleteFile', body: 'none', when: 'adding' },
+  { method: 'GET', path: 'hearth/servers', name: 'listServers', body: 'none', when: 'servers' },
+  { method: 'POST', path: 'hearth/servers', name: 'addServer', body: 'json', when: 'servers' },
+  { method: 'PATCH', path: 'hearth/servers/*', name: 'patchServer', body: 'json', when: 'servers' },
+  { method: 'DELETE', path: 'hearth/servers/*', name: 'deleteServer', body: 'none', when: 'servers' },
+  { method: 'GET', path: 'hearth/catalog', name: 'catalog', body: 'none', when: 'catalog' },
+]);
+
+/** @typedef {(typeof LINES)[number]['name']} RouteName A handler's name in createApi. */
+
+/**
+ * @typedef {object} ApiRoute A route as the API serves it: a line of the table, or its alias.
+ * @property {RouteMethod} method
+ * @property {string} path After `{base}v1/`; a trailing `/*` takes the rest.
+ * @property {RouteName} name
+ * @property {RouteBody} body
+ * @property {RouteCondition} [when]
+ * @property {string} [aliasOf] On an alias: the OpenAI route's path it stands for.
+ */
+
+/**
+ * Every route the API serves, in the order it matches them (an alias right after its line; a
+ * path's methods in the order a 405's `allow` header lists them).
+ * @type {readonly Readonly<ApiRoute>[]}
+ */
+export const API_ROUTES = Object.freeze(
+  LINES.flatMap((/** @type {RouteLine & { name: RouteName }} */ line) => {
+    const { alias, ...route } = line;
+    const alike = alias
+      ? [{ ...route, path: route.path.slice(OPENAI.length), aliasOf: route.path }]
+      : [];
+    return [route, ...alike].map((r) => Object.freeze(r));
+  }),
+);
+
+/**
+ * Whether `route` is OpenAI's API (`openai/…` or its alias), which the relay forwards.
+ * @param {ApiRoute} route
+ */
+function isOpenAiRoute(route) {
+  return route.path.startsWith(OPENAI) || route.aliasOf !== undefined;
+}
+
+/**
+ * Where OpenAI's API has the route named `name`, after a server's base URL (`/chat/completions`):
+ * where Hearth sends a request for a model of a server the user added (src/servers/upstream.ts).
+ * @param {RouteName} name
+ */
+export function openaiPathOf(name) {
+  const route = API_ROUTES.find((r) => r.name === name && r.path.startsWith(OPENAI));
+  if (!route || route.path.endsWith('*')) throw new Error(`No OpenAI route is named ${name}.`);
+  return `/${route.path.slice(OPENAI.length)}`;
+}
+
+/**
+ * A regular expression's source for a route's path: as it is, a trailing `/*` taking one
+ * character or more.
+ * @param {string} path
+ */
+function pathSource(path) {
+  const wild = path.endsWith('/*');
+  const fixed = (wild ? path.slice(0, -2) : path).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return wild ? `${fixed}/.+` : fixed;
+}
+
+/**
+ * The pathnames (no query) under `/v1/` that are one of `paths`, exactly as written (no trailing
+ * slash: the relay forwards a path as the table has it).
+ * @param {readonly string[]} paths
+ */
+function pathnamesOf(paths) {
+  if (paths.length === 0) return /(?!)/;
+  return new RegExp(`^/v1/(?:${[...new Set(paths)].map(pathSource).join('|')})$`);
+}
+
+/** The routes the relay forwards: OpenAI's API, never Hearth's own. */
+const RELAYED = API_ROUTES.filter(isOpenAiRoute);
+
+/** The aliases' paths, each once: `/v1/chat/completions`, `/v1/models/*`… */
+const ALIASES = [...new Set(RELAYED.filter((r) => r.aliasOf).map((r) => r.path))];
+
+/**
+ * The paths the relay forwards, as its refusal of another names them: any under `/v1/openai/`
+ * (the API answers its own 404 for one it lacks) and the aliases.
+ */
+export const RELAYED_PATHS = Object.freeze([`/v1/${OPENAI}*`, ...ALIASES.map((p) => `/v1/${p}`)]);
+
+/** The API's paths: `/v1/openai/*` and the `/v1` aliases, nothing else (docs/relay.md). */
+const API_PATH = pathnamesOf([`${OPENAI}*`, ...ALIASES]);
 
 /**
  * Whether `pathname` (no query) is one of the API's paths, the only ones the relay forwards.
@@ -35,22 +188,26 @@ export function isApiPath(pathname) {
   return API_PATH.test(pathname);
 }
 
-/** The API's routes whose answer depends on a body: chat completions and embeddings (DESIGN §3). */
-const BODY_ROUTE = /^\/v1\/(?:openai\/)?(?:chat\/completions|embeddings)$/;
+/** The relayed routes that read a body, each with its pathnames. */
+const BODY_ROUTES = RELAYED.filter((r) => r.body !== 'none').map((route) => ({
+  method: route.method,
+  pathnames: pathnamesOf([route.path]),
+}));
 
 /**
- * Whether the API reads the body of a request with `method` to `pathname`: only a POST to chat
- * completions or embeddings. The relay reads and forwards no other body; the API answers any other request
- * (its GETs, and the 404 or 405 of a path or method it does not have) without reading one.
+ * Whether the API reads the body of a request with `method` to `pathname`: only on a route of the
+ * table that the relay forwards and whose `body` is not `none` (a POST to chat completions or
+ * embeddings). The relay reads and forwards no other body; the API answers any other request (its
+ * GETs, and the 404 or 405 of a path or method it does not have) without reading one.
  * @param {string} method
  * @param {string} pathname
  */
 export function takesBody(method, pathname) {
-  return method === 'POST' && BODY_ROUTE.test(pathname);
+  return BODY_ROUTES.some((r) => r.method === method && r.pathnames.test(pathname));
 }
 
-/** The chat route, whose bodies may carry images. */
-const CHAT_ROUTE = /^\/v1\/(?:openai\/)?chat\/completions$/;
+/** The relayed routes whose bodies may carry images: chat completions. */
+const CHAT_PATH = pathnamesOf(RELAYED.filter((r) => r.body === 'chat').map((r) => r.path));
 
 /**
  * The largest body the API takes at `pathname`: a chat completion's may carry images.
@@ -58,7 +215,7 @@ const CHAT_ROUTE = /^\/v1\/(?:openai\/)?chat\/completions$/;
  * @param {{ plain: number, images: number }} limits
  */
 export function bodyLimitOf(pathname, { plain, images }) {
-  return CHAT_ROUTE.test(pathname) ? images : plain;
+  return CHAT_PATH.test(pathname) ? images : plain;
 }
 
 /**

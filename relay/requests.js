@@ -16,7 +16,7 @@ import {
 import { readBody } from './body.js';
 import { TAB_GONE } from './forwarding.js';
 import { BodyBudget } from './limits.js';
-import { bodyLimitOf, isApiPath, takesBody } from './protocol.js';
+import { bodyLimitOf, isApiPath, RELAYED_PATHS, takesBody } from './protocol.js';
 
 /** @typedef {import('node:http').IncomingMessage} IncomingMessage */
 /** @typedef {import('node:http').ServerResponse} ServerResponse */
@@ -133,7 +133,7 @@ export class Requests {
         404,
         'unknown_url',
         'not_found_error',
-        `The relay forwards only the API's paths (/v1/openai/*, /v1/chat/completions, /v1/models); '${url.pathname.slice(0, 200)}' is not one of them.`,
+        `The relay forwards only the API's paths (${RELAYED_PATHS.join(', ')}); '${url.pathname.slice(0, 200)}' is not one of them.`,
       );
       return;
     }

@@ -2,11 +2,13 @@
  * @module
  * src/api/ is the whole /v1 API as Request → Response functions: the router and its endpoints
  * (chat completions, embeddings, Hearth's model and settings endpoints) and a chat request's life
- * with the backend. It imports src/protocol, src/models, src/servers and itself; the service
- * worker is its caller, and the engines reuse chat-run and completion.
+ * with the backend. It imports src/protocol, src/models, src/servers, itself and the route table
+ * (relay/protocol.js); the service worker is its caller, and the engines reuse chat-run and
+ * completion.
  *
  * The whole `/v1` API as one `Request → Response` function: route (404, 405), then auth (401),
- * then the endpoint. Every response, success or error, carries an `x-request-id`.
+ * then the endpoint. Every response, success or error, carries an `x-request-id`. The routes are
+ * the route table's (relay/protocol.js `API_ROUTES`), each answered by the handler of its name.
  */
 import type { ImageDeps } from './images';
 import { addModel, type AddingDeps } from '../models/added/added-models';
@@ -27,13 +29,19 @@ import {
   type Servers,
 } from '../servers/servers';
 import type { Settings } from './settings';
+import {
+  API_ROUTES,
+  type RouteCondition,
+  type RouteMethod,
+  type RouteName,
+} from '../../relay/protocol.js';
 
 /** Everything the API depends on. */
 export interface ApiOptions {
   /** A backend that can load models also gets the model endpoints it can serve. */
   backend: ChatBackend | ManagingBackend;
   models: ModelDirectory;
-  /** Whether a bearer key may use the API (DESIGN §3: any non-empty key by default). */
+  /** Whether a bearer key may use the API (docs/api.md, Auth: any non-empty key by default). */
   authorize?: (key: string) => boolean | Promise<boolean>;
   /** The owner's settings: auth mode, issued keys and prices (`/v1/hearth/settings`, `…/keys`). */
   settings?: Settings;
@@ -87,8 +95,11 @@ interface Call {
 }
 
 type Handler = (call: Call) => Promise<Response>;
+/** Handlers by the name the route table gives them. */
+type Handlers = Partial<Record<RouteName, Handler>>;
+/** A route of the table (relay/protocol.js `API_ROUTES`) that createApi offers, with its handler. */
 interface Route {
-  method: 'GET' | 'POST' | 'DELETE' | 'PATCH' | 'PUT';
+  method: RouteMethod;
   /** Path after `{base}v1/`; a trailing `*` takes the rest, which the handler receives. */
   path: string;
   handler: Handler;
@@ -136,134 +147,66 @@ export function createApi(options: ApiOptions): Api {
     }
     return jsonResponse(modelObject(await retrieveModel(options.models, id)), requestId);
   };
-  const routes: Route[] = [
-    { method: 'POST', path: 'openai/chat/completions', handler: chat },
-    { method: 'POST', path: 'chat/completions', handler: chat },
-    { method: 'POST', path: 'openai/embeddings', handler: embeddings },
-    { method: 'POST', path: 'embeddings', handler: embeddings },
-    { method: 'GET', path: 'openai/models', handler: listModels },
-    { method: 'GET', path: 'models', handler: listModels },
-    { method: 'GET', path: 'openai/models/*', handler: getModel },
-    { method: 'GET', path: 'models/*', handler: getModel },
-  ];
-  const { status, catalog } = options;
-  if (status) {
-    routes.push({
-      method: 'GET',
-      path: 'hearth/status',
-      handler: async ({ requestId }) => jsonResponse(await status(), requestId),
-    });
-  }
-  const { backend } = options;
-  if ('load' in backend) {
-    const answer = modelEndpoints({
-      backend,
+  const { status, catalog, adding, backend } = options;
+  const loader = 'load' in backend ? backend : undefined;
+  const answerModel =
+    loader &&
+    modelEndpoints({
+      backend: loader,
       models: options.models,
       firstTokenTimeoutMs: chatDeps.firstTokenTimeoutMs,
     });
-    const handler: Handler = ({ request, rest, requestId }) => answer(request, rest, requestId);
-    for (const method of ['GET', 'POST', 'DELETE'] as const) {
-      routes.push({ method, path: 'hearth/models/*', handler });
+  const unload = loader?.unload;
+  const registry = options.servers?.registry;
+  const serverName = (rest: string) => {
+    try {
+      return decodeURIComponent(rest);
+    } catch {
+      return rest;
     }
-    const { unload } = backend;
-    if (unload) {
-      routes.push({
-        method: 'POST',
-        path: 'hearth/unload',
-        handler: ({ requestId }) => unloadModel({ unload: () => unload.call(backend) }, requestId),
-      });
-    }
-  }
-  if (settings) {
-    routes.push(
-      {
-        method: 'GET',
-        path: 'hearth/settings',
-        handler: ({ requestId }) => settings.get(requestId),
-      },
-      {
-        method: 'PATCH',
-        path: 'hearth/settings',
-        handler: ({ request, requestId }) => settings.patch(request, requestId),
-      },
-      {
-        method: 'GET',
-        path: 'hearth/keys',
-        handler: ({ requestId }) => settings.listKeys(requestId),
-      },
-      {
-        method: 'POST',
-        path: 'hearth/keys',
-        handler: ({ request, requestId }) => settings.issueKey(request, requestId),
-      },
-      {
-        method: 'DELETE',
-        path: 'hearth/keys/*',
-        handler: ({ rest, requestId }) => settings.revokeKey(rest, requestId),
-      },
-    );
-  }
-  const { adding } = options;
-  if (adding) {
-    routes.push(
-      {
-        method: 'POST',
-        path: 'hearth/models',
-        handler: ({ request, requestId }) => addModel(request, adding, requestId),
-      },
-      {
-        method: 'PUT',
-        path: 'hearth/files/*',
-        handler: ({ request, rest, requestId }) => storeFile(request, rest, adding, requestId),
-      },
-      {
-        method: 'DELETE',
-        path: 'hearth/files/*',
-        handler: ({ rest, requestId }) => deleteFile(rest, adding, requestId),
-      },
-    );
-  }
-  if (options.servers) {
-    const { registry } = options.servers;
-    const name = (rest: string) => {
-      try {
-        return decodeURIComponent(rest);
-      } catch {
-        return rest;
-      }
-    };
-    routes.push(
-      {
-        method: 'GET',
-        path: 'hearth/servers',
-        handler: ({ requestId }) => listServers(registry, requestId),
-      },
-      {
-        method: 'POST',
-        path: 'hearth/servers',
-        handler: ({ request, requestId }) => addServer(request, registry, requestId),
-      },
-      {
-        method: 'PATCH',
-        path: 'hearth/servers/*',
-        handler: ({ request, rest, requestId }) =>
-          patchServer(request, name(rest), registry, requestId),
-      },
-      {
-        method: 'DELETE',
-        path: 'hearth/servers/*',
-        handler: ({ rest, requestId }) => deleteServer(name(rest), registry, requestId),
-      },
-    );
-  }
-  if (catalog) {
-    routes.push({
-      method: 'GET',
-      path: 'hearth/catalog',
-      handler: async ({ requestId }) =>
+  };
+  // The handlers of the route table (relay/protocol.js `API_ROUTES`), by name, in the group of
+  // the table's `when`: a group is undefined where createApi was not given what it needs, and a
+  // route without its handler is not offered (404).
+  const handlers: Record<RouteCondition | 'always', Handlers | undefined> = {
+    always: { chat, embeddings, listModels, getModel },
+    status: status && {
+      status: async ({ requestId }) => jsonResponse(await status(), requestId),
+    },
+    loading: answerModel && {
+      manageModel: ({ request, rest, requestId }) => answerModel(request, rest, requestId),
+    },
+    unloading: unload && {
+      unload: ({ requestId }) => unloadModel({ unload: () => unload.call(loader) }, requestId),
+    },
+    settings: settings && {
+      getSettings: ({ requestId }) => settings.get(requestId),
+      patchSettings: ({ request, requestId }) => settings.patch(request, requestId),
+      listKeys: ({ requestId }) => settings.listKeys(requestId),
+      issueKey: ({ request, requestId }) => settings.issueKey(request, requestId),
+      revokeKey: ({ rest, requestId }) => settings.revokeKey(rest, requestId),
+    },
+    adding: adding && {
+      addModel: ({ request, requestId }) => addModel(request, adding, requestId),
+      storeFile: ({ request, rest, requestId }) => storeFile(request, rest, adding, requestId),
+      deleteFile: ({ rest, requestId }) => deleteFile(rest, adding, requestId),
+    },
+    servers: registry && {
+      listServers: ({ requestId }) => listServers(registry, requestId),
+      addServer: ({ request, requestId }) => addServer(request, registry, requestId),
+      patchServer: ({ request, rest, requestId }) =>
+        patchServer(request, serverName(rest), registry, requestId),
+      deleteServer: ({ rest, requestId }) => deleteServer(serverName(rest), registry, requestId),
+    },
+    catalog: catalog && {
+      catalog: async ({ requestId }) =>
         jsonResponse({ object: 'list', data: await catalog() }, requestId),
-    });
-  }
+    },
+  };
+  const routes: Route[] = API_ROUTES.flatMap(({ method, path, name, when }) => {
+    const handler = handlers[when ?? 'always']?.[name];
+    return handler ? [{ method, path, handler }] : [];
+  });
 
   function match(path: string): { routes: Route[]; rest: string } {
     const found: Route[] = [];

@@ -3,11 +3,11 @@
  * Requests for a server's models, forwarded from the service worker itself (no host tab needed):
  * the validated body goes to the server with `model` rewritten to its own id and the server's
  * key, and what comes back is read into the same events an engine yields, so that the endpoint
- * answers in Hearth's contract (one id, DESIGN §3's SSE order, the final chunk, usage when asked,
- * `estimated_cost`, errors in Hearth's shape) whatever the server's dialect: usage on every chunk
- * (vLLM with continuous usage), no `created`, the role repeated, no `[DONE]` (some Ollama
- * versions), errors as plain text. A stream is read as the client reads it: nothing is buffered
- * ahead, so a slow client slows the server's connection, and aborting stops the fetch.
+ * answers in Hearth's contract (one id, docs/api.md's SSE order, the final chunk, usage when
+ * asked, `estimated_cost`, errors in Hearth's shape) whatever the server's dialect: usage on
+ * every chunk (vLLM with continuous usage), no `created`, the role repeated, no `[DONE]` (some
+ * Ollama versions), errors as plain text. A stream is read as the client reads it: nothing is
+ * buffered ahead, so a slow client slows the server's connection, and aborting stops the fetch.
  */
 import type {
   ChatBackend,
@@ -17,6 +17,7 @@ import type {
   RichToken,
 } from '../protocol/host/backend';
 import { OpenAIError } from '../protocol/errors';
+import { openaiPathOf } from '../../relay/protocol.js';
 import type { FetchLike, ServerModel } from './server-record';
 import { unreachable, upstreamMessage } from './upstream-errors';
 import {
@@ -52,6 +53,9 @@ export interface UpstreamOptions {
 }
 
 const HEADERS_TIMEOUT_MS = 230_000;
+/** Where a server has chat completions and embeddings after its base URL: OpenAI's paths. */
+const CHAT_PATH = openaiPathOf('chat');
+const EMBEDDINGS_PATH = openaiPathOf('embeddings');
 const FINISH_REASONS = new Set<FinishReason>(['stop', 'length', 'tool_calls']);
 
 /** A chunk of an OpenAI-style stream, as loosely as servers send it. */
@@ -225,7 +229,7 @@ export class UpstreamBackend {
   ): AsyncGenerator<ChatEvent> {
     const body = { ...(options.body ?? {}), model: target.upstream };
     yield { type: 'state', state: 'running' };
-    const response = await this.#post(target, '/chat/completions', body, options.signal);
+    const response = await this.#post(target, CHAT_PATH, body, options.signal);
     if (request.stream && response.body) {
       yield* this.#stream(response.body, target);
       return;
@@ -358,7 +362,7 @@ export class UpstreamBackend {
       encoding_format: 'float',
     };
     yield { type: 'state', state: 'running' };
-    const response = await this.#post(target, '/embeddings', body, options.signal);
+    const response = await this.#post(target, EMBEDDINGS_PATH, body, options.signal);
     const reply = await jsonOf<{
       data?: { index?: number; embedding?: unknown }[];
       usage?: { prompt_tokens?: number } | null;

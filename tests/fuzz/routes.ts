@@ -1,10 +1,12 @@
 /**
  * @module
  * Fuzz cases for the envelope beyond route, method and key: HEAD on every route, trailing and
- * double slashes, and hostile or clumsy bodies for the management routes. Expectations come from
- * docs/api.md's contract (API table, Auth, Order of checks), as in generate.ts.
+ * double slashes, and hostile or clumsy bodies for the management routes. The routes come from
+ * the route table (relay/protocol.js `API_ROUTES`); what they answer from docs/api.md's contract
+ * (API table, Auth, Order of checks), as in generate.ts.
  */
 import type { BodySpec, Expectation, Rng } from './generate';
+import { API_ROUTES, type RouteCondition } from '../../relay/protocol.js';
 
 /** One case, as generate.ts completes it. */
 export interface RouteCase {
@@ -23,21 +25,69 @@ const error = (status: number, code: string, param: string | null = null): Expec
   error: { code, param },
 });
 
-/** GET routes and what GET gets: HEAD must get the same status, and no body. */
-const GET_ROUTES: { path: string; expect: Expectation }[] = [
-  { path: 'v1/openai/models', expect: { status: 200, listing: 'list' } },
-  { path: 'v1/models', expect: { status: 200, listing: 'list' } },
-  { path: 'v1/openai/models/hearth%2Fecho', expect: { status: 200, listing: 'model' } },
-  { path: 'v1/models/hearth/echo', expect: { status: 200, listing: 'model' } },
-  { path: 'v1/hearth/status', expect: { status: 200, oneOf: [200] } },
-  { path: 'v1/hearth/catalog', expect: { status: 200, oneOf: [200] } },
-  { path: 'v1/hearth/settings', expect: { status: 200, oneOf: [200] } },
-  { path: 'v1/hearth/keys', expect: { status: 200, oneOf: [200] } },
-  { path: 'v1/hearth/servers', expect: { status: 200, oneOf: [200] } },
-];
+/**
+ * What GET gets at each GET route of the route table (relay/protocol.js `API_ROUTES`), by the
+ * table's path, with the `sample` a path's `*` takes: HEAD must get the same status, and no body.
+ * A GET route the fuzz leaves out says why (`skip`). A GET route of the table missing here, or a
+ * path here the table lacks, stops the fuzz suite with a message that says so.
+ */
+const GET_EXPECTED: Record<string, { sample?: string; expect: Expectation } | { skip: string }> = {
+  'openai/models': { expect: { status: 200, listing: 'list' } },
+  models: { expect: { status: 200, listing: 'list' } },
+  'openai/models/*': { sample: 'hearth%2Fecho', expect: { status: 200, listing: 'model' } },
+  'models/*': { sample: 'hearth/echo', expect: { status: 200, listing: 'model' } },
+  'hearth/status': { expect: { status: 200, oneOf: [200] } },
+  'hearth/catalog': { expect: { status: 200, oneOf: [200] } },
+  'hearth/settings': { expect: { status: 200, oneOf: [200] } },
+  'hearth/keys': { expect: { status: 200, oneOf: [200] } },
+  'hearth/servers': { expect: { status: 200, oneOf: [200] } },
+  'hearth/models/*': {
+    skip: 'what it answers depends on the model files the device holds (tests/unit/api/manage.test.ts)',
+  },
+};
 
-/** Routes without GET: HEAD is 405 there, like any other method they lack. */
-const POST_ROUTES = ['v1/openai/chat/completions', 'v1/chat/completions', 'v1/embeddings'];
+/** What both runners give createApi, of the options the table's `when` names. */
+const OFFERED = new Set<RouteCondition | undefined>([
+  undefined,
+  'status',
+  'settings',
+  'servers',
+  'catalog',
+]);
+
+/** The GET routes of the table, each as a path the cases take, with what GET gets there. */
+function getRoutes(): { path: string; expect: Expectation }[] {
+  const table = new Set(API_ROUTES.filter((r) => r.method === 'GET').map((r) => r.path));
+  const stale = Object.keys(GET_EXPECTED).filter((path) => !table.has(path));
+  if (stale.length > 0) {
+    throw new Error(`tests/fuzz/routes.ts expects GET ${stale.join(', ')}: no such route.`);
+  }
+  return [...table].flatMap((path) => {
+    const known = GET_EXPECTED[path];
+    if (!known) {
+      throw new Error(
+        `The route table's GET ${path} has no expectation in tests/fuzz/routes.ts (GET_EXPECTED): say what GET answers there, or why the fuzz leaves it out.`,
+      );
+    }
+    if ('skip' in known) return [];
+    if (path.endsWith('/*') !== (known.sample !== undefined)) {
+      throw new Error(`tests/fuzz/routes.ts: GET ${path} takes a sample exactly where it has a *.`);
+    }
+    return [{ path: `v1/${path.replace(/\*$/, known.sample ?? '')}`, expect: known.expect }];
+  });
+}
+
+/**
+ * The table's paths without GET that both runners offer, as paths the cases take (a `*` filled
+ * in: the 405 comes before the handler reads it): HEAD is 405 there, like any other method they
+ * lack.
+ */
+function noGetRoutes(): string[] {
+  const offered = API_ROUTES.filter((r) => OFFERED.has(r.when));
+  const withGet = new Set(offered.filter((r) => r.method === 'GET').map((r) => r.path));
+  const paths = new Set(offered.map((r) => r.path).filter((path) => !withGet.has(path)));
+  return [...paths].map((path) => `v1/${path.replace(/\*$/, 'fuzz-none')}`);
+}
 
 /**
  * Management routes that take a body, each with a path that exists whatever the run has added.
@@ -101,7 +151,7 @@ function clumsyBody(rng: Rng): BodySpec {
 /** The cases of this module, as generate.ts's mutations. */
 export function routeCases(): ((rng: Rng) => RouteCase)[] {
   const list: ((rng: Rng) => RouteCase)[] = [];
-  for (const { path, expect } of GET_ROUTES) {
+  for (const { path, expect } of getRoutes()) {
     list.push(() => ({
       kind: 'head:get-route',
       method: 'HEAD',
@@ -145,7 +195,7 @@ export function routeCases(): ((rng: Rng) => RouteCase)[] {
       };
     });
   }
-  for (const path of POST_ROUTES) {
+  for (const path of noGetRoutes()) {
     list.push((rng) => ({
       kind: 'head:post-route',
       method: 'HEAD',

@@ -1,10 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
+  API_ROUTES,
   bearerKey,
+  bodyLimitOf,
   isApiPath,
   isLoopbackHost,
   isLoopbackPeer,
   isLoopbackRelayUrl,
+  openaiPathOf,
+  RELAYED_PATHS,
   takesBody,
 } from '../../../relay/protocol.js';
 
@@ -102,5 +106,78 @@ describe('what the relay reads of a request', () => {
     [undefined, null],
   ])('reads the key of Authorization %j as %j, as the API does', (header, expected) => {
     expect(bearerKey(header)).toBe(expected);
+  });
+});
+
+describe('the relay and the route table (API_ROUTES)', () => {
+  const LIMITS = { plain: 4, images: 64 };
+  /** A pathname at `path`, its `*` filled in. */
+  const at = (path: string) => `/v1/${path.replace(/\*$/, 'hearth/echo')}`;
+  /** Hearth's own routes are the API's, but not the relay's: it forwards OpenAI's only. */
+  const relayed = API_ROUTES.filter((route) => !route.path.startsWith('hearth/'));
+  const own = API_ROUTES.filter((route) => route.path.startsWith('hearth/'));
+
+  it('has OpenAI’s routes and Hearth’s own, and each alias stands for an OpenAI route', () => {
+    expect(relayed.length).toBeGreaterThan(0);
+    expect(own.length).toBeGreaterThan(0);
+    for (const route of relayed.filter((r) => !r.path.startsWith('openai/'))) {
+      expect(route.aliasOf, route.path).toBe(`openai/${route.path}`);
+      const { method, name, body, when } = route;
+      expect(API_ROUTES).toContainEqual({ method, path: route.aliasOf, name, body, when });
+    }
+  });
+
+  it.each(relayed.map((route) => [route.method, route.path, route.body] as const))(
+    'forwards %s %s, with its body where it reads one (%s)',
+    (method, path, body) => {
+      expect(isApiPath(at(path))).toBe(true);
+      expect(takesBody(method, at(path))).toBe(body !== 'none');
+      expect(bodyLimitOf(at(path), LIMITS)).toBe(body === 'chat' ? 64 : 4);
+      // With a trailing slash the API answers the route, the relay as the table writes it.
+      expect(takesBody(method, `${at(path)}/`)).toBe(false);
+    },
+  );
+
+  it.each(own.map((route) => [route.method, route.path] as const))(
+    'forwards no %s %s (Hearth’s own), nor its body; under /v1/openai/ the API answers its 404',
+    (method, path) => {
+      expect(isApiPath(at(path))).toBe(false);
+      expect(takesBody(method, at(path))).toBe(false);
+      expect(isApiPath(`/v1/openai/${path}`)).toBe(true);
+      expect(takesBody(method, `/v1/openai/${path}`)).toBe(false);
+      expect(bodyLimitOf(at(path), LIMITS)).toBe(4);
+    },
+  );
+
+  it('reads no body of a method a relayed path lacks', () => {
+    for (const route of relayed) {
+      for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']) {
+        const there = relayed.some(
+          (r) => r.path === route.path && r.method === method && r.body !== 'none',
+        );
+        expect(takesBody(method, at(route.path)), `${method} ${route.path}`).toBe(there);
+      }
+    }
+  });
+
+  it('names the paths it forwards as the table has them: /v1/openai/* and the aliases', () => {
+    const aliases = relayed.filter((r) => r.aliasOf !== undefined).map((r) => `/v1/${r.path}`);
+    expect(RELAYED_PATHS).toEqual(['/v1/openai/*', ...new Set(aliases)]);
+  });
+
+  it('tells a server the user added OpenAI’s paths of chat completions and embeddings', () => {
+    expect(openaiPathOf('chat')).toBe('/chat/completions');
+    expect(openaiPathOf('embeddings')).toBe('/embeddings');
+    expect(() => openaiPathOf('status')).toThrow();
+  });
+
+  it.each([
+    ['/v1/openai/chat/completions', 64],
+    ['/v1/chat/completions', 64],
+    ['/v1/openai/chat/completions/', 4],
+    ['/v1/openai/embeddings', 4],
+    ['/v1/models', 4],
+  ])('takes a body of up to the limit of %s: %i', (path, limit) => {
+    expect(bodyLimitOf(path, LIMITS)).toBe(limit);
   });
 });
