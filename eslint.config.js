@@ -162,6 +162,17 @@ export default tseslint.config(
       'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
     },
   },
+  // A folder of the API's (src/api/responses): the same rules, one level down.
+  {
+    files: ['src/api/*/**'],
+    rules: {
+      ...onlyImports(
+        ['\\./', '\\.\\./[a-z-]+$', '\\.\\./\\.\\./(protocol|models|servers)/', 'valibot$'],
+        'src/api imports only itself, src/protocol, src/models, src/servers and the route table (docs/architecture.md).',
+      ),
+      'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
+    },
+  },
   // The engines: one folder each behind src/engines/engine.ts. They import the API's folders, not
   // the engine host that runs them; the one exception is the WebLLM engine's device losses, kept
   // in the engine worker's IndexedDB (src/engine-host/device-losses.ts).

@@ -46,7 +46,7 @@ export const WINDOW_BYTES = 256 * 1024;
  * @typedef {'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'} RouteMethod
  *
  * What a route reads of the request's body: `none`; `json`, a JSON body up to the API's body limit
- * (4 MiB); `chat`, a chat request's JSON, whose images may make it larger (64 MiB); `file`, a
+ * (4 MiB); `chat`, a chat (or Responses) request's JSON, whose images may make it larger (64 MiB); `file`, a
  * file's bytes as they are, limited only by storage. The relay reads and forwards the body of an
  * OpenAI route that reads one, and no other.
  * @typedef {'none' | 'json' | 'chat' | 'file'} RouteBody
@@ -77,6 +77,9 @@ const LINES = /** @type {const} @satisfies {readonly RouteLine[]} */ ([
   { method: 'POST', path: 'openai/embeddings', name: 'embeddings', body: 'json', alias: true },
   { method: 'GET', path: 'openai/models', name: 'listModels', body: 'none', alias: true },
   { method: 'GET', path: 'openai/models/*', name: 'getModel', body: 'none', alias: true },
+  { method: 'POST', path: 'openai/responses', name: 'createResponse', body: 'chat', alias: true },
+  { method: 'GET', path: 'openai/responses/*', name: 'readResponse', body: 'none', alias: true },
+  { method: 'DELETE', path: 'openai/responses/*', name: 'deleteResponse', body: 'none', alias: true },
   // Hearth's own, each offered where createApi has what it needs.
   { method: 'GET', path: 'hearth/status', name: 'status', body: 'none', when: 'status' },
   { method: 'GET', path: 'hearth/models/*', name: 'manageModel', body: 'none', when: 'loading' },
@@ -96,6 +99,8 @@ const LINES = /** @type {const} @satisfies {readonly RouteLine[]} */ ([
   { method: 'PATCH', path: 'hearth/servers/*', name: 'patchServer', body: 'json', when: 'servers' },
   { method: 'DELETE', path: 'hearth/servers/*', name: 'deleteServer', body: 'none', when: 'servers' },
   { method: 'GET', path: 'hearth/catalog', name: 'catalog', body: 'none', when: 'catalog' },
+  { method: 'GET', path: 'hearth/responses', name: 'listKeptResponses', body: 'none' },
+  { method: 'DELETE', path: 'hearth/responses', name: 'clearKeptResponses', body: 'none' },
 ]);
 
 /** @typedef {(typeof LINES)[number]['name']} RouteName A handler's name in createApi. */

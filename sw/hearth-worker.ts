@@ -37,7 +37,7 @@ import { HearthFiles } from './hearth-files';
 import { HostLink } from './host-link';
 import { isolatedFromNetwork, setsPolicies, withIsolation } from './isolation';
 import { DeviceModels } from './models';
-import { idbServerStore, idbSettingsStore } from './owner-stores';
+import { idbResponseStore, idbServerStore, idbSettingsStore } from './owner-stores';
 
 declare const self: ServiceWorkerGlobalScope;
 
@@ -160,6 +160,8 @@ export function startHearthWorker(options: HearthWorkerOptions): HearthWorker {
     status: async () => hearthStatus(await backend.status(), await storageStatus()),
     catalog: () => models.catalog(),
     servers: { registry: servers },
+    // The Responses API's conversations, kept per install (docs/api.md, Responses: kept on the device).
+    responses: idbResponseStore(),
     images: {
       fetch: (url) => fetch(url, { credentials: 'same-origin' }),
       // Decoded whole (a GIF's first frame) and let go: an image that does not decode is refused
@@ -217,7 +219,7 @@ export function startHearthWorker(options: HearthWorkerOptions): HearthWorker {
     const url = new URL(request.url);
     if (owns(url)) {
       // Chromium never tells a service worker that a page aborted a fetch whose response has not
-      // started; whether the page is still there is the next best thing (DESIGN §3).
+      // started; whether the page is still there is the next best thing (docs/api.md, Chat completion replies: cancellation).
       const alive = async () => (await self.clients.get(event.clientId)) !== undefined;
       event.respondWith(api.fetch(request, { alive }));
     } else if (request.method === 'GET' && uncachedLibs.has(url.href)) {
@@ -276,7 +278,7 @@ export function startHearthWorker(options: HearthWorkerOptions): HearthWorker {
     self.addEventListener('install', (event) => event.waitUntil(files.precache(core)));
   }
 
-  // No skipWaiting(): a new version waits until it is accepted (DESIGN §1). Claiming on
+  // No skipWaiting(): a new version waits until it is accepted (docs/architecture.md, Offline, installation and updates). Claiming on
   // activation is what makes the very first page controlled.
   // Other builds' caches are not dropped here but as pages start (HearthFiles.checkForUpdate): a
   // worker that skips waiting activates while a page of the build before may be loading, not yet

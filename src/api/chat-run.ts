@@ -1,6 +1,6 @@
 /**
  * @module
- * One chat request's life with the backend, with the limits of DESIGN §3: the first token
+ * One chat request's life with the backend, with the limits of docs/api.md (Errors) and docs/architecture.md (Tabs, failover and restarts): the first token
  * within the deadline (else 503 `engine_busy` or `model_loading`); a request whose host tab is
  * lost runs again, once, on the next host; an engine silent for too long stops the request with
  * `engine_stalled`.

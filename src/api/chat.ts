@@ -1,6 +1,6 @@
 /**
  * @module
- * `POST /v1/openai/chat/completions`: the checks in DESIGN §3's order, then the reply. The
+ * `POST /v1/openai/chat/completions`: the checks in docs/api.md's Order of checks, then the reply. The
  * status line waits for the first token, so that every failure before it (queue, model load,
  * prefill) gets its proper status; after it, a stream ends with one in-band error event, and a
  * non-streamed body — written only when complete — runs again on the next host if its host
@@ -40,9 +40,9 @@ export interface ChatDeps {
   /** The device's engines; a server's model comes with its own backend (`ResolvedModel`). */
   backend: ChatBackend;
   models: ModelDirectory;
-  /** Longest wait for the first token before a 503 (DESIGN §3: 4 minutes). */
+  /** Longest wait for the first token before a 503 (4 minutes; docs/api.md, Errors). */
   firstTokenTimeoutMs: number;
-  /** Longest silence of the engine once tokens flow (DESIGN §3: 60 s). */
+  /** Longest silence of the engine once tokens flow (60 s; docs/api.md, Errors). */
   stallTimeoutMs: number;
   /** Largest body in bytes. */
   bodyLimit: number;
@@ -114,41 +114,60 @@ function sseBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo)
   });
 }
 
+/** The end of a reply. */
+export type EndOutput = Extract<Output, { type: 'end' }>;
+
+/**
+ * Reads a non-streamed reply to its end, giving each output to the reader `fresh` makes; when
+ * its host dies after the status line, it runs again from the start on the next host, once, with
+ * a fresh reader, or `restart` throws (docs/api.md, Errors: a request whose tab closed).
+ */
+export async function readWhole(
+  run: ChatRun,
+  first: Output,
+  fresh: () => (output: Output) => void,
+): Promise<EndOutput> {
+  let output = first;
+  let take = fresh();
+  for (;;) {
+    try {
+      while (output.type !== 'end') {
+        if (output.type === 'embeddings') {
+          throw new OpenAIError('engine_error', 'The engine answered a chat with embeddings.');
+        }
+        take(output);
+        output = await run.next();
+      }
+      return output;
+    } catch (err) {
+      output = await run.restart(err);
+      take = fresh();
+    }
+  }
+}
+
 function jsonBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo) {
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      let output = first;
       let reply = new ReplyAccumulator();
+      let end: EndOutput;
       try {
-        for (;;) {
-          try {
-            while (output.type !== 'end') {
-              if (output.type === 'tokens') reply.tokens(output.tokens);
-              else if (output.type === 'tool_calls') reply.toolCalls(output.calls);
-              else if (output.type === 'choices') reply.choices(output.choices);
-              else if (output.type === 'embeddings')
-                throw new OpenAIError(
-                  'engine_error',
-                  'The engine answered a chat with embeddings.',
-                );
-              output = await run.next();
-            }
-            break;
-          } catch (err) {
-            // Its host died after the status line: it runs again from the start, once, or
-            // `restart` throws (DESIGN §3).
-            output = await run.restart(err);
-            reply = new ReplyAccumulator();
-          }
-        }
+        end = await readWhole(run, first, () => {
+          reply = new ReplyAccumulator();
+          return (output) => {
+            if (output.type === 'tokens') reply.tokens(output.tokens);
+            else if (output.type === 'tool_calls') reply.toolCalls(output.calls);
+            else if (output.type === 'choices') reply.choices(output.choices);
+          };
+        });
       } catch (err) {
         if (run.cancelled) return; // the client cancelled: nobody is reading any more
         // The status line is out: all that is left is to cut the body off.
         controller.error(OpenAIError.from(err));
         return;
       }
-      const usage = toUsage(output.usage, model.price);
-      const body = completionBody(meta, reply.result(output.finish_reason), usage);
+      const usage = toUsage(end.usage, model.price);
+      const body = completionBody(meta, reply.result(end.finish_reason), usage);
       controller.enqueue(encoder.encode(JSON.stringify(body)));
       controller.close();
     },
@@ -160,9 +179,14 @@ function jsonBody(run: ChatRun, first: Output, meta: ReplyMeta, model: ModelInfo
 
 /**
  * The body as JSON. One with images may be up to `imageBodyLimit`; any other over `bodyLimit` is
- * a 413 before it is parsed any further, as it always was (DESIGN §3's order: 413 before 400).
+ * a 413 before it is parsed any further, as it always was (docs/api.md, Order of checks: 413
+ * before 400). `mayHaveImages` says whether a parsed body names an image part anywhere.
  */
-async function readChatBody(request: Request, deps: ChatDeps): Promise<Record<string, unknown>> {
+export async function readBodyWithImages(
+  request: Request,
+  deps: ChatDeps,
+  mayHaveImages: (body: unknown) => boolean,
+): Promise<Record<string, unknown>> {
   const limit = Math.max(deps.bodyLimit, deps.imageBodyLimit ?? IMAGE_BODY_LIMIT);
   if (limit === deps.bodyLimit) {
     return (await readJsonBody(request, limit)) as Record<string, unknown>;
@@ -180,34 +204,37 @@ async function readChatBody(request: Request, deps: ChatDeps): Promise<Record<st
   return value as Record<string, unknown>;
 }
 
-/** Whether a body names an image part anywhere in its messages (before any validation). */
-function mayHaveImages(body: unknown): boolean {
-  const messages = (body as { messages?: unknown } | null)?.messages;
+/** Whether some item of `list` has a content part of type `type` (before any validation). */
+export function hasPartOfType(list: unknown, type: string): boolean {
   return (
-    Array.isArray(messages) &&
-    messages.some((m: unknown) => {
+    Array.isArray(list) &&
+    list.some((m: unknown) => {
       const content = (m as { content?: unknown } | null)?.content;
       return (
         Array.isArray(content) &&
-        content.some((p: unknown) => (p as { type?: unknown } | null)?.type === 'image_url')
+        content.some((p: unknown) => (p as { type?: unknown } | null)?.type === type)
       );
     })
   );
 }
 
-/** Validates a request up to the point where the engine is asked (every 4xx but 429). */
-async function acceptChatRequest(
-  request: Request,
-  deps: ChatDeps,
-): Promise<{
+/** A chat body the pipeline accepted: the request, its model and the backend that answers. */
+export interface AcceptedChat {
   chat: ChatRequest;
   model: ModelInfo;
   backend: ChatBackend;
-  body: Record<string, unknown>;
-}> {
-  assertJsonContentType(request);
-  // A body with images may be larger (they come as data URLs); without, the limit is the usual.
-  const body = await readChatBody(request, deps);
+}
+
+/**
+ * Validates a chat body up to the point where the engine is asked (every 4xx but 429): the
+ * schema, the model, its capabilities, its readiness, and the images read. The Responses API
+ * sends its translated body through here too.
+ */
+export async function acceptChatBody(
+  body: Record<string, unknown>,
+  deps: ChatDeps,
+  origin: string,
+): Promise<AcceptedChat> {
   const chat = parseChatRequest(body);
   // One lookup answers which model, which backend and whether it can answer now.
   const resolved = await resolveModel(deps.models, chat.model);
@@ -215,9 +242,24 @@ async function acceptChatRequest(
   await resolved.ready();
   // A server's model gets the body as it came, image URLs and all: its images are its own.
   if (!resolved.model.remote && hasImages(chat)) {
-    await readImages(chat, { origin: new URL(request.url).origin, ...deps.images });
+    await readImages(chat, { origin, ...deps.images });
   }
-  return { chat, model: resolved.model, backend: resolved.backend ?? deps.backend, body };
+  return { chat, model: resolved.model, backend: resolved.backend ?? deps.backend };
+}
+
+/** The run of an accepted request, with the endpoint's limits. */
+export function startRun(
+  { chat, backend }: AcceptedChat,
+  body: Record<string, unknown>,
+  deps: ChatDeps,
+  context: ChatContext,
+): ChatRun {
+  return new ChatRun((options) => backend.chat(chat, { ...options, body }), {
+    requestId: context.requestId,
+    alive: context.alive,
+    firstTokenTimeoutMs: deps.firstTokenTimeoutMs,
+    stallTimeoutMs: deps.stallTimeoutMs,
+  });
 }
 
 /** The endpoint: the response starts at the first token. */
@@ -226,13 +268,14 @@ export async function handleChatCompletions(
   deps: ChatDeps,
   context: ChatContext,
 ): Promise<Response> {
-  const { chat, model, backend, body } = await acceptChatRequest(request, deps);
-  const run = new ChatRun((options) => backend.chat(chat, { ...options, body }), {
-    requestId: context.requestId,
-    alive: context.alive,
-    firstTokenTimeoutMs: deps.firstTokenTimeoutMs,
-    stallTimeoutMs: deps.stallTimeoutMs,
-  });
+  assertJsonContentType(request);
+  // A body with images may be larger (they come as data URLs); without, the limit is the usual.
+  const body = await readBodyWithImages(request, deps, (value) =>
+    hasPartOfType((value as { messages?: unknown } | null)?.messages, 'image_url'),
+  );
+  const accepted = await acceptChatBody(body, deps, new URL(request.url).origin);
+  const { chat, model } = accepted;
+  const run = startRun(accepted, body, deps, context);
   const first = await run.first();
   const meta: ReplyMeta = {
     id: newCompletionId(),

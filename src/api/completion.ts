@@ -1,7 +1,7 @@
 /**
  * @module
  * Response bodies of the chat-completions endpoint: the non-streamed completion and the stream's
- * chunks in DESIGN §3's fixed order. The per-token path writes SSE text from a prefix and suffix
+ * chunks in the fixed order of docs/api.md's Chat completion replies. The per-token path writes SSE text from a prefix and suffix
  * made once per stream, so a plain token costs one `JSON.stringify` of its own text; a batch of
  * tokens can be written straight to bytes (`tokenBytes`), which spares the stream a `TextEncoder`
  * pass over the whole batch's text.
@@ -134,7 +134,7 @@ function writeUtf8(text: string, into: Uint8Array, at: number): number {
   return at;
 }
 
-/** Writes one reply's SSE text, event by event, in DESIGN §3's order. */
+/** Writes one reply's SSE text, event by event, in the order of docs/api.md's Chat completion replies. */
 export class SseReplyWriter {
   readonly #meta: ReplyMeta;
   readonly #prefix: string;
@@ -225,7 +225,7 @@ export class SseReplyWriter {
    * strict clients never do.
    */
   end(finish_reason: FinishReason, usage: Usage | null, speed?: SpeedFigures): string {
-    // An empty reply still opens with the role (DESIGN §3).
+    // An empty reply still opens with the role (docs/api.md, Chat completion replies).
     let out = this.#started ? '' : this.tokens(['']);
     out += sseEvent(chunkBody(this.#meta, {}, finish_reason));
     if (this.#meta.include_usage) out += sseEvent(usageChunkBody(this.#meta, usage));

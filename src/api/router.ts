@@ -29,6 +29,9 @@ import {
   type Servers,
 } from '../servers/servers';
 import type { Settings } from './settings';
+import { createResponse } from './responses/responses';
+import { clearKept, deleteResponse, listKept, readResponse } from './responses/kept';
+import { memoryResponseStore, type ResponseStore } from './responses/store';
 import {
   API_ROUTES,
   type RouteCondition,
@@ -71,6 +74,11 @@ export interface ApiOptions {
    * the model directory resolves them to.
    */
   servers?: { registry: Servers };
+  /**
+   * Where the Responses API keeps responses (`store: true`): the service worker's IndexedDB;
+   * memory where none is given (tests).
+   */
+  responses?: ResponseStore;
 }
 
 /** What the caller of `Api.fetch` knows about the request beyond the request itself. */
@@ -168,8 +176,21 @@ export function createApi(options: ApiOptions): Api {
   // The handlers of the route table (relay/protocol.js `API_ROUTES`), by name, in the group of
   // the table's `when`: a group is undefined where createApi was not given what it needs, and a
   // route without its handler is not offered (404).
+  const kept = options.responses ?? memoryResponseStore();
+  const responsesDeps = { ...chatDeps, store: kept };
   const handlers: Record<RouteCondition | 'always', Handlers | undefined> = {
-    always: { chat, embeddings, listModels, getModel },
+    always: {
+      chat,
+      embeddings,
+      listModels,
+      getModel,
+      createResponse: ({ request, requestId, context }) =>
+        createResponse(request, responsesDeps, { requestId, ...context }),
+      readResponse: ({ request, rest, requestId }) => readResponse(request, rest, kept, requestId),
+      deleteResponse: ({ rest, requestId }) => deleteResponse(rest, kept, requestId),
+      listKeptResponses: ({ requestId }) => listKept(kept, requestId),
+      clearKeptResponses: ({ requestId }) => clearKept(kept, requestId),
+    },
     status: status && {
       status: async ({ requestId }) => jsonResponse(await status(), requestId),
     },

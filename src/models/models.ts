@@ -84,7 +84,7 @@ export interface ModelInfo {
 export const ECHO_MODEL_ID = 'hearth/echo';
 
 /**
- * The echo engine: a deterministic test engine that needs no GPU (DESIGN §3). It honours only
+ * The echo engine: a deterministic test engine that needs no GPU (docs/api.md, The echo engine). It honours only
  * what it can honour truthfully; sampling fields are validated and have no effect.
  */
 export const ECHO_MODEL: ModelInfo = {
@@ -94,7 +94,8 @@ export const ECHO_MODEL: ModelInfo = {
   created: 1767225600,
   context_window: 1_048_576,
   capabilities: {
-    tools: false,
+    // It answers in text, or calls the tools a `/call` message names (api.md, The echo engine).
+    tools: true,
     tool_choices: ['auto', 'none'],
     max_n: 1,
     stream_n: false,

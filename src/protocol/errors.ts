@@ -11,7 +11,7 @@
  * `postMessage` as plain data (`SerializedError`), never as a string.
  */
 
-/** Status and OpenAI `type` of every error code the API emits (DESIGN §3, the error table). */
+/** Status and OpenAI `type` of every error code the API emits (docs/api.md, Errors). */
 const CODES = {
   invalid_json: [400, 'invalid_request_error'],
   missing_field: [400, 'invalid_request_error'],
@@ -23,6 +23,9 @@ const CODES = {
   model_not_found: [404, 'not_found_error'],
   model_not_downloaded: [404, 'not_found_error'],
   unknown_url: [404, 'not_found_error'],
+  // A response, or an item of one, that is not kept on the device (never stored, deleted, or
+  // past the bounds of docs/api.md's Responses section).
+  response_not_found: [404, 'not_found_error'],
   method_not_allowed: [405, 'invalid_request_error'],
   model_in_use: [409, 'invalid_request_error'],
   // Adding a model under an id the catalogue has (built in, or added before).
@@ -51,7 +54,7 @@ const CODES = {
   webgpu_unavailable: [503, 'unavailable_error'],
   engine_busy: [503, 'unavailable_error'],
   model_loading: [503, 'unavailable_error'],
-  // A server the user added (DESIGN §3): it answered with an error (passed on with its status
+  // A server the user added (docs/servers.md; docs/api.md, Errors): it answered with an error (passed on with its status
   // where it gave one), it could not be reached or refused CORS, or it took too long.
   upstream_error: [502, 'server_error'],
   upstream_unavailable: [503, 'server_error'],

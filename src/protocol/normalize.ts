@@ -1,6 +1,6 @@
 /**
  * @module
- * Normalisation, once, for every engine (DESIGN §3): system and developer messages merge into
+ * Normalisation, once, for every engine (docs/api.md, Request fields: Messages): system and developer messages merge into
  * one system message placed first, text parts join into a string (a user message with images
  * keeps its parts too, in order, each image named by its place in the request as sent),
  * speakers' `name`s are dropped, lone surrogates become U+FFFD, and null fields disappear.
@@ -11,7 +11,7 @@ import type { ChatMessage, ChatRequest, FunctionTool, MessagePart, ResponseForma
 
 /** Text parts of one message are joined with this (a line break keeps words apart). */
 export const PART_SEPARATOR = '\n';
-/** System and developer messages are joined with this (DESIGN §3). */
+/** System and developer messages are joined with this (docs/api.md, Request fields: Messages). */
 export const SYSTEM_SEPARATOR = ' ';
 /** Deepest nesting of a JSON value passed through to an engine (tool parameters, schemas). */
 export const MAX_JSON_DEPTH = 64;

@@ -1,6 +1,6 @@
 /**
  * @module
- * The chat-completions request as valibot schemas: DESIGN §3's field table. Unknown fields pass
+ * The chat-completions request as valibot schemas: docs/api.md's Request fields. Unknown fields pass
  * (SDKs send new ones); `null` means absent, as the OpenAI SDK types allow it everywhere.
  * Fields Hearth cannot honour for any engine fail with the `UNSUPPORTED` message, which
  * `validate.ts` turns into 400 `unsupported_parameter`.

@@ -41,6 +41,16 @@ const GET_EXPECTED: Record<string, { sample?: string; expect: Expectation } | { 
   'hearth/settings': { expect: { status: 200, oneOf: [200] } },
   'hearth/keys': { expect: { status: 200, oneOf: [200] } },
   'hearth/servers': { expect: { status: 200, oneOf: [200] } },
+  // A response never kept: OpenAI's 404 (the kept ones: tests/unit/api/responses.test.ts).
+  'openai/responses/*': {
+    sample: 'resp_fuzz',
+    expect: { status: 404, error: { code: 'response_not_found', param: null } },
+  },
+  'responses/*': {
+    sample: 'resp_fuzz/input_items',
+    expect: { status: 404, error: { code: 'response_not_found', param: null } },
+  },
+  'hearth/responses': { expect: { status: 200, oneOf: [200] } },
   'hearth/models/*': {
     skip: 'what it answers depends on the model files the device holds (tests/unit/api/manage.test.ts)',
   },

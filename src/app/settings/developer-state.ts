@@ -19,7 +19,7 @@ import {
 import { relayPairing } from '../relay/relay-pairing';
 
 /** Where a message about the last action is shown: beside the control that made it. */
-export type Where = 'top' | 'keys' | 'prices';
+export type Where = 'top' | 'keys' | 'prices' | 'responses';
 
 export class DeveloperState implements ReactiveController {
   device: FullStatus | null = null;
@@ -28,6 +28,8 @@ export class DeveloperState implements ReactiveController {
   /** A key just issued: shown this once. */
   issued: { name: string; key: string } | null = null;
   message: { text: string; error: boolean; where: Where } | null = null;
+  /** The Responses API's conversations kept on this device: how many, in how many bytes. */
+  kept: { count: number; bytes: number } | null = null;
 
   constructor(private readonly host: ReactiveControllerHost) {
     host.addController(this);
@@ -51,14 +53,19 @@ export class DeveloperState implements ReactiveController {
   /** Reads the device's status, the settings and the keys again. */
   async refresh(): Promise<void> {
     try {
-      const [device, settings, keys] = await Promise.all([
+      const [device, settings, keys, kept] = await Promise.all([
         status(),
         callJson<SettingsBody>('hearth/settings'),
         callJson<{ data: KeyInfo[] }>('hearth/keys'),
+        callJson<{ data: { bytes: number }[] }>('hearth/responses'),
       ]);
       this.device = device;
       this.settings = settings;
       this.keys = keys.data;
+      this.kept = {
+        count: kept.data.length,
+        bytes: kept.data.reduce((sum, r) => sum + r.bytes, 0),
+      };
       this.host.requestUpdate();
     } catch (err) {
       this.#say(err, 'top', true);
@@ -126,5 +133,21 @@ export class DeveloperState implements ReactiveController {
     } catch (err) {
       this.#say(err, 'prices', true);
     }
+  }
+
+  /** Forgets every response the Responses API kept on this device. */
+  async forgetResponses(): Promise<void> {
+    try {
+      const { deleted } = await callJson<{ deleted: number }>('hearth/responses', {
+        method: 'DELETE',
+      });
+      this.#say(
+        `${deleted} kept ${deleted === 1 ? 'response was' : 'responses were'} forgotten.`,
+        'responses',
+      );
+    } catch (err) {
+      this.#say(err, 'responses', true);
+    }
+    await this.refresh();
   }
 }

@@ -2,7 +2,8 @@
  * @module
  * `<settings-developer>`: Settings → Developer. The API from code (`<api-panel>`), who may call it
  * (any key, or issued keys: created, copied, revoked; switching to issued keys says first what it
- * will do), per-model prices for `usage.estimated_cost`, the relay, and this device's diagnostics.
+ * will do), per-model prices for `usage.estimated_cost`, the Responses API's kept conversations
+ * (counted, forgotten), the relay, and this device's diagnostics.
  * It renders; what it reads and changes is `developer-state.ts`, the keys' section
  * `developer-keys.ts`.
  */
@@ -18,7 +19,7 @@ import { DeveloperState, type Where } from './developer-state';
 import { keysSection } from './developer-keys';
 import './settings-diagnostics';
 import { snippetModel } from './snippet-model';
-import { shared } from '../shared/styles';
+import { formatBytes, shared } from '../shared/styles';
 
 export class SettingsDeveloper extends LitElement {
   static override properties = {
@@ -173,7 +174,7 @@ export class SettingsDeveloper extends LitElement {
         onIssue: (form) => void state.issue(form),
         onRevoke: (id) => void state.revoke(id),
       })}
-      ${this.#renderPrices()} ${this.#renderRelay()}
+      ${this.#renderPrices()} ${this.#renderKept()} ${this.#renderRelay()}
       <settings-diagnostics
         .device=${state.device}
         .host=${this.host}
@@ -189,6 +190,36 @@ export class SettingsDeveloper extends LitElement {
     return html`<p class=${m.error ? 'error' : 'muted'} role=${m.error ? 'alert' : 'status'}>
       ${m.text}
     </p>`;
+  }
+
+  /** The Responses API's conversations kept here (`store: true`), and a way to forget them. */
+  #renderKept() {
+    const kept = this.#state.kept;
+    return html`<section aria-labelledby="kept-responses">
+      <h3 id="kept-responses">Kept responses</h3>
+      <p class="muted">
+        Programs that call the Responses API with <code>store</code> (the default) keep their
+        conversations on this device, so that <code>previous_response_id</code> can continue them:
+        at most 1,000, none older than 30 days.
+      </p>
+      <p class="row">
+        <span
+          >${
+            kept === null
+              ? 'Reading…'
+              : `${kept.count} kept ${kept.count === 1 ? 'response' : 'responses'}, ${formatBytes(kept.bytes)}.`
+          }</span
+        >
+        <button
+          class="danger"
+          ?disabled=${!kept || kept.count === 0}
+          @click=${() => void this.#state.forgetResponses()}
+        >
+          Forget kept responses
+        </button>
+      </p>
+      ${this.#renderMessage('responses')}
+    </section>`;
   }
 
   #renderRelay() {

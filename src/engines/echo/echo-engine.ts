@@ -4,13 +4,15 @@
  * API's folders.
  *
  * The echo engine (`hearth/echo`): a deterministic test engine that needs no GPU, exactly as
- * DESIGN §3 defines it. It echoes the last user message (prefixed by the system prompt in
- * brackets), one whitespace-delimited token per chunk.
+ * docs/api.md's "The echo engine" defines it. It echoes the last user message (prefixed by the
+ * system prompt in brackets), one whitespace-delimited token per chunk; it calls the tools it is
+ * offered when that message says `/call <name> <arguments>`, and after tool results it echoes
+ * them, so that a tool loop runs end to end without a model.
  */
 import { OpenAIError } from '../../protocol/errors';
 import { ECHO_MODEL } from '../../models/models';
 import { PART_SEPARATOR } from '../../protocol/normalize';
-import type { ChatMessage, ChatRequest, FinishReason } from '../../protocol/types';
+import type { ChatMessage, ChatRequest, FinishReason, ToolCall } from '../../protocol/types';
 import type { Engine, EngineOutput } from '../engine';
 
 /** Splits text into echo tokens: `/\S+\s*\/g`, leading whitespace joined to the first token. */
@@ -44,19 +46,54 @@ export function echoText(message: ChatMessage): string {
 /** The reply R before `stop` and `max_tokens`. */
 export function echoReply(messages: readonly ChatMessage[]): string {
   const last = messages.at(-1);
-  if (last?.role !== 'user') {
+  let text: string;
+  if (last?.role === 'user') text = echoText(last);
+  else if (last?.role === 'tool') {
+    // After tool results, R is what the tools answered (the results since the last call).
+    const since = messages.findLastIndex((m) => m.role !== 'tool');
+    text = messages
+      .slice(since + 1)
+      .map((m) => m.content)
+      .join('\n');
+  } else {
     throw new OpenAIError(
       'invalid_value',
-      'The echo engine needs the last message to be the user’s.',
-      {
-        param: 'messages',
-      },
+      'The echo engine needs the last message to be the user’s or a tool result.',
+      { param: 'messages' },
     );
   }
   // Normalisation has merged every system and developer message into one, placed first.
   const system = messages[0]?.role === 'system' ? messages[0].content : undefined;
-  const text = echoText(last);
   return system === undefined ? text : `[${system}] ${text}`;
+}
+
+/** One line of a `/call` message: the tool's name, then its arguments as JSON. */
+const CALL_LINE = /^\/call[ \t]+([A-Za-z0-9_-]{1,64})(?:[ \t]+(.*))?$/;
+
+/**
+ * The calls a request asks echo to make: when tools are offered (and `tool_choice` is not
+ * `none`), a last user message whose every non-empty line is `/call <name> <arguments>` calls
+ * those tools, each named by an offered function; anything else is not a call. Call ids count
+ * the conversation's calls before (`call_echo_<k>`), so that they are unique in it and the same
+ * on every run.
+ */
+export function echoCalls(request: ChatRequest): ToolCall[] | undefined {
+  const offered = new Set((request.tools ?? []).map((t) => t.function.name));
+  const last = request.messages.at(-1);
+  if (offered.size === 0 || request.tool_choice === 'none' || last?.role !== 'user') {
+    return undefined;
+  }
+  const lines = last.content.split('\n').filter((line) => line.trim() !== '');
+  const calls: ToolCall[] = [];
+  let k = request.messages.reduce((n, m) => n + (m.tool_calls?.length ?? 0), 0);
+  for (const line of lines) {
+    const match = CALL_LINE.exec(line.trim());
+    const name = match?.[1];
+    if (name === undefined || !offered.has(name)) return undefined;
+    const args = match?.[2]?.trim() || '{}';
+    calls.push({ id: `call_echo_${k++}`, type: 'function', function: { name, arguments: args } });
+  }
+  return calls.length > 0 ? calls : undefined;
 }
 
 function cutAtStop(reply: string, stop: readonly string[] | undefined): string {
@@ -125,6 +162,16 @@ export class EchoEngine implements Engine {
         `The messages have ${promptTokens} tokens; ${ECHO_MODEL.id} takes at most ${ECHO_MODEL.context_window}.`,
         { param: 'messages' },
       );
+    }
+    const calls = echoCalls(request);
+    if (calls) {
+      yield { type: 'tool_calls', calls };
+      yield {
+        type: 'end',
+        finish_reason: 'tool_calls',
+        usage: { prompt_tokens: promptTokens, completion_tokens: calls.length },
+      };
+      return;
     }
     const reply = cutAtStop(echoReply(request.messages), request.stop);
     // Without a system prompt or a stop string met, the reply is the last message, split above.

@@ -328,13 +328,51 @@ describe('order of checks', () => {
     },
   );
 
-  it('answers tools on the echo engine with 400 unsupported_parameter', async () => {
+  it('answers a forced tool_choice on the echo engine with 400 unsupported_parameter', async () => {
     const tools = [{ type: 'function', function: { name: 'f' } }];
-    const response = await stack.api.fetch(chatRequest(echoBody('hi', { tools })));
+    const response = await stack.api.fetch(
+      chatRequest(echoBody('hi', { tools, tool_choice: 'required' })),
+    );
     expect(await errorOf(response)).toMatchObject({
       code: 'unsupported_parameter',
-      param: 'tools',
+      param: 'tool_choice',
     });
+  });
+
+  it('calls the tool a /call message names on the echo engine, and echoes the tool’s answer after', async () => {
+    const tools = [{ type: 'function', function: { name: 'get_weather' } }];
+    const call = await stack.api.fetch(
+      chatRequest(echoBody('/call get_weather {"city":"Paris"}', { tools })),
+    );
+    const body = (await call.json()) as {
+      choices: { message: { content: unknown; tool_calls: unknown }; finish_reason: string }[];
+    };
+    expect(body.choices[0]).toMatchObject({
+      finish_reason: 'tool_calls',
+      message: {
+        content: null,
+        tool_calls: [
+          {
+            id: 'call_echo_0',
+            type: 'function',
+            function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+          },
+        ],
+      },
+    });
+    const answer = await stack.api.fetch(
+      chatRequest({
+        model: 'hearth/echo',
+        tools,
+        messages: [
+          { role: 'user', content: '/call get_weather {"city":"Paris"}' },
+          { role: 'assistant', tool_calls: body.choices[0]?.message.tool_calls },
+          { role: 'tool', tool_call_id: 'call_echo_0', content: 'Sunny' },
+        ],
+      }),
+    );
+    const reply = (await answer.json()) as { choices: { message: { content: string } }[] };
+    expect(reply.choices[0]?.message.content).toBe('Sunny');
   });
 
   it('asks the directory whether the device can run the model, after the capability checks', async () => {

@@ -87,7 +87,11 @@ describe('capabilities per engine', () => {
 
   it('keeps the echo engine to what it honours', () => {
     expect(refusal(ECHO_MODEL, { logprobs: true })).toMatchObject({ param: 'logprobs' });
-    expect(refusal(ECHO_MODEL, { tools: TOOLS })).toMatchObject({ param: 'tools' });
+    // It takes tools under `auto` and `none` (it calls them when a `/call` message asks).
+    expect(refusal(ECHO_MODEL, { tools: TOOLS })).toBeNull();
+    expect(refusal(ECHO_MODEL, { tools: TOOLS, tool_choice: 'required' })).toMatchObject({
+      param: 'tool_choice',
+    });
   });
 
   it('says a GGUF’s context is what llama.cpp is loaded with, at most the cap', () => {

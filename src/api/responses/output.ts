@@ -1,0 +1,279 @@
+/**
+ * @module
+ * A response as it is made: the chat pipeline's outputs (token batches, tool calls, the end)
+ * become `output` items, and, for a stream, the events of docs/api.md's Responses section, each
+ * with its `sequence_number`. A text token's event is written from a prefix and suffix made once
+ * per message item, so that it costs what a chat chunk costs: one `JSON.stringify` of its text.
+ */
+import type { EngineUsage, Token } from '../../protocol/host/backend';
+import { estimateCost, type ModelPrice } from '../../models/models';
+import { sseJson } from '../../protocol/sse';
+import type { FinishReason, TokenLogprob, ToolCall } from '../../protocol/types';
+import type { OfferedName } from './translate';
+import { newItemId } from './translate';
+import type {
+  FunctionCallItem,
+  OutputItem,
+  OutputMessage,
+  ReasoningItem,
+  ResponseObject,
+  ResponseUsage,
+} from './types';
+
+/** One SSE event: its type as the `event:` line, and the same in its JSON. */
+function event(type: string, sequence: number, fields: Record<string, unknown>): string {
+  return `event: ${type}\ndata: ${sseJson({ type, sequence_number: sequence, ...fields })}\n\n`;
+}
+
+/** The response's usage from the engine's counts (null where the backend could not count). */
+export function responseUsage(
+  usage: EngineUsage | null,
+  reasoningTokens: number,
+  price: ModelPrice,
+): ResponseUsage | null {
+  if (usage === null) return null;
+  return {
+    input_tokens: usage.prompt_tokens,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: usage.completion_tokens,
+    output_tokens_details: {
+      reasoning_tokens: Math.min(reasoningTokens, usage.completion_tokens),
+    },
+    total_tokens: usage.prompt_tokens + usage.completion_tokens,
+    estimated_cost: estimateCost(price, usage.prompt_tokens, usage.completion_tokens),
+  };
+}
+
+/** The item being written: its kind, text so far and the frame of its delta events. */
+interface Open {
+  item: OutputMessage | ReasoningItem;
+  index: number;
+  text: string;
+  logprobs: TokenLogprob[];
+  /** `event: …data: {…,"sequence_number":` */
+  prefix: string;
+  /** `,"delta":` */
+  middle: string;
+}
+
+/** Makes one response from the pipeline's outputs; `sse` also writes its events. */
+export class ResponseWriter {
+  readonly #response: ResponseObject;
+  readonly #sse: boolean;
+  readonly #names: ReadonlyMap<string, OfferedName>;
+  readonly #logprobs: boolean;
+  #sequence = 0;
+  #open: Open | undefined;
+  #reasoningTokens = 0;
+
+  /** `response`: the object as created, `in_progress` with no output. */
+  constructor(
+    response: ResponseObject,
+    options: { sse: boolean; names: ReadonlyMap<string, OfferedName>; logprobs: boolean },
+  ) {
+    this.#response = response;
+    this.#sse = options.sse;
+    this.#names = options.names;
+    this.#logprobs = options.logprobs;
+  }
+
+  #event(type: string, fields: Record<string, unknown>): string {
+    if (!this.#sse) return '';
+    return event(type, this.#sequence++, fields);
+  }
+
+  /** A copy of the response as it stands (events carry snapshots, never the live object). */
+  #snapshot(): ResponseObject {
+    return structuredClone(this.#response);
+  }
+
+  /** `response.created` and `response.in_progress`. */
+  start(): string {
+    if (!this.#sse) return '';
+    const response = this.#snapshot();
+    return (
+      this.#event('response.created', { response }) +
+      this.#event('response.in_progress', { response })
+    );
+  }
+
+  #openItem(reasoning: boolean): string {
+    const index = this.#response.output.length;
+    const item: OutputMessage | ReasoningItem = reasoning
+      ? { type: 'reasoning', id: newItemId('rs'), summary: [], content: [], status: 'in_progress' }
+      : {
+          type: 'message',
+          id: newItemId('msg'),
+          role: 'assistant',
+          status: 'in_progress',
+          content: [],
+        };
+    this.#response.output.push(item);
+    const deltaType = reasoning ? 'response.reasoning_text.delta' : 'response.output_text.delta';
+    const head = { type: deltaType, item_id: item.id, output_index: index, content_index: 0 };
+    // The JSON of a delta event, up to its sequence number; the text goes last.
+    const json = sseJson(reasoning ? head : { ...head, logprobs: [] });
+    this.#open = {
+      item,
+      index,
+      text: '',
+      logprobs: [],
+      prefix: `event: ${deltaType}\ndata: ${json.slice(0, -1)},"sequence_number":`,
+      middle: ',"delta":',
+    };
+    const part = reasoning
+      ? { type: 'reasoning_text', text: '' }
+      : { type: 'output_text', text: '', annotations: [], ...(this.#logprobs && { logprobs: [] }) };
+    return (
+      this.#event('response.output_item.added', {
+        output_index: index,
+        item: structuredClone(item),
+      }) +
+      this.#event('response.content_part.added', {
+        item_id: item.id,
+        output_index: index,
+        content_index: 0,
+        part,
+      })
+    );
+  }
+
+  #closeItem(status: 'completed' | 'incomplete'): string {
+    const open = this.#open;
+    if (!open) return '';
+    this.#open = undefined;
+    const { item, index, text } = open;
+    const where = { item_id: item.id, output_index: index, content_index: 0 };
+    let part;
+    let out;
+    if (item.type === 'reasoning') {
+      part = { type: 'reasoning_text' as const, text };
+      item.content = [part];
+      out = this.#event('response.reasoning_text.done', { ...where, text });
+    } else {
+      part = {
+        type: 'output_text' as const,
+        text,
+        annotations: [] as [],
+        ...(this.#logprobs && { logprobs: open.logprobs }),
+      };
+      item.content = [part];
+      out = this.#event('response.output_text.done', {
+        ...where,
+        text,
+        logprobs: open.logprobs,
+      });
+    }
+    item.status = status;
+    return (
+      out +
+      this.#event('response.content_part.done', { ...where, part }) +
+      this.#event('response.output_item.done', { output_index: index, item: structuredClone(item) })
+    );
+  }
+
+  /** Events for a batch of tokens (and the text kept for the output). */
+  tokens(tokens: readonly Token[]): string {
+    let out = '';
+    for (const token of tokens) {
+      const rich = typeof token !== 'string';
+      const text = rich ? token.text : token;
+      const reasoning = rich && token.reasoning === true;
+      if (reasoning) this.#reasoningTokens += 1;
+      if (this.#open === undefined || (this.#open.item.type === 'reasoning') !== reasoning) {
+        out += this.#closeItem('completed') + this.#openItem(reasoning);
+      }
+      const open = this.#open as Open;
+      open.text += text;
+      if (rich && token.logprobs) open.logprobs.push(...token.logprobs);
+      if (!this.#sse) continue;
+      if (rich && token.logprobs) {
+        const type = 'response.output_text.delta';
+        out += event(type, this.#sequence++, {
+          item_id: open.item.id,
+          output_index: open.index,
+          content_index: 0,
+          logprobs: token.logprobs,
+          delta: text,
+        });
+      } else {
+        out += `${open.prefix}${this.#sequence++}${open.middle}${sseJson(text)}}\n\n`;
+      }
+    }
+    return out;
+  }
+
+  /** Events for the model's calls of functions, each an item of its own. */
+  toolCalls(calls: readonly ToolCall[]): string {
+    let out = this.#closeItem('completed');
+    for (const call of calls) {
+      const offered = this.#names.get(call.function.name);
+      const item: FunctionCallItem = {
+        type: 'function_call',
+        id: newItemId('fc'),
+        call_id: call.id,
+        name: offered?.name ?? call.function.name,
+        arguments: '',
+        status: 'in_progress',
+        ...(offered?.namespace !== undefined && { namespace: offered.namespace }),
+      };
+      const index = this.#response.output.length;
+      this.#response.output.push(item);
+      const args = call.function.arguments;
+      out += this.#event('response.output_item.added', {
+        output_index: index,
+        item: structuredClone(item),
+      });
+      out += this.#event('response.function_call_arguments.delta', {
+        item_id: item.id,
+        output_index: index,
+        delta: args,
+      });
+      item.arguments = args;
+      item.status = 'completed';
+      out += this.#event('response.function_call_arguments.done', {
+        item_id: item.id,
+        output_index: index,
+        name: item.name,
+        arguments: args,
+      });
+      out += this.#event('response.output_item.done', {
+        output_index: index,
+        item: structuredClone(item),
+      });
+    }
+    return out;
+  }
+
+  /** The last events; the response is complete (or incomplete, cut at `max_output_tokens`). */
+  end(finish: FinishReason, usage: EngineUsage | null, price: ModelPrice): string {
+    const cut = finish === 'length';
+    // An empty answer is still a message with its (empty) text, as OpenAI sends.
+    let out = this.#response.output.length === 0 ? this.#openItem(false) : '';
+    out += this.#closeItem(cut ? 'incomplete' : 'completed');
+    const response = this.#response;
+    response.status = cut ? 'incomplete' : 'completed';
+    response.incomplete_details = cut ? { reason: 'max_output_tokens' } : null;
+    response.completed_at = Math.floor(Date.now() / 1000);
+    response.usage = responseUsage(usage, this.#reasoningTokens, price);
+    return out + this.#event(cut ? 'response.incomplete' : 'response.completed', { response });
+  }
+
+  /** The last event of a response that failed once under way. */
+  fail(error: { code: string; message: string }): string {
+    const response = this.#response;
+    response.status = 'failed';
+    response.error = error;
+    return this.#event('response.failed', { response });
+  }
+
+  /** The response as it stands. */
+  get response(): ResponseObject {
+    return this.#response;
+  }
+
+  /** The output items so far (the model's turn, for the conversation kept). */
+  get output(): readonly OutputItem[] {
+    return this.#response.output;
+  }
+}

@@ -1,0 +1,338 @@
+/**
+ * @module
+ * The Responses API's endpoints: `POST /responses` runs the request through the chat pipeline
+ * (`translate.ts`, then chat's acceptance, run and limits, as chat's own requests go) and writes
+ * the response (`output.ts`), keeping it on the device when asked (`store.ts`; what reads the
+ * kept responses back is `kept.ts`).
+ */
+import * as v from 'valibot';
+import { assertJsonContentType } from '../../protocol/body';
+import {
+  acceptChatBody,
+  hasPartOfType,
+  readBodyWithImages,
+  readWhole,
+  startRun,
+  type AcceptedChat,
+  type ChatContext,
+  type ChatDeps,
+} from '../chat';
+import type { ChatRun, Output } from '../chat-run';
+import { OpenAIError } from '../../protocol/errors';
+import { jsonHeaders, sseHeaders } from '../../protocol/respond';
+import { issueToError } from '../../protocol/validate';
+import { ResponseWriter } from './output';
+import { responseRequestSchema, type ParsedResponseRequest } from './schema';
+import { overLimits, type ResponseStore } from './store';
+import {
+  inResponsesTerms,
+  inputItems,
+  newItemId,
+  translate,
+  type PlacedItem,
+  type Translation,
+} from './translate';
+import type { InputItem, ResponseObject, StoredResponse } from './types';
+
+/** What the endpoints need beyond chat's. */
+export interface ResponsesDeps extends ChatDeps {
+  store: ResponseStore;
+}
+
+const encoder = new TextEncoder();
+
+export function notFound(id: string, param: string | null = null): OpenAIError {
+  if (param === 'previous_response_id') {
+    return new OpenAIError(
+      'response_not_found',
+      `Previous response with id '${id}' not found: 'previous_response_id' must name a response kept on this device (made with store: true, not deleted, within the bounds of docs/api.md).`,
+      { param },
+    );
+  }
+  return new OpenAIError('response_not_found', `Response with id '${id}' not found.`, { param });
+}
+
+/** The response as created: in progress, no output, the request's settings echoed. */
+function created(parsed: ParsedResponseRequest, model: string): ResponseObject {
+  return {
+    id: newItemId('resp'),
+    object: 'response',
+    created_at: Math.floor(Date.now() / 1000),
+    status: 'in_progress',
+    completed_at: null,
+    error: null,
+    incomplete_details: null,
+    instructions: parsed.instructions ?? null,
+    model,
+    output: [],
+    parallel_tool_calls: parsed.parallel_tool_calls ?? true,
+    previous_response_id: parsed.previous_response_id ?? null,
+    reasoning: {
+      effort: parsed.reasoning?.effort ?? null,
+      summary: parsed.reasoning?.summary ?? null,
+    },
+    store: parsed.store ?? true,
+    temperature: parsed.temperature ?? 1,
+    text: { format: parsed.text?.format ?? { type: 'text' } },
+    tool_choice: parsed.tool_choice ?? 'auto',
+    tools: parsed.tools ?? [],
+    top_p: parsed.top_p ?? 1,
+    top_logprobs: parsed.top_logprobs ?? 0,
+    truncation: parsed.truncation ?? 'disabled',
+    max_output_tokens: parsed.max_output_tokens ?? null,
+    metadata: parsed.metadata ?? {},
+    background: false,
+    user: parsed.user ?? null,
+    usage: null,
+  };
+}
+
+/** The conversation a request continues, as items, and its own input, references resolved. */
+async function conversation(
+  parsed: ParsedResponseRequest,
+  store: ResponseStore,
+): Promise<{ context: InputItem[]; input: InputItem[] }> {
+  let context: InputItem[] = [];
+  const previousId = parsed.previous_response_id;
+  if (previousId != null) {
+    const previous = await store.get(previousId);
+    if (!previous) throw notFound(previousId, 'previous_response_id');
+    context = [
+      ...previous.context,
+      ...previous.input,
+      ...(previous.response.output as unknown as InputItem[]),
+    ];
+  }
+  const known = new Set(context.map((item) => item.id));
+  const input: InputItem[] = [];
+  for (const [i, item] of inputItems(parsed.input).entries()) {
+    if (item.type !== 'item_reference') {
+      input.push(item);
+      continue;
+    }
+    const id = String((item as { id: unknown }).id);
+    // An item the conversation already holds is not said twice.
+    if (known.has(id)) continue;
+    const found = await store.findItem(id);
+    if (!found) {
+      throw new OpenAIError('response_not_found', `Item with id '${id}' not found.`, {
+        param: `input[${i}].id`,
+      });
+    }
+    input.push(found);
+  }
+  return { context, input };
+}
+
+/**
+ * Drops the oldest turn of `items` (from the first item up to the next user message), keeping
+ * the last user message and what follows it; null when nothing can go.
+ */
+export function dropOldestTurn(items: readonly PlacedItem[]): PlacedItem[] | null {
+  const isUser = ({ item }: PlacedItem) => item.type === 'message' && item.role === 'user';
+  const lastUser = items.findLastIndex(isUser);
+  const first = items.findIndex(
+    ({ item }) =>
+      !(item.type === 'message' && (item.role === 'system' || item.role === 'developer')),
+  );
+  if (first === -1 || lastUser <= first) return null;
+  let next = items.findIndex((entry, i) => i > first && isUser(entry));
+  if (next === -1 || next > lastUser) next = lastUser;
+  return [...items.slice(0, first), ...items.slice(next)];
+}
+
+interface Started {
+  translation: Translation;
+  accepted: AcceptedChat;
+  run: ChatRun;
+  first: Output;
+}
+
+/** Translates, accepts and starts the request, dropping the oldest turns under `truncation: auto`. */
+async function start(
+  parsed: ParsedResponseRequest,
+  placed: PlacedItem[],
+  deps: ResponsesDeps,
+  context: ChatContext,
+  origin: string,
+): Promise<Started> {
+  for (;;) {
+    const translation = translate(parsed, placed);
+    try {
+      const accepted = await acceptChatBody(translation.body, deps, origin);
+      const run = startRun(accepted, translation.body, deps, context);
+      const first = await run.first();
+      return { translation, accepted, run, first };
+    } catch (err) {
+      const fewer =
+        parsed.truncation === 'auto' &&
+        err instanceof OpenAIError &&
+        err.code === 'context_length_exceeded'
+          ? dropOldestTurn(placed)
+          : null;
+      if (!fewer) throw inResponsesTerms(err, translation);
+      placed = fewer;
+    }
+  }
+}
+
+/** Keeps a finished response; a store that fails (a full disk) costs the record, not the answer. */
+async function keep(
+  store: ResponseStore,
+  response: ResponseObject,
+  input: InputItem[],
+  context: InputItem[],
+): Promise<void> {
+  const record: StoredResponse = {
+    id: response.id,
+    created_at: response.created_at,
+    response,
+    input,
+    context,
+    bytes: 0,
+  };
+  record.bytes = JSON.stringify(record).length;
+  try {
+    await store.put(record);
+    const drop = overLimits(await store.list(), Math.floor(Date.now() / 1000));
+    for (const id of drop) await store.delete(id);
+  } catch (err) {
+    console.warn(`Hearth could not keep the response ${response.id}:`, err);
+  }
+}
+
+/** `POST /v1/openai/responses`. */
+export async function createResponse(
+  request: Request,
+  deps: ResponsesDeps,
+  context: ChatContext,
+): Promise<Response> {
+  assertJsonContentType(request);
+  const body = await readBodyWithImages(request, deps, (value) =>
+    hasPartOfType((value as { input?: unknown } | null)?.input, 'input_image'),
+  );
+  const result = v.safeParse(responseRequestSchema, body, { abortEarly: true });
+  if (!result.success) throw issueToError(result.issues[0]);
+  const parsed = result.output;
+  const { context: earlier, input } = await conversation(parsed, deps.store);
+  const placed: PlacedItem[] = [
+    ...earlier.map((item) => ({ item, param: 'previous_response_id' })),
+    ...input.map((item, i) => ({ item, param: `input[${i}]` })),
+  ];
+  const origin = new URL(request.url).origin;
+  const { translation, accepted, run, first } = await start(parsed, placed, deps, context, origin);
+  const stream = parsed.stream === true;
+  const response = created(parsed, accepted.model.id);
+  const newWriter = () =>
+    new ResponseWriter(structuredClone(response), {
+      sse: stream,
+      names: translation.names,
+      logprobs: accepted.chat.logprobs === true,
+    });
+  const finish: Finish = async (writer, end) => {
+    const events = writer.end(end.finish_reason, end.usage, accepted.model.price);
+    if (writer.response.store) await keep(deps.store, writer.response, input, earlier);
+    return events;
+  };
+  if (!stream) {
+    return new Response(jsonBody(run, first, newWriter, finish), {
+      headers: jsonHeaders(context.requestId),
+    });
+  }
+  return new Response(sseBody(run, first, newWriter(), finish), {
+    headers: sseHeaders(context.requestId),
+  });
+}
+
+type Finish = (writer: ResponseWriter, end: Extract<Output, { type: 'end' }>) => Promise<string>;
+
+/** The events of one output; true at the end. */
+async function write(
+  controller: ReadableStreamDefaultController<Uint8Array>,
+  writer: ResponseWriter,
+  output: Output,
+  finish: Finish,
+): Promise<boolean> {
+  switch (output.type) {
+    case 'tokens':
+      controller.enqueue(encoder.encode(writer.tokens(output.tokens)));
+      return false;
+    case 'tool_calls':
+      controller.enqueue(encoder.encode(writer.toolCalls(output.calls)));
+      return false;
+    case 'started':
+      return false;
+    case 'choices':
+    case 'embeddings':
+      throw new OpenAIError('engine_error', 'The engine sent several choices to a response.');
+    case 'end':
+      controller.enqueue(encoder.encode(await finish(writer, output)));
+      controller.close();
+      return true;
+  }
+}
+
+function sseBody(run: ChatRun, first: Output, writer: ResponseWriter, finish: Finish) {
+  const failed = (controller: ReadableStreamDefaultController<Uint8Array>, err: unknown) => {
+    const error = OpenAIError.from(err);
+    controller.enqueue(encoder.encode(writer.fail({ code: error.code, message: error.message })));
+    controller.close();
+  };
+  return new ReadableStream<Uint8Array>({
+    // The first events are in the body before the response leaves.
+    async start(controller) {
+      controller.enqueue(encoder.encode(writer.start()));
+      try {
+        await write(controller, writer, first, finish);
+      } catch (err) {
+        failed(controller, err);
+      }
+    },
+    async pull(controller) {
+      try {
+        await write(controller, writer, await run.next(), finish);
+      } catch (err) {
+        if (run.cancelled) return; // the client cancelled: nobody is reading any more
+        failed(controller, err);
+      }
+    },
+    cancel() {
+      run.cancel();
+    },
+  });
+}
+
+function jsonBody(run: ChatRun, first: Output, newWriter: () => ResponseWriter, finish: Finish) {
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let writer = newWriter();
+      try {
+        const end = await readWhole(run, first, () => {
+          // A rerun on the next host starts the output afresh.
+          writer = newWriter();
+          return (output) => {
+            if (output.type === 'tokens') writer.tokens(output.tokens);
+            else if (output.type === 'tool_calls') writer.toolCalls(output.calls);
+            else if (output.type === 'choices') {
+              throw new OpenAIError(
+                'engine_error',
+                'The engine sent several choices to a response.',
+              );
+            }
+          };
+        });
+        await finish(writer, end);
+      } catch (err) {
+        if (run.cancelled) return; // the client cancelled: nobody is reading any more
+        // The status line is out: all that is left is to cut the body off.
+        controller.error(OpenAIError.from(err));
+        return;
+      }
+      controller.enqueue(encoder.encode(JSON.stringify(writer.response)));
+      controller.close();
+    },
+    cancel() {
+      run.cancel();
+    },
+  });
+}
