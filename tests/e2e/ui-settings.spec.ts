@@ -258,3 +258,39 @@ test('with no model on the device, the API snippets name the recommended model a
     expect(snippet).not.toContain('hearth/echo');
   }
 });
+
+test('the responses a program kept through the Responses API are counted in Settings → Developer, and forgotten there', async ({
+  page,
+}) => {
+  await openChat(page);
+  const keep = (input: string) =>
+    page.evaluate(async (input) => {
+      const response = await fetch('v1/openai/responses', {
+        method: 'POST',
+        headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'hearth/echo', input }),
+      });
+      return ((await response.json()) as { id: string }).id;
+    }, input);
+  const ids = [await keep('first kept'), await keep('second kept')];
+  await openSettingsView(page, 'Developer');
+  const kept = page.getByRole('region', { name: 'Kept responses' });
+  await expect(kept).toContainText('2 kept responses');
+  await kept.getByRole('button', { name: 'Forget kept responses' }).click();
+  await expect(kept.getByRole('status')).toContainText('2 kept responses were forgotten.');
+  await expect(kept).toContainText('0 kept responses');
+  await expect(kept.getByRole('button', { name: 'Forget kept responses' })).toBeDisabled();
+  // Forgotten for the API too: the ids are OpenAI's 404 now.
+  const statuses = await page.evaluate(
+    (ids) =>
+      Promise.all(
+        ids.map(
+          async (id) =>
+            (await fetch(`v1/openai/responses/${id}`, { headers: { authorization: 'Bearer k' } }))
+              .status,
+        ),
+      ),
+    ids,
+  );
+  expect(statuses).toEqual([404, 404]);
+});
