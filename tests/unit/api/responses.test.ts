@@ -9,7 +9,14 @@ import { createApi } from '../../../src/api/router';
 import { decodeSse } from '../../../src/protocol/sse';
 import { memoryResponseStore, overLimits } from '../../../src/api/responses/store';
 import { dropOldestTurn } from '../../../src/api/responses/responses';
-import { chatRequest, echoStack, getRequest, scriptedBackend, URL_BASE } from '../helpers';
+import {
+  chatRequest,
+  echoStack,
+  eventually,
+  getRequest,
+  scriptedBackend,
+  URL_BASE,
+} from '../helpers';
 
 let stack: ReturnType<typeof echoStack>;
 beforeEach(() => {
@@ -444,5 +451,132 @@ describe('the store’s bounds', () => {
     ];
     expect(dropOldestTurn(turns)?.map((p) => p.param)).toEqual(['s', 'u2']);
     expect(dropOldestTurn([item('user', 'u')])).toBeNull();
+  });
+});
+
+describe('what a model on the device sends back', () => {
+  /** An API over a scripted engine that answers as `hearth/echo` with every capability. */
+  function scripted(script: Parameters<typeof scriptedBackend>[0]) {
+    const model = {
+      ...ECHO_MODEL,
+      capabilities: { ...ECHO_MODEL.capabilities, logprobs: true },
+    };
+    const backend = scriptedBackend(script);
+    return { api: createApi({ backend, models: staticModelDirectory([model]) }), backend };
+  }
+
+  it('gives the thinking as a reasoning item before the message, counting its tokens', async () => {
+    const { api } = scripted(async function* () {
+      yield {
+        type: 'tokens',
+        tokens: [
+          { text: 'Hmm, ', reasoning: true },
+          { text: 'yes.', reasoning: true },
+        ],
+      };
+      yield { type: 'tokens', tokens: ['Answer.'] };
+      yield {
+        type: 'end',
+        finish_reason: 'stop',
+        usage: { prompt_tokens: 5, completion_tokens: 3 },
+      };
+    });
+    const { body } = await create({ input: 'think', reasoning: { effort: 'high' } }, api);
+    expect(body.output).toMatchObject([
+      { type: 'reasoning', content: [{ type: 'reasoning_text', text: 'Hmm, yes.' }] },
+      { type: 'message', content: [{ type: 'output_text', text: 'Answer.' }] },
+    ]);
+    expect(body.usage.output_tokens_details.reasoning_tokens).toBe(2);
+    expect(body.reasoning).toEqual({ effort: 'high', summary: null });
+  });
+
+  it('turns reasoning.effort none into enable_thinking false for the engine', async () => {
+    const seen: unknown[] = [];
+    const { api } = scripted(async function* () {
+      yield {
+        type: 'end',
+        finish_reason: 'stop',
+        usage: { prompt_tokens: 1, completion_tokens: 0 },
+      };
+    });
+    const spy = createApi({
+      backend: {
+        chat(request, options) {
+          seen.push(request.enable_thinking);
+          return scriptedBackend(async function* () {
+            yield {
+              type: 'end',
+              finish_reason: 'stop',
+              usage: { prompt_tokens: 1, completion_tokens: 0 },
+            };
+          }).chat(request, options);
+        },
+      },
+      models: staticModelDirectory([ECHO_MODEL]),
+    });
+    await create({ input: 'x', reasoning: { effort: 'none' } }, spy);
+    await create({ input: 'x', reasoning: { effort: 'low' } }, spy);
+    await create({ input: 'x' }, spy);
+    expect(seen).toEqual([false, true, undefined]);
+    // An empty answer is still a message, with empty text.
+    expect((await create({ input: 'x' }, api)).body.output).toMatchObject([
+      { type: 'message', content: [{ type: 'output_text', text: '' }] },
+    ]);
+  });
+
+  it('carries logprobs on the text when include asks for them', async () => {
+    const logprob = { token: 'Hi', logprob: -0.5, bytes: [72, 105], top_logprobs: [] };
+    const { api } = scripted(async function* () {
+      yield { type: 'tokens', tokens: [{ text: 'Hi', logprobs: [logprob] }] };
+      yield {
+        type: 'end',
+        finish_reason: 'stop',
+        usage: { prompt_tokens: 1, completion_tokens: 1 },
+      };
+    });
+    const { body } = await create(
+      { input: 'x', include: ['message.output_text.logprobs'], top_logprobs: 2 },
+      api,
+    );
+    expect(body.output[0].content[0].logprobs).toEqual([logprob]);
+    expect(body.top_logprobs).toBe(2);
+  });
+
+  it('refuses logprobs on the echo engine, naming include', async () => {
+    const { status, body } = await create({
+      input: 'x',
+      include: ['message.output_text.logprobs'],
+    });
+    expect(status).toBe(400);
+    expect(body.error).toMatchObject({ code: 'unsupported_parameter', param: 'include' });
+  });
+});
+
+describe('a client that goes away', () => {
+  it('frees the engine for the next request', async () => {
+    const response = await stack.api.fetch(
+      chatRequest(
+        { model: 'hearth/echo', input: 'a b c d e f g h', stream: true, echo_delay_ms: 1000 },
+        { path: PATH },
+      ),
+    );
+    const reader = response.body!.getReader();
+    await reader.read();
+    expect(stack.queue.counts.running).toBe(1);
+    await reader.cancel();
+    // The engine stops at once (its 7 tokens left would take 7 s), and takes the next request.
+    await eventually(() => stack.queue.counts.running === 0);
+    expect(textOf((await create({ input: 'next one' })).body)).toBe('next one');
+  });
+
+  it('keeps metadata with the response, and does not carry instructions over', async () => {
+    const first = (await create({ input: 'one', instructions: 'Be terse.', metadata: { k: 'v' } }))
+      .body;
+    expect(first.metadata).toEqual({ k: 'v' });
+    const got = (await (await stack.api.fetch(getRequest(`${PATH}/${first.id}`))).json()) as Json;
+    expect(got.metadata).toEqual({ k: 'v' });
+    const next = (await create({ input: 'two', previous_response_id: first.id })).body;
+    expect(textOf(next)).toBe('two');
+    expect(next.instructions).toBeNull();
   });
 });
