@@ -314,7 +314,9 @@ export function responsesParam(param: string, translation: Translation): string 
     const origin = translation.messageParams[Number(message[1])] ?? 'input';
     const rest = (message[2] ?? '')
       .replace(/^\.function/, '')
-      .replace(/^\.tool_call_id/, '.call_id');
+      .replace(/^\.tool_call_id/, '.call_id')
+      // An input_image's `image_url` is the URL itself (chat's is `{url}`).
+      .replace(/^(\.content\[\d+\]\.image_url)\.url$/, '$1');
     // A tool message's content is the item's `output`.
     const body = translation.body.messages as { role?: string }[];
     const tool = body[Number(message[1])]?.role === 'tool';

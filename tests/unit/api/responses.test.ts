@@ -185,6 +185,20 @@ describe('errors in OpenAI’s shape, naming the Responses field', () => {
       'unsupported_parameter',
       'text.format',
     ],
+    [
+      // An input_image's `image_url` is the URL itself: the param names it, not chat's `.url`.
+      {
+        input: [
+          {
+            role: 'user',
+            content: [{ type: 'input_image', image_url: 'https://example.com/a.png' }],
+          },
+        ],
+      },
+      400,
+      'invalid_value',
+      'input[0].content[0].image_url',
+    ],
     [{ input: 'x', background: true }, 400, 'unsupported_parameter', 'background'],
     [
       { input: 'x', previous_response_id: 'resp_nope' },
