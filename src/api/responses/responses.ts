@@ -191,8 +191,8 @@ async function keep(
     context,
     bytes: 0,
   };
-  record.bytes = JSON.stringify(record).length;
   try {
+    record.bytes = JSON.stringify(record).length;
     await store.put(record);
     const drop = overLimits(await store.list(), Math.floor(Date.now() / 1000));
     for (const id of drop) await store.delete(id);

@@ -223,6 +223,18 @@ describe('errors in OpenAI’s shape, naming the Responses field', () => {
     }
   });
 
+  it('answers when the response cannot be kept: an item too deep to serialise costs the record, not the answer', async () => {
+    // An unknown field of an item is accepted and kept with the item; 50,000 levels of it
+    // overflow JSON.stringify's stack (written as text: the test's own JSON.stringify would too).
+    const deep = `${'['.repeat(50_000)}${']'.repeat(50_000)}`;
+    const body = `{"model":"hearth/echo","input":[{"role":"user","content":"deep","x":${deep}}]}`;
+    const response = await stack.api.fetch(chatRequest(body, { path: PATH }));
+    expect(response.status).toBe(200);
+    const json = (await response.json()) as Json;
+    expect(json).toMatchObject({ status: 'completed', store: true });
+    expect(textOf(json)).toBe('deep');
+  });
+
   it('still answers the next request after a refused one', async () => {
     expect((await create({ input: [] })).status).toBe(400);
     expect(textOf((await create({ input: 'still here' })).body)).toBe('still here');
