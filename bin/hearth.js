@@ -4,7 +4,7 @@
  * `hearth` (the hearth-llm package's command): `hearth init` copies Hearth's files into a site's
  * public folder; `hearth relay` runs the relay, as `hearth-relay` does.
  */
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import {
@@ -12,15 +12,14 @@ import {
   displayDir,
   displayPath,
   errorMessage,
-  findPackageJson,
   formatBytes,
   HEARTH_DIR,
   init,
   InitError,
   packageVersion,
-  saveConfig,
   SW_FILE,
 } from './init.js';
+import { findPackageJson, isInsideProject, saveConfig } from './project.js';
 
 const HELP = `Usage: hearth <command> [options]
 
@@ -36,8 +35,8 @@ const INIT_HELP = `Usage: hearth init <public-dir> [options]
 
 Copies hearth-sw.js and the folder hearth/ into <public-dir>, the folder your site serves
 at its root (public/, static/, …). Run it again after upgrading hearth-llm: it updates them.
-hearth/ is Hearth's own: files in it that the new version no longer has are removed. Nothing
-else in <public-dir> is touched.
+hearth/ is Hearth's own: files in it that the new version no longer has are removed. Only
+those two are written; a hearth/ or hearth-sw.js that is not Hearth's is refused (exit 1).
 
 Options:
   --save         Record <public-dir> in your package.json ("hearth-llm"), so that installing
@@ -45,8 +44,9 @@ Options:
   --no-compat    Leave out llama.cpp's compatibility build (hearth/${COMPAT_DIR}/, 19 MB):
                  browsers without JSPI or 64-bit wasm memory (Safari, older Firefox) then
                  cannot run llama.cpp models.
-  --force        Take over a hearth/ folder that hearth init did not write; the files in it
-                 that are not Hearth's are removed.
+  --force        Take over a hearth/ folder that hearth init did not write (the files in it
+                 that are not Hearth's are removed), and replace a hearth-sw.js that is not
+                 Hearth's (a file or a folder of yours of that name).
   -h, --help     This text.`;
 
 /**
@@ -88,6 +88,14 @@ async function runInit(args) {
   if (values.save && !packageJson) {
     throw new InitError(
       `--save found no package.json in ${process.cwd()} or above: run it in your site's folder.`,
+    );
+  }
+  // The postinstall copies only inside the project: a folder outside it would never be updated.
+  if (packageJson && !(await isInsideProject(publicDir, dirname(packageJson)))) {
+    throw new InitError(
+      `--save records only a folder inside ${dirname(packageJson)} (links resolved), where the ` +
+        `postinstall may copy; ${publicDir} is not. Run it without --save, and again after each ` +
+        `upgrade of hearth-llm (in your prebuild script, say).`,
     );
   }
 

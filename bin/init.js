@@ -4,9 +4,10 @@
  * site's public folder, and keeps them matching the installed version. `hearth.js` (the command)
  * and `postinstall.js` (the re-copy on upgrade) both call it.
  */
-import { copyFile, lstat, mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { lstat, mkdir, open, readFile, readdir, rm, stat } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isDirectory, isFile, missing, replaceFile } from './write.js';
 
 /** The package's root folder: this file is `<root>/bin/init.js`. */
 export const PACKAGE_ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -36,7 +37,8 @@ export class InitError extends Error {
  * @typedef {object} InitOptions
  * @property {string} publicDir The site's public folder (made if missing).
  * @property {boolean} [compat] Whether to copy `hearth/wllama-compat/` (default true).
- * @property {boolean} [force] Take over a non-empty `hearth/` that has no marker.
+ * @property {boolean} [force] Take over a non-empty `hearth/` that has no marker, and replace
+ *   whatever is at `hearth-sw.js` that is not Hearth's.
  * @property {string} [packageRoot] The package to copy from (default: this file's package).
  */
 
@@ -74,8 +76,10 @@ export async function packageVersion(packageRoot = PACKAGE_ROOT) {
 
 /**
  * Copies Hearth's files into `publicDir` and makes `publicDir/hearth/` match the package: only
- * `hearth-sw.js` and `hearth/` are written, files are rewritten only where their bytes differ,
- * and files of `hearth/` that the package no longer has are removed.
+ * `hearth-sw.js` and `hearth/` are written, files are rewritten only where their bytes differ
+ * (replaced, never written through: see write.js), and files of `hearth/` that the package no
+ * longer has are removed. A `hearth/` or `hearth-sw.js` that is not Hearth's is refused unless
+ * `force`, before anything is written.
  * @param {InitOptions} options
  * @returns {Promise<InitResult>}
  */
@@ -102,12 +106,13 @@ export async function init({
   const target = resolve(publicDir);
   const targetHearth = join(target, HEARTH_DIR);
   const first = await checkOwnership(targetHearth, force);
+  if (!force) await checkWorker(join(target, SW_FILE));
 
   const result = { version, first, files: 0, bytes: 0, written: 0, updated: 0, unchanged: 0 };
   await mkdir(targetHearth, { recursive: true });
   // The marker goes first: a run cut short leaves a folder the next run may finish, not a
   // folder it would refuse as someone else's.
-  await syncBytes(Buffer.from(`${JSON.stringify({ version })}\n`), join(targetHearth, MARKER_FILE));
+  await syncFile(Buffer.from(`${JSON.stringify({ version })}\n`), join(targetHearth, MARKER_FILE));
 
   for (const [path, kind] of wanted) {
     const to = join(targetHearth, path);
@@ -127,8 +132,8 @@ export async function init({
 }
 
 /**
- * Whether `dir` may be written: missing, empty, or marked as written by `hearth init`. Returns
- * whether this is the first init into it (no marker yet).
+ * Whether `dir` may be written: missing, empty, or marked as written by `hearth init` (the
+ * marker a file of its own, never a link). Returns whether this is the first init into it.
  * @param {string} dir
  * @param {boolean} force
  */
@@ -138,15 +143,63 @@ async function checkOwnership(dir, force) {
   if (!found.isDirectory()) {
     throw new InitError(`${dir} exists and is not a folder; move it away, then run this again.`);
   }
-  if (await isFile(join(dir, MARKER_FILE))) return false;
+  const markerPath = join(dir, MARKER_FILE);
+  const marker = await lstat(markerPath).catch(missing);
+  if (marker?.isFile()) return false;
   const entries = await readdir(dir);
-  if (entries.length > 0 && !force) {
-    throw new InitError(
-      `${dir} already holds files that hearth init did not write. Hearth needs that folder as its own ` +
-        `(it removes what it did not put there): move those files away, or run again with --force.`,
-    );
+  if (entries.length === 0 || force) return true;
+  throw new InitError(
+    marker
+      ? `${markerPath} is ${kindOf(marker)}, not the file hearth init writes, so ${dir} is not ` +
+          `taken as Hearth's. If that folder is Hearth's, delete ${MARKER_FILE} and run again ` +
+          `with --force, which removes the files in it that are not Hearth's (move yours out first).`
+      : `${dir} already holds files that hearth init did not write. Hearth needs that folder as its ` +
+          `own (it removes what it did not put there): move those files away, or run again with --force.`,
+  );
+}
+
+/** The build banner that starts each of Hearth's scripts (src/bridge/build-banner.ts). */
+const BANNER = /^\/\*! hearth-llm build \S+ \*\//;
+
+/**
+ * Refuses a `hearth-sw.js` that is not Hearth's: anything but a file whose first line is
+ * Hearth's build banner (a folder, a link, the site's own worker).
+ * @param {string} file
+ */
+async function checkWorker(file) {
+  const found = await lstat(file).catch(missing);
+  if (!found) return;
+  const what = found.isFile() ? await isHearthScript(file) : kindOf(found);
+  if (what === true) return;
+  throw new InitError(
+    `${file} is ${what || "a file that is not Hearth's (its first line names no hearth-llm build)"}, ` +
+      `where Hearth's service worker goes: Hearth needs that name. Move it away (rename your own ` +
+      `worker), or run again with --force to replace it${found.isDirectory() ? ' and all it holds' : ''}.`,
+  );
+}
+
+/**
+ * Whether the file at `file` starts with Hearth's build banner.
+ * @param {string} file
+ */
+async function isHearthScript(file) {
+  const handle = await open(file, 'r');
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(256), 0, 256, 0);
+    return BANNER.test(buffer.subarray(0, bytesRead).toString('latin1'));
+  } finally {
+    await handle.close();
   }
-  return true;
+}
+
+/**
+ * What a thing that is not a plain file is, for a message.
+ * @param {import('node:fs').Stats} found
+ */
+function kindOf(found) {
+  if (found.isFile()) return 'a file';
+  if (found.isDirectory()) return 'a folder';
+  return found.isSymbolicLink() ? 'a link' : 'a special file';
 }
 
 /**
@@ -195,36 +248,27 @@ async function removeExtra(dir, wanted, path = '') {
 }
 
 /**
- * Makes `to` a copy of `from`, writing only if its bytes differ.
- * @param {string} from
+ * Makes `to` a file holding `from` (a file's path, or bytes), writing only if its bytes differ.
+ * @param {string | Buffer} from
  * @param {string} to
  * @returns {Promise<'written' | 'updated' | 'unchanged'>}
  */
 async function syncFile(from, to) {
   const existing = await lstat(to).catch(missing);
   if (existing?.isFile()) {
-    const { size } = await stat(from);
+    const size = typeof from === 'string' ? (await stat(from)).size : from.length;
     // Sizes first: most changed files differ in size, and reading both costs twice the bytes.
-    if (existing.size === size && (await readFile(from)).equals(await readFile(to))) {
-      return 'unchanged';
-    }
-    await copyFile(from, to);
-    return 'updated';
+    const same =
+      existing.size === size &&
+      (typeof from === 'string' ? await readFile(from) : from).equals(await readFile(to));
+    if (same) return 'unchanged';
+  } else if (existing?.isDirectory()) {
+    // A folder where the file goes: left by an older layout of hearth/, or taken with --force.
+    await rm(to, { recursive: true, force: true });
   }
-  // A folder or a link where the file goes was left by an older layout of hearth/.
-  if (existing) await rm(to, { recursive: true, force: true });
-  await copyFile(from, to);
+  // A link there is replaced by the rename, never written through.
+  await replaceFile(to, from);
   return existing ? 'updated' : 'written';
-}
-
-/**
- * Writes `bytes` to `to` unless it holds them already.
- * @param {Buffer} bytes
- * @param {string} to
- */
-async function syncBytes(bytes, to) {
-  const existing = await readFile(to).catch(missing);
-  if (!existing?.equals(bytes)) await writeFile(to, bytes);
 }
 
 /**
@@ -258,26 +302,6 @@ async function countFiles(dir) {
  */
 function isUnder(path, dir) {
   return path === dir || path.startsWith(dir + sep);
-}
-
-/** @param {string} path */
-async function isFile(path) {
-  return (await stat(path).catch(missing))?.isFile() ?? false;
-}
-
-/** @param {string} path */
-async function isDirectory(path) {
-  return (await stat(path).catch(missing))?.isDirectory() ?? false;
-}
-
-/**
- * A `catch` handler that turns "no such file" into `undefined` and rethrows the rest.
- * @param {unknown} error
- * @returns {undefined}
- */
-function missing(error) {
-  if (/** @type {NodeJS.ErrnoException} */ (error).code === 'ENOENT') return undefined;
-  throw error;
 }
 
 /**
@@ -318,61 +342,4 @@ export function formatBytes(bytes) {
   if (bytes < 1000) return `${bytes} B`;
   if (bytes < 1_000_000) return `${(bytes / 1000).toFixed(1)} kB`;
   return `${(bytes / 1_000_000).toFixed(1)} MB`;
-}
-
-/** The package.json's fields `hearth init --save` writes and postinstall reads. */
-export const CONFIG_FIELD = 'hearth-llm';
-
-/**
- * The nearest package.json from `cwd` upward, or undefined when there is none.
- * @param {string} cwd
- * @returns {Promise<string | undefined>}
- */
-export async function findPackageJson(cwd) {
-  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
-    const file = join(dir, 'package.json');
-    if (await isFile(file)) return file;
-    if (dirname(dir) === dir) return undefined;
-  }
-}
-
-/**
- * Records `publicDir` in `packageJson`'s `"hearth-llm"` field, keeping the rest of the file,
- * its indentation, its line endings and its final newline. Returns whether the file changed.
- * @param {string} packageJson
- * @param {string} publicDir
- * @param {boolean} compat
- */
-export async function saveConfig(packageJson, publicDir, compat) {
-  const text = await readFile(packageJson, 'utf8');
-  /** @type {unknown} */
-  let parsed;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw new InitError(
-      `${packageJson} is not JSON (${errorMessage(error)}); fix it, then run this again.`,
-    );
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new InitError(`${packageJson} holds no JSON object; fix it, then run this again.`);
-  }
-  const manifest = /** @type {Record<string, unknown>} */ (parsed);
-  const previous = manifest[CONFIG_FIELD];
-  /** @type {Record<string, unknown>} */
-  const config = typeof previous === 'object' && previous !== null ? { ...previous } : {};
-  // Forward slashes on every platform: the file is shared between machines.
-  config.publicDir = relative(dirname(packageJson), resolve(publicDir)).split(sep).join('/') || '.';
-  if (compat) delete config.compat;
-  else config.compat = false;
-  manifest[CONFIG_FIELD] = config;
-
-  // A file kept on one line stays on one line.
-  const indent = /^([ \t]+)\S/m.exec(text)?.[1] ?? (text.trim().includes('\n') ? '  ' : '');
-  const newline = text.includes('\r\n') ? '\r\n' : '\n';
-  let json = JSON.stringify(manifest, null, indent).replace(/\n/g, newline);
-  if (/\r?\n$/.test(text)) json += newline;
-  if (json === text) return false;
-  await writeFile(packageJson, json);
-  return true;
 }

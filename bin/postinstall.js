@@ -3,10 +3,12 @@
  * @module
  * hearth-llm's postinstall: where the site that installs it recorded its public folder
  * (`hearth init <dir> --save`), copies this version's files there, so that an upgrade never leaves
- * the site serving files of the version before. Sites that recorded nothing hear nothing. It never
- * fails the install: a failure is a warning that names the command to run by hand.
+ * the site serving files of the version before. Sites that recorded nothing hear nothing, and so
+ * does an install that is not the site's own (a one-off `npx`, a global install, run from the
+ * site's folder). It never fails the install: a failure is a warning that names the command to
+ * run by hand.
  */
-import { readFile, realpath } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
 /** What to tell the user when the copy fails: the command that does it by hand. */
@@ -23,13 +25,17 @@ try {
 
 async function main() {
   // npm and pnpm set INIT_CWD to the folder the install ran in: the site's, not this package's.
+  // It is that folder whatever was installed: `npx hearth-llm@<old>`, `npm exec --package=<tgz>`
+  // or `npm i -g hearth-llm` run there set it too.
   const site = process.env.INIT_CWD;
   if (!site) return;
   // Imported here, not above: a broken copy of the package must end in the warning, not in a
   // failed install.
-  const { CONFIG_FIELD, displayDir, init, PACKAGE_ROOT } = await import('./init.js');
-  // `npm install` in hearth-llm's own folder (developing it) has no site to copy into.
-  if ((await realpathOrSelf(site)) === (await realpathOrSelf(PACKAGE_ROOT))) return;
+  const { displayDir, init, PACKAGE_ROOT } = await import('./init.js');
+  const { CONFIG_FIELD, installedIn, isInsideProject } = await import('./project.js');
+  // Only this site's own copy of hearth-llm copies into it; not one in the npm cache (npx), the
+  // global prefix, or hearth-llm's own folder (developing it).
+  if (!(await installedIn(PACKAGE_ROOT, await packageName(PACKAGE_ROOT), site))) return;
 
   let text;
   try {
@@ -59,6 +65,13 @@ async function main() {
   byHand = `npx hearth init ${shell}${compat === false ? ' --no-compat' : ''}`;
 
   const target = resolve(site, publicDir);
+  // A folder outside the project is written only when named on the command line.
+  if (!(await isInsideProject(target, site))) {
+    throw new Error(
+      `"${CONFIG_FIELD}".publicDir in ${join(site, 'package.json')} is ${target}, outside the ` +
+        `project (links resolved); the postinstall copies only inside it.`,
+    );
+  }
   const result = await init({ publicDir: target, compat: compat !== false });
   const shown = displayDir(target, site);
   const changes = [
@@ -74,9 +87,14 @@ async function main() {
 }
 
 /**
- * `path` with its links resolved, or as given where it cannot be.
- * @param {string} path
+ * The package's name in its package.json: the name it is installed under.
+ * @param {string} packageRoot
  */
-async function realpathOrSelf(path) {
-  return realpath(path).catch(() => path);
+async function packageName(packageRoot) {
+  try {
+    const { name } = JSON.parse(await readFile(join(packageRoot, 'package.json'), 'utf8'));
+    return typeof name === 'string' ? name : 'hearth-llm';
+  } catch {
+    return 'hearth-llm';
+  }
 }

@@ -3,68 +3,27 @@
  * child process, from a package folder laid out as the published hearth-llm is (bin/ and a small
  * files/ tree), copying into a site's public folder in a temporary directory.
  */
-import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import {
-  cp,
-  lstat,
-  mkdir,
-  mkdtemp,
-  readdir,
-  readFile,
-  rm,
-  utimes,
-  writeFile,
-} from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  age,
+  exists,
+  fakePackage,
+  fakeSite,
+  FILES,
+  hearth,
+  node,
+  postinstall,
+  REPO,
+  snapshot,
+  tempDir,
+  VERSION,
+  writeTree,
+} from './fixtures';
 
-const REPO = fileURLToPath(new URL('../../../', import.meta.url));
-const VERSION = '1.2.3';
-
-/** The files/ tree of the fake package, by path under files/. */
-const FILES: Record<string, string> = {
-  'hearth-sw.js': 'self.addEventListener("fetch", () => {});\n',
-  'hearth/hearth.js': 'export function startHearth() {}\n',
-  'hearth/sub/x.js': 'export const x = 1;\n',
-  'hearth/wllama-compat/3.13.0/wllama.js': 'export const wllama = "compat";\n',
-};
-
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function tempDir() {
-  const dir = await mkdtemp(join(tmpdir(), 'hearth-cli-'));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-/** Writes `files` (path → text) under `root`. */
-async function writeTree(root: string, files: Record<string, string>) {
-  for (const [path, text] of Object.entries(files)) {
-    await mkdir(dirname(join(root, path)), { recursive: true });
-    await writeFile(join(root, path), text);
-  }
-}
-
-/** A package folder as published: the repo's bin/, a files/ tree and a package.json. */
-async function fakePackage(manifest: Record<string, unknown> = {}) {
-  const root = join(await tempDir(), 'hearth-llm');
-  await cp(join(REPO, 'bin'), join(root, 'bin'), { recursive: true });
-  await writeTree(join(root, 'files'), FILES);
-  await writeFile(
-    join(root, 'package.json'),
-    JSON.stringify({ name: 'hearth-llm', version: VERSION, type: 'module', ...manifest }),
-  );
-  return root;
-}
-
-/** A site folder with its own files in public/, beside where Hearth's go. */
 /** Whether `dir` or a folder above it holds a package.json. */
 function packageJsonAbove(dir: string): boolean {
   for (let at = dir; ; at = dirname(at)) {
@@ -72,78 +31,6 @@ function packageJsonAbove(dir: string): boolean {
     if (dirname(at) === at) return false;
   }
 }
-
-async function fakeSite(manifest?: string) {
-  const site = await tempDir();
-  await writeTree(site, {
-    'public/index.html': '<!doctype html><title>site</title>\n',
-    'public/other/data.json': '{"site":true}\n',
-  });
-  if (manifest !== undefined) await writeFile(join(site, 'package.json'), manifest);
-  return site;
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `node <script> ...args` and resolves with its exit code and output, whatever the code. */
-function node(script: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }) {
-  // npm sets INIT_CWD for the test run itself: only the postinstall tests pass one on.
-  const { INIT_CWD: _, ...env } = process.env;
-  return new Promise<Run>((done) => {
-    execFile(
-      process.execPath,
-      [script, ...args],
-      { cwd: options.cwd, env: { ...env, ...options.env } },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
-        done({ code, stdout, stderr });
-      },
-    );
-  });
-}
-
-const hearth = (pkg: string, args: string[], cwd: string) =>
-  node(join(pkg, 'bin', 'hearth.js'), args, { cwd });
-
-const postinstall = (pkg: string, initCwd: string) =>
-  node(join(pkg, 'bin', 'postinstall.js'), [], { cwd: pkg, env: { INIT_CWD: initCwd } });
-
-/** Every file and folder under `root`: its kind, mtime and, for files, a hash of its bytes. */
-async function snapshot(root: string) {
-  const entries: Record<string, string> = {};
-  async function walk(dir: string) {
-    for (const name of (await readdir(dir)).sort()) {
-      const path = join(dir, name);
-      const info = await lstat(path);
-      const hash = info.isFile()
-        ? createHash('sha256')
-            .update(await readFile(path))
-            .digest('hex')
-        : 'dir';
-      entries[relative(root, path)] = `${hash} ${info.mtimeMs}`;
-      if (info.isDirectory()) await walk(path);
-    }
-  }
-  await walk(root);
-  return entries;
-}
-
-/** Sets every mtime under `root` to one long ago, so that a rewrite cannot go unseen. */
-async function age(root: string) {
-  const then = new Date('2001-01-01T00:00:00Z');
-  for (const path of Object.keys(await snapshot(root))) await utimes(join(root, path), then, then);
-  await utimes(root, then, then);
-}
-
-const exists = (path: string) =>
-  lstat(path).then(
-    () => true,
-    () => false,
-  );
 
 describe('hearth init', () => {
   it('copies hearth-sw.js and hearth/ into the public folder byte for byte and marks hearth/ with the version', async () => {
@@ -394,10 +281,10 @@ describe('hearth', () => {
 
 describe('postinstall', () => {
   it('copies the files into the folder the site recorded, honouring compat: false, and prints one line', async () => {
-    const pkg = await fakePackage();
     const site = await fakeSite(
       JSON.stringify({ 'hearth-llm': { publicDir: 'public', compat: false } }),
     );
+    const pkg = await fakePackage({}, join(site, 'node_modules/hearth-llm'));
 
     const run = await postinstall(pkg, site);
 
@@ -441,8 +328,8 @@ describe('postinstall', () => {
   });
 
   it('exits 0 with a warning naming npx hearth init when the recorded folder cannot be written', async () => {
-    const pkg = await fakePackage();
     const site = await fakeSite(JSON.stringify({ 'hearth-llm': { publicDir: 'blocked' } }));
+    const pkg = await fakePackage({}, join(site, 'node_modules/hearth-llm'));
     await writeFile(join(site, 'blocked'), 'a file where the folder should be\n');
 
     const run = await postinstall(pkg, site);
