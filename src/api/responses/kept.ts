@@ -21,7 +21,8 @@ function splitRest(rest: string): { id: string; tail: string } {
   } catch {
     // Kept as sent: it names no response, and the 404 says so.
   }
-  return { id, tail: slash === -1 ? '' : rest.slice(slash + 1) };
+  // `{id}/` (a second trailing slash: the router takes one) is no route: its tail is not empty.
+  return { id, tail: slash === -1 ? '' : rest.slice(slash + 1) || '/' };
 }
 
 const listQuery = v.object({

@@ -282,6 +282,23 @@ describe('the conversation kept on the device', () => {
     expect((await stack.api.fetch(getRequest(`${PATH}/${first.id}`))).status).toBe(200);
   });
 
+  it('takes one trailing slash after the id, and reads a second as another, unknown path', async () => {
+    const { body } = await create({ input: 'kept' });
+    expect((await stack.api.fetch(getRequest(`${PATH}/${body.id}/`))).status).toBe(200);
+    const twice = await stack.api.fetch(getRequest(`${PATH}/${body.id}//`));
+    expect(twice.status).toBe(404);
+    expect(((await twice.json()) as Json).error.code).toBe('unknown_url');
+    const deleted = await stack.api.fetch(
+      new Request(`${URL_BASE}${PATH}/${body.id}//`, {
+        method: 'DELETE',
+        headers: { authorization: 'Bearer k' },
+      }),
+    );
+    expect(deleted.status).toBe(404);
+    // Still kept: the DELETE named no response.
+    expect((await stack.api.fetch(getRequest(`${PATH}/${body.id}`))).status).toBe(200);
+  });
+
   it('keeps nothing with store: false', async () => {
     const { body } = await create({ input: 'not kept', store: false });
     expect(body.store).toBe(false);
