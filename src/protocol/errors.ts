@@ -25,7 +25,8 @@ const CODES = {
   unknown_url: [404, 'not_found_error'],
   // A response, or an item of one, that is not kept on the device (never stored, deleted, or
   // past the bounds of docs/api.md's Responses section).
-  response_not_found: [404, 'not_found_error'],
+  // OpenAI's type for it, where its other 404s have `not_found_error`.
+  response_not_found: [404, 'invalid_request_error'],
   method_not_allowed: [405, 'invalid_request_error'],
   model_in_use: [409, 'invalid_request_error'],
   // Adding a model under an id the catalogue has (built in, or added before).

@@ -46,24 +46,31 @@ const ID_PREFIX: Record<string, 'msg' | 'fc' | 'fco' | 'rs' | 'item'> = {
   reasoning: 'rs',
 };
 
-/** The request's `input` as items to keep: a string is one user message; every item gets an id. */
+/** A message's content as OpenAI lists it: parts, `output_text` for the assistant's. */
+function contentParts(role: unknown, content: unknown): unknown {
+  if (typeof content !== 'string') return content;
+  return role === 'assistant'
+    ? [{ type: 'output_text', text: content, annotations: [] }]
+    : [{ type: 'input_text', text: content }];
+}
+
+/**
+ * The request's `input` as items to keep and list, as OpenAI lists them: a string is one user
+ * message; every item gets an id (and a message its `type`), its status, and a message's text
+ * content becomes parts.
+ */
 export function inputItems(input: ParsedResponseRequest['input']): InputItem[] {
   if (input == null) return [];
-  if (typeof input === 'string') {
-    return [
-      {
-        id: newItemId('msg'),
-        type: 'message',
-        role: 'user',
-        content: [{ type: 'input_text', text: input }],
-      },
-    ];
-  }
-  return input.map((raw: ParsedInputItem) => {
-    const item = { ...(raw as Record<string, unknown>) };
+  const raw: ParsedInputItem[] =
+    typeof input === 'string' ? [{ role: 'user', content: input }] : input;
+  return raw.map((entry) => {
+    const item = { ...(entry as Record<string, unknown>) };
     const type = typeof item.type === 'string' ? item.type : 'message';
     const id = typeof item.id === 'string' && item.id !== '' ? item.id : undefined;
-    return { ...item, type, id: id ?? newItemId(ID_PREFIX[type] ?? 'item') };
+    const kept: InputItem = { ...item, type, id: id ?? newItemId(ID_PREFIX[type] ?? 'item') };
+    if (type === 'message') kept.content = contentParts(item.role, item.content);
+    if (type !== 'item_reference' && type !== 'reasoning') kept.status ??= 'completed';
+    return kept;
   });
 }
 
