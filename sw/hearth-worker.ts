@@ -163,12 +163,16 @@ export function startHearthWorker(options: HearthWorkerOptions): HearthWorker {
     // The Responses API's conversations, kept per install (docs/api.md, Responses: kept on the device).
     responses: idbResponseStore(),
     images: {
-      fetch: (url) => fetch(url, { credentials: 'same-origin' }),
-      // Decoded whole (a GIF's first frame) and let go: an image that does not decode is refused
-      // before any engine is asked.
+      // With images.ts's init: no redirect followed, no cookies sent (docs/api.md, Images).
+      fetch: (url, init) => fetch(url, init),
+      // Decoded whole (a GIF's first frame) and let go, after images.ts has measured its frames
+      // against the limits: an image that does not decode, or decodes larger than it measured, is
+      // refused before any engine is asked.
       decode: async (image) => {
         const bitmap = await createImageBitmap(new Blob([image.bytes], { type: image.type }));
+        const size = { width: bitmap.width, height: bitmap.height };
         bitmap.close();
+        return size;
       },
     },
     adding: {

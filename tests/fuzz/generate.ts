@@ -10,6 +10,7 @@
  * mutation once (every branch, whatever the seed); the rest are drawn at random.
  */
 import { routeCases } from './routes';
+import { imageCases } from './images';
 import { echoExpectation, type Reply } from './oracle';
 
 // ---------------------------------------------------------------------------------------------
@@ -1589,6 +1590,8 @@ function mutations(): Mutation[] {
   );
   // HEAD, slashes and the management routes' bodies (routes.ts).
   for (const m of routeCases()) add(m);
+  // Images whose header and frames disagree, and a request's caps on images (images.ts).
+  for (const m of imageCases()) add(m);
   return list;
 }
 

@@ -11,7 +11,7 @@ import { OpenAIError } from '../../../src/protocol/errors';
 import { ECHO_MODEL, staticModelDirectory } from '../../../src/models/models';
 import type { InputImage } from '../../../src/protocol/types';
 import { parseChatRequest } from '../../../src/protocol/validate';
-import { dataUrl, imageMessage, solidPng } from '../../test-images';
+import { dataUrl, gif, imageMessage, solidPng } from '../../test-images';
 import { chatRequest, echoStack, URL_BASE } from '../helpers';
 
 const ORIGIN = URL_BASE;
@@ -31,15 +31,6 @@ async function read(messages: unknown[], deps: Partial<ImageDeps> = {}) {
   const request = parseChatRequest({ model: 'hearth/echo', messages });
   await readImages(request, { origin: ORIGIN, ...deps });
   return request;
-}
-
-/** A GIF's header of `width`×`height` (its first frame is not needed to measure it). */
-function gifHeader(width: number, height: number): Uint8Array {
-  const bytes = new Uint8Array(13);
-  bytes.set(new TextEncoder().encode('GIF89a'));
-  new DataView(bytes.buffer).setUint16(6, width, true);
-  new DataView(bytes.buffer).setUint16(8, height, true);
-  return bytes;
 }
 
 /** `png` with the size its header claims changed to `width`×`height`. */
@@ -107,8 +98,12 @@ describe('readImages', () => {
   });
 
   it('tells the format by its bytes, not by the type the data URL claims', async () => {
-    const gif = gifHeader(7, 5);
-    const request = await read([imageMessage('x', dataUrl(gif, 'image/png'))]);
+    const request = await read([
+      imageMessage(
+        'x',
+        dataUrl(gif({ width: 7, height: 5 }, [{ width: 7, height: 5 }]), 'image/png'),
+      ),
+    ]);
     expect(request.messages[0]?.parts?.[1]).toMatchObject({
       source: { type: 'image/gif', width: 7, height: 5 },
     });
