@@ -137,6 +137,16 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/documents/**'],
+    rules: {
+      ...onlyImports(
+        ['\\./', '\\.\\./protocol/', 'valibot$', 'minisearch$', 'htmlparser2$'],
+        'src/documents imports only itself, src/protocol, minisearch and htmlparser2 (docs/architecture.md).',
+      ),
+      'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
+    },
+  },
+  {
     files: ['src/servers/**'],
     rules: {
       ...onlyImports(
@@ -152,12 +162,12 @@ export default tseslint.config(
       ...onlyImports(
         [
           '\\./',
-          '\\.\\./(protocol|models|servers)/',
+          '\\.\\./(protocol|models|servers|documents)/',
           'valibot$',
           'image-size/types/',
           RELAY_ROUTES,
         ],
-        'src/api imports only itself, src/protocol, src/models, src/servers and the route table (docs/architecture.md), and image-size’s header readers.',
+        'src/api imports only itself, src/protocol, src/models, src/servers, src/documents and the route table (docs/architecture.md), and image-size’s header readers.',
       ),
       'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
     },
@@ -167,8 +177,13 @@ export default tseslint.config(
     files: ['src/api/*/**'],
     rules: {
       ...onlyImports(
-        ['\\./', '\\.\\./[a-z-]+$', '\\.\\./\\.\\./(protocol|models|servers)/', 'valibot$'],
-        'src/api imports only itself, src/protocol, src/models, src/servers and the route table (docs/architecture.md).',
+        [
+          '\\./',
+          '\\.\\./[a-z-]+$',
+          '\\.\\./\\.\\./(protocol|models|servers|documents)/',
+          'valibot$',
+        ],
+        'src/api imports only itself, src/protocol, src/models, src/servers, src/documents and the route table (docs/architecture.md).',
       ),
       'no-restricted-globals': ['error', ...RUNTIME_GLOBALS],
     },
