@@ -4,10 +4,9 @@
  * `input_items`, `DELETE /responses/{id}`, and Hearth's `GET` and `DELETE /v1/hearth/responses`,
  * which list and clear them (Settings → Developer calls these).
  */
-import * as v from 'valibot';
 import { OpenAIError } from '../../protocol/errors';
 import { jsonResponse } from '../../protocol/respond';
-import { issueToError } from '../../protocol/validate';
+import { cursorPage, cursorQuery } from '../list-page';
 import { notFound } from './responses';
 import type { ResponseStore } from './store';
 
@@ -25,15 +24,6 @@ function splitRest(rest: string): { id: string; tail: string } {
   return { id, tail: slash === -1 ? '' : rest.slice(slash + 1) || '/' };
 }
 
-const listQuery = v.object({
-  limit: v.optional(
-    v.pipe(v.string(), v.toNumber(), v.integer(), v.minValue(1), v.maxValue(100)),
-    '20',
-  ),
-  order: v.optional(v.picklist(['asc', 'desc']), 'desc'),
-  after: v.optional(v.string()),
-});
-
 /** `GET /responses/{id}` and `GET /responses/{id}/input_items`. */
 export async function readResponse(
   request: Request,
@@ -48,36 +38,9 @@ export async function readResponse(
   const record = await store.get(id);
   if (!record) throw notFound(id);
   if (tail === '') return jsonResponse(record.response, requestId);
-  const params = new URL(request.url).searchParams;
-  const query = v.safeParse(listQuery, {
-    limit: params.get('limit') ?? undefined,
-    order: params.get('order') ?? undefined,
-    after: params.get('after') ?? undefined,
-  });
-  if (!query.success) throw issueToError(query.issues[0]);
-  const { limit, order, after } = query.output;
-  let items = [...record.context, ...record.input];
-  if (order === 'desc') items.reverse();
-  if (after !== undefined) {
-    const at = items.findIndex((item) => item.id === after);
-    if (at === -1) {
-      throw new OpenAIError('invalid_value', `Invalid value for 'after': no item '${after}'.`, {
-        param: 'after',
-      });
-    }
-    items = items.slice(at + 1);
-  }
-  const data = items.slice(0, limit);
-  return jsonResponse(
-    {
-      object: 'list',
-      data,
-      first_id: data[0]?.id ?? null,
-      last_id: data.at(-1)?.id ?? null,
-      has_more: items.length > limit,
-    },
-    requestId,
-  );
+  // The model's reading order: the earlier turns, then this request's input.
+  const page = cursorPage([...record.context, ...record.input], cursorQuery(request.url));
+  return jsonResponse(page, requestId);
 }
 
 /** `DELETE /responses/{id}`. */
