@@ -4,8 +4,9 @@
 // and several) called directly in the engine worker (bench/real-engine.mjs), and llama.cpp's
 // embeddings on the benchmark embedding GGUF (~50 MB) likewise (bench/real-embed.mjs), images
 // with the vision fixture, with and without (bench/vision.mjs), and a model on a server the user
-// added, against the same server fetched directly from the page (bench/servers.mjs). Prints a
-// table and writes bench/results/latest.json.
+// added, against the same server fetched directly from the page (bench/servers.mjs), and a
+// Responses stream against a chat-completions stream of the same reply (bench/responses.mjs).
+// Prints a table and writes bench/results/latest.json.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname } from 'node:path';
@@ -17,6 +18,7 @@ import { BENCH_OPTIONS, fixtureEmbeddingGguf, fixtureGguf } from '../scripts/fix
 import { fixtureVisionGguf, VISION_BENCH_OPTIONS } from '../scripts/fixture-vision.mjs';
 import { EMBED_TARGETS, measureEmbed } from './real-embed.mjs';
 import { LLAMA_TARGETS, measureLlama } from './real-engine.mjs';
+import { RESPONSES_TARGETS, measureResponses } from './responses.mjs';
 import { SERVER_TARGETS, measureServers } from './servers.mjs';
 import { SITE_TARGETS, measureSite, siteTables } from './site.mjs';
 import { VISION_TARGETS, measureVision } from './vision.mjs';
@@ -47,6 +49,11 @@ const MODELS_FILE = `${OUT_DIR}.models.json`;
 const quick = process.argv.includes('--quick');
 /** Only the stream rows (the floor and the API, streamed): `npm run bench -- --stream`. */
 const streamOnly = process.argv.includes('--stream');
+/**
+ * Only the Responses rows (a Responses stream against a chat stream of the same reply):
+ * `npm run bench -- --responses`.
+ */
+const responsesOnly = process.argv.includes('--responses');
 /** Only the image rows: `npm run bench -- --vision`. */
 const visionOnly = process.argv.includes('--vision');
 /** Only the embedding rows: `npm run bench -- --embed`. */
@@ -64,7 +71,8 @@ const llamaOnly = process.argv.includes('--llama');
  */
 const siteOnly = process.argv.includes('--site');
 /** A run of some rows only, which writes a file of its own. */
-const partial = streamOnly || embedOnly || serversOnly || llamaOnly || siteOnly || visionOnly;
+const partial =
+  streamOnly || responsesOnly || embedOnly || serversOnly || llamaOnly || siteOnly || visionOnly;
 /** Sizes of each measurement (a quick run is for checking the bench itself). */
 const N = quick
   ? {
@@ -75,6 +83,7 @@ const N = quick
       sdkTokens: 200,
       sdkRuns: 1,
       ttftRuns: 5,
+      responses: { tokens: 2_000, runs: 3, ttftRuns: 6 },
       memoryTokens: 20_000,
       llama: {
         decodeSeconds: 2,
@@ -106,6 +115,7 @@ const N = quick
       sdkTokens: 2_000,
       sdkRuns: 3,
       ttftRuns: 100,
+      responses: { tokens: 20_000, runs: 31, ttftRuns: 100 },
       memoryTokens: 200_000,
       llama: {
         decodeSeconds: 3,
@@ -328,6 +338,15 @@ async function main() {
       await measureServerRows();
       return { results, chromium: browser.version() };
     }
+    const measureResponsesRows = async () =>
+      Object.assign(
+        results,
+        await measureResponses({ page: bench, origin, sizes: N.responses, log }),
+      );
+    if (responsesOnly) {
+      await measureResponsesRows();
+      return { results, chromium: browser.version() };
+    }
 
     if (!streamOnly) {
       log(`${N.requests} requests each, alternating the floor and the API`);
@@ -459,6 +478,8 @@ async function main() {
     // of the differences is steadier than the difference of the medians on a busy machine.
     results.ttft_added_ms = round(median(ttft.viaApi.map((t, i) => t - ttft.direct[i])));
 
+    await measureResponsesRows();
+
     log(`worker and service-worker heap around a ${N.memoryTokens}-token stream`);
     await streamRate(bench, api, 1000); // warm both workers up
     const before = await workerHeaps(browser);
@@ -551,6 +572,7 @@ const TARGETS = [
   ],
   ['memory_growth_mb', 'worker + service-worker heap growth, MB', (v) => v <= 5, '≤ 5'],
   ['concurrent_ok', '3 tabs × 10 parallel requests answered right', (v) => v === 30, '30'],
+  ...RESPONSES_TARGETS,
   ...LLAMA_TARGETS,
   ...SERVER_TARGETS,
   ...EMBED_TARGETS,
@@ -584,6 +606,7 @@ const report = {
   date: new Date().toISOString(),
   quick,
   ...(streamOnly && { stream_only: true }),
+  ...(responsesOnly && { responses_only: true }),
   ...(embedOnly && { embed_only: true }),
   ...(visionOnly && { vision_only: true }),
   ...(serversOnly && { servers_only: true }),
@@ -603,17 +626,19 @@ const name = quick
   ? 'quick'
   : streamOnly
     ? 'stream'
-    : embedOnly
-      ? 'embed'
-      : visionOnly
-        ? 'vision'
-        : serversOnly
-          ? 'servers'
-          : llamaOnly
-            ? 'llama'
-            : siteOnly
-              ? 'site'
-              : 'latest';
+    : responsesOnly
+      ? 'responses'
+      : embedOnly
+        ? 'embed'
+        : visionOnly
+          ? 'vision'
+          : serversOnly
+            ? 'servers'
+            : llamaOnly
+              ? 'llama'
+              : siteOnly
+                ? 'site'
+                : 'latest';
 const file = `bench/results/${name}.json`;
 writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
 console.log(`\nwrote ${file}`);

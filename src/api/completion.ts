@@ -125,7 +125,7 @@ const encoder = new TextEncoder();
  * time, which costs less than a `TextEncoder` call; the rest from the first other unit on is
  * left to `encodeInto`.
  */
-function writeUtf8(text: string, into: Uint8Array, at: number): number {
+export function writeUtf8(text: string, into: Uint8Array, at: number): number {
   for (let i = 0; i < text.length; i += 1) {
     const unit = text.charCodeAt(i);
     if (unit >= 0x80) return at + encoder.encodeInto(text.slice(i), into.subarray(at)).written;

@@ -3,11 +3,13 @@
  * A response as it is made: the chat pipeline's outputs (token batches, tool calls, the end)
  * become `output` items, and, for a stream, the events of docs/api.md's Responses section, each
  * with its `sequence_number`. A text token's event is written from a prefix and suffix made once
- * per message item, so that it costs what a chat chunk costs: one `JSON.stringify` of its text.
+ * per message item, so that it costs what a chat chunk costs: one `JSON.stringify` of its text; a
+ * stream's batch of tokens is written straight to bytes (`tokenBytes`), as chat's is.
  */
 import type { EngineUsage, Token } from '../../protocol/host/backend';
 import { estimateCost, type ModelPrice } from '../../models/models';
 import { sseJson } from '../../protocol/sse';
+import { writeUtf8 } from '../completion';
 import type { FinishReason, TokenLogprob, ToolCall } from '../../protocol/types';
 import type { OfferedName } from './translate';
 import { newItemId } from './translate';
@@ -19,6 +21,28 @@ import type {
   ResponseObject,
   ResponseUsage,
 } from './types';
+
+const encoder = new TextEncoder();
+/** What follows a delta event's sequence number, up to its text's JSON. */
+const MIDDLE = ',"delta":';
+const MIDDLE_BYTES = encoder.encode(MIDDLE);
+/** What follows the text's JSON: the end of the object and of the event. */
+const END = '}\n\n';
+const END_BYTES = encoder.encode(END);
+
+/**
+ * Writes `n` (a whole number ≥ 0) in decimal ASCII into `into` at `at`; returns where it ends.
+ */
+function writeDecimal(n: number, into: Uint8Array, at: number): number {
+  let digits = 1;
+  for (let rest = n; rest >= 10; rest = Math.floor(rest / 10)) digits += 1;
+  let rest = n;
+  for (let i = at + digits - 1; i >= at; i -= 1) {
+    into[i] = 48 + (rest % 10);
+    rest = Math.floor(rest / 10);
+  }
+  return at + digits;
+}
 
 /** One SSE event: its type as the `event:` line, and the same in its JSON. */
 function event(type: string, sequence: number, fields: Record<string, unknown>): string {
@@ -52,8 +76,8 @@ interface Open {
   logprobs: TokenLogprob[];
   /** `event: …data: {…,"sequence_number":` */
   prefix: string;
-  /** `,"delta":` */
-  middle: string;
+  /** The same as UTF-8. */
+  prefixBytes: Uint8Array;
 }
 
 /** Makes one response from the pipeline's outputs; `sse` also writes its events. */
@@ -113,13 +137,14 @@ export class ResponseWriter {
     const head = { type: deltaType, item_id: item.id, output_index: index, content_index: 0 };
     // The JSON of a delta event, up to its sequence number; the text goes last.
     const json = sseJson(reasoning ? head : { ...head, logprobs: [] });
+    const prefix = `event: ${deltaType}\ndata: ${json.slice(0, -1)},"sequence_number":`;
     this.#open = {
       item,
       index,
       text: '',
       logprobs: [],
-      prefix: `event: ${deltaType}\ndata: ${json.slice(0, -1)},"sequence_number":`,
-      middle: ',"delta":',
+      prefix,
+      prefixBytes: encoder.encode(prefix),
     };
     const part = reasoning
       ? { type: 'reasoning_text', text: '' }
@@ -197,10 +222,59 @@ export class ResponseWriter {
           delta: text,
         });
       } else {
-        out += `${open.prefix}${this.#sequence++}${open.middle}${sseJson(text)}}\n\n`;
+        out += `${open.prefix}${this.#sequence++}${MIDDLE}${sseJson(text)}${END}`;
       }
     }
     return out;
+  }
+
+  /**
+   * `tokens(tokens)` as UTF-8 bytes, written straight into one buffer: a plain token of the open
+   * message is its item's prefix, its sequence number, its JSON and the frame's end; any other
+   * token's events are written from their text.
+   */
+  tokenBytes(tokens: readonly Token[]): Uint8Array {
+    // Each token's JSON when its delta is framed (with its frame and number), else its events.
+    const texts: string[] = [];
+    const frames: (Uint8Array | undefined)[] = [];
+    const sequences: number[] = [];
+    const fixed = MIDDLE_BYTES.length + END_BYTES.length + 16;
+    let room = 0;
+    for (const token of tokens) {
+      const open = this.#open;
+      if (this.#sse && typeof token === 'string' && open?.item.type === 'message') {
+        open.text += token;
+        const json = sseJson(token);
+        texts.push(json);
+        frames.push(open.prefixBytes);
+        sequences.push(this.#sequence++);
+        room += open.prefixBytes.length + fixed + 3 * json.length;
+      } else {
+        const text = this.tokens([token]);
+        texts.push(text);
+        frames.push(undefined);
+        sequences.push(0);
+        room += 3 * text.length;
+      }
+    }
+    const out = new Uint8Array(room);
+    let at = 0;
+    for (let i = 0; i < texts.length; i += 1) {
+      const frame = frames[i];
+      if (frame) {
+        out.set(frame, at);
+        at = writeDecimal(sequences[i] ?? 0, out, at + frame.length);
+        out.set(MIDDLE_BYTES, at);
+        at = writeUtf8(texts[i] ?? '', out, at + MIDDLE_BYTES.length);
+        out.set(END_BYTES, at);
+        at += END_BYTES.length;
+      } else {
+        at = writeUtf8(texts[i] ?? '', out, at);
+      }
+    }
+    // Plain ASCII leaves two thirds of each token's JSON room unused: a copy of the written
+    // part when that is much, so that the stream does not hold the slack.
+    return at * 2 < room ? out.slice(0, at) : out.subarray(0, at);
   }
 
   /** Events for the model's calls of functions, each an item of its own. */
@@ -247,6 +321,16 @@ export class ResponseWriter {
 
   /** The last events; the response is complete (or incomplete, cut at `max_output_tokens`). */
   end(finish: FinishReason, usage: EngineUsage | null, price: ModelPrice): string {
+    const [closing, last] = this.endParts(finish, usage, price);
+    return closing + last;
+  }
+
+  /**
+   * `end()` in two: the events that close the output (its items done), and the last one
+   * (`response.completed` or `response.incomplete`), which a stream may hold back until the
+   * response is kept.
+   */
+  endParts(finish: FinishReason, usage: EngineUsage | null, price: ModelPrice): [string, string] {
     const cut = finish === 'length';
     // An empty answer is still a message with its (empty) text, as OpenAI sends.
     let out = this.#response.output.length === 0 ? this.#openItem(false) : '';
@@ -256,7 +340,7 @@ export class ResponseWriter {
     response.incomplete_details = cut ? { reason: 'max_output_tokens' } : null;
     response.completed_at = Math.floor(Date.now() / 1000);
     response.usage = responseUsage(usage, this.#reasoningTokens, price);
-    return out + this.#event(cut ? 'response.incomplete' : 'response.completed', { response });
+    return [out, this.#event(cut ? 'response.incomplete' : 'response.completed', { response })];
   }
 
   /** The last event of a response that failed once under way. */

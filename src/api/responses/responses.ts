@@ -229,10 +229,14 @@ export async function createResponse(
       names: translation.names,
       logprobs: accepted.chat.logprobs === true,
     });
-  const finish: Finish = async (writer, end) => {
-    const events = writer.end(end.finish_reason, end.usage, accepted.model.price);
+  const finish: Finish = async (writer, end, send) => {
+    const [closing, last] = writer.endParts(end.finish_reason, end.usage, accepted.model.price);
+    // The items' last events (each carrying the whole text) travel while the response is kept;
+    // the response's own last event waits for it, so that a client may name it at once
+    // (`previous_response_id`).
+    send(closing);
     if (writer.response.store) await keep(deps.store, writer.response, input, earlier);
-    return events;
+    send(last);
   };
   if (!stream) {
     return new Response(jsonBody(run, first, newWriter, finish), {
@@ -244,7 +248,12 @@ export async function createResponse(
   });
 }
 
-type Finish = (writer: ResponseWriter, end: Extract<Output, { type: 'end' }>) => Promise<string>;
+/** Ends the response: its last events, given to `send` (nothing in a JSON body), and keeping it. */
+type Finish = (
+  writer: ResponseWriter,
+  end: Extract<Output, { type: 'end' }>,
+  send: (events: string) => void,
+) => Promise<void>;
 
 /** The events of one output; true at the end. */
 async function write(
@@ -255,7 +264,7 @@ async function write(
 ): Promise<boolean> {
   switch (output.type) {
     case 'tokens':
-      controller.enqueue(encoder.encode(writer.tokens(output.tokens)));
+      controller.enqueue(writer.tokenBytes(output.tokens));
       return false;
     case 'tool_calls':
       controller.enqueue(encoder.encode(writer.toolCalls(output.calls)));
@@ -266,7 +275,9 @@ async function write(
     case 'embeddings':
       throw new OpenAIError('engine_error', 'The engine sent several choices to a response.');
     case 'end':
-      controller.enqueue(encoder.encode(await finish(writer, output)));
+      await finish(writer, output, (events) => {
+        if (events) controller.enqueue(encoder.encode(events));
+      });
       controller.close();
       return true;
   }
@@ -321,7 +332,7 @@ function jsonBody(run: ChatRun, first: Output, newWriter: () => ResponseWriter, 
             }
           };
         });
-        await finish(writer, end);
+        await finish(writer, end, () => {});
       } catch (err) {
         if (run.cancelled) return; // the client cancelled: nobody is reading any more
         // The status line is out: all that is left is to cut the body off.
