@@ -90,10 +90,12 @@ console.log(`Hearth relay is running.
   Base URL:      ${relay.baseUrl}   (gateways, curl)
   SDK base URL:  ${relay.sdkBaseUrl}
   API key:       ${relay.key}
+  Fingerprint:   ${relay.fingerprint}   (of the key: the browser's confirmation shows the same)
 
 ${relay.exposure}
 
-Pair a tab of the app: open this link in the browser where Hearth runs, and confirm.
+Pair a tab of the app: open this link in the browser where Hearth runs, check that the
+confirmation shows the fingerprint above, and confirm.
   ${relay.pairingLink}
 
 Press Ctrl+C to stop.`);

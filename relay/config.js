@@ -3,7 +3,7 @@
  * The relay's config file: its API key, made at first start and kept from then on, so that the
  * callers configured with it go on working across restarts. Only the user may read the file.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -30,6 +30,18 @@ export function defaultConfigFile(env = process.env) {
 /** A new key, as random as the app's own issued keys. */
 export function newKey() {
   return `hk-${randomBytes(24).toString('base64url')}`;
+}
+
+/**
+ * A short fingerprint of `key` for people to compare, never the key itself: the first 8 bytes of
+ * its SHA-256 as four groups of hex (`3f9a-c21e-77b0-d4e5`). The relay prints it beside its key
+ * and puts it in its pairing link; the tab's confirmation shows the one of the link, and the tab
+ * refuses a relay whose key does not have it (src/relay-tab/relay-keys.ts makes it the same way).
+ * @param {string} key
+ */
+export function keyFingerprint(key) {
+  const hex = createHash('sha256').update(key, 'utf8').digest('hex').slice(0, 16);
+  return /** @type {string[]} */ (hex.match(/.{4}/g)).join('-');
 }
 
 /**

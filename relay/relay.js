@@ -19,7 +19,7 @@
 import { createServer } from 'node:http';
 import { Callers, listenScope } from './address.js';
 import { refuseUpgrade } from './answers.js';
-import { loadConfig } from './config.js';
+import { keyFingerprint, loadConfig } from './config.js';
 import { Forwarding } from './forwarding.js';
 import { DEFAULT_LIMITS } from './limits.js';
 import { printable, RateLimitedLog } from './log.js';
@@ -165,6 +165,11 @@ export class Relay {
     return this.#key;
   }
 
+  /** The key's fingerprint (config.js), which the tab's confirmation shows to compare. */
+  get fingerprint() {
+    return keyFingerprint(this.#key);
+  }
+
   /** The WebSocket address a tab connects to. */
   get wsUrl() {
     // The app can connect to no IPv6 literal (its Content Security Policy cannot name one).
@@ -173,17 +178,23 @@ export class Relay {
 
   /**
    * The link that pairs a tab: the page given as `app` (the app, or any page that calls
-   * `startHearth()`), told where the relay is and the current one-time code. The page's own query
-   * stays; a pairing query it had is replaced.
+   * `startHearth()`), told where the relay is, the current one-time code and the fingerprint of
+   * the relay's key (which the tab shows, and checks against the key the relay then sends). The
+   * page's own query stays; a pairing query it had is replaced.
    */
   get pairingLink() {
     const link = new URL(this.#appUrl);
     const kept = link.search
       .slice(1)
       .split('&')
-      .filter((part) => part !== '' && !/^(?:relay|pair)(?:=|$)/.test(part));
+      .filter((part) => part !== '' && !/^(?:relay|pair|fingerprint)(?:=|$)/.test(part));
     // Not `searchParams`, which would encode the address: people read this link before opening it.
-    link.search = [...kept, `relay=${this.wsUrl}`, `pair=${this.#pairing.code}`].join('&');
+    link.search = [
+      ...kept,
+      `relay=${this.wsUrl}`,
+      `pair=${this.#pairing.code}`,
+      `fingerprint=${this.fingerprint}`,
+    ].join('&');
     return link.href;
   }
 

@@ -15,6 +15,8 @@ export interface RelayProcess {
   baseUrl: string;
   sdkBaseUrl: string;
   key: string;
+  /** The fingerprint of its key it printed, which a tab's confirmation shows. */
+  fingerprint: string;
   /** The pairing link it printed. */
   link: string;
   /** The relay's WebSocket address, as its link names it. */
@@ -78,9 +80,15 @@ export async function spawnRelay(app: string, timeoutMs = 15_000): Promise<Relay
       timeoutMs,
     );
     const [, key = ''] = await printed(output, /API key:\s+(\S+)/, 'key', timeoutMs);
+    const [, fingerprint = ''] = await printed(
+      output,
+      /Fingerprint:\s+(\S+)/,
+      'fingerprint',
+      timeoutMs,
+    );
     const [, link = ''] = await printed(output, /confirm\.\n\s+(\S+)/, 'pairing link', timeoutMs);
     const wsUrl = new URL(link).searchParams.get('relay') ?? '';
-    return { baseUrl, sdkBaseUrl, key, link, wsUrl, output, stop };
+    return { baseUrl, sdkBaseUrl, key, fingerprint, link, wsUrl, output, stop };
   } catch (error) {
     await stop();
     throw error;

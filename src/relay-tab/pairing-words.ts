@@ -15,6 +15,16 @@ export const PAIRING_WORDS = {
   /** What saying yes does. */
   detail:
     "Programs on this computer that hold the relay's key — curl, scripts, editors, AI gateways — can then chat with the models of this app, for as long as this tab stays open. Their requests run here, through this app's own API; nothing leaves this computer.",
+  /** Around the fingerprint of the relay's key that the link names (never the key itself). */
+  fingerprint: [
+    "The relay's key has the fingerprint ",
+    '. Share only if the relay printed the same in its terminal (its “Fingerprint:” line).',
+  ],
+  /** Around the origin of another site whose page opened the link. */
+  fromSite: [
+    'This link was opened from another site, ',
+    ", not from the relay's terminal. A page can make a link to any program on this computer: share only if you started this relay and its fingerprint matches.",
+  ],
   /** The box, checked at first, that makes issued keys the only ones the API takes. */
   requireKeys: "Only issued keys may call the API (the relay's becomes one)",
   /** The safe answer: Escape says it too. */

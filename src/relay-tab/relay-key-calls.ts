@@ -1,7 +1,7 @@
 /**
  * @module
  * The pairing's calls on a page that has no key of Hearth's own (a site's page, where the site's
- * code chooses its keys): each call sends the relay's key. The relay's key registers itself,
+ * code chooses its keys): each call sends the relay's key, removing it (at the pairing's end) too. The relay's key registers itself,
  * which any non-empty key may do while the API takes any key; once only issued keys may call, it
  * may only where it was registered before (a reload, an earlier pairing), and the pairing fails
  * saying why.
@@ -25,17 +25,30 @@ export function relayKeyCalls(
   apiBase: string,
   fetchApi: typeof fetch = (input, init) => fetch(input, init),
 ): PairingCalls {
-  const call = async (path: string, method: string, key: string, body: unknown, what: string) => {
+  const call = async (
+    path: string,
+    method: string,
+    key: string,
+    body: unknown,
+    what: string,
+  ): Promise<Response> => {
     const response = await fetchApi(apiBase + path, {
       method,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body !== undefined && { 'content-type': 'application/json' }),
+      },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
     });
     if (!response.ok) throw await failure(response, what);
+    return response;
   };
   return {
-    registerKey: (name, key) =>
-      call('hearth/keys', 'POST', key, { name, key }, "The relay's key could not be registered"),
+    registerKey: async (name, key) => {
+      const what = "The relay's key could not be registered";
+      const response = await call('hearth/keys', 'POST', key, { name, key }, what);
+      return ((await response.json()) as { id: string }).id;
+    },
     requireIssuedKeys: (relayKey) =>
       call(
         'hearth/settings',
@@ -43,6 +56,19 @@ export function relayKeyCalls(
         relayKey,
         { auth: 'issued' },
         'Issued keys could not be made the rule',
-      ),
+      ).then(() => undefined),
+    listKeys: async (relayKey) => {
+      const what = 'The issued keys could not be listed';
+      const response = await call('hearth/keys', 'GET', relayKey, undefined, what);
+      return ((await response.json()) as { data: { id: string; name: string }[] }).data;
+    },
+    removeKey: (id, relayKey) =>
+      call(
+        `hearth/keys/${encodeURIComponent(id)}`,
+        'DELETE',
+        relayKey,
+        undefined,
+        "The relay's key could not be removed",
+      ).then(() => undefined),
   };
 }

@@ -1,9 +1,12 @@
 /**
  * @module
  * The pairing of this tab with a relay, without its rendering: a pairing link asks first (only
- * relays on this machine), a yes registers the relay's key as an issued key (the service worker
- * stays the only judge of keys), and the tab serves the relay until the pairing ends or the tab
- * closes. A reload of the tab reconnects by itself with the session the relay gave it; a tab
+ * relays on this machine), showing the fingerprint of the relay's key that the link names and
+ * warning when another site opened the link; a yes registers the relay's key as an issued key (the
+ * service worker stays the only judge of keys), once the key the relay sends has that fingerprint,
+ * and the tab serves the relay until the pairing ends or the tab closes. The key is issued for the
+ * pairing only: its end removes it, and each pairing removes those of tabs that died paired
+ * (relay-keys.ts). A reload of the tab reconnects by itself with the session the relay gave it; a tab
  * brought back any other way (reopened, restored with the browser's session, a page opened anew
  * in it) asks again, even with its sessionStorage restored: closing the tab ended the pairing.
  * The app (src/app/relay/relay-status.ts) and the loader on a site's page (src/site/relay-pairing.ts)
@@ -11,14 +14,25 @@
  */
 import { isLoopbackRelayUrl } from '../../relay/protocol.js';
 import { RelayLink } from './relay-link';
+import {
+  FINGERPRINT_PATTERN,
+  holdRelayKey,
+  isRelayKeyName,
+  keyFingerprint,
+  relayKeyName,
+  removeUnheld,
+} from './relay-keys';
 
 /** Where this tab keeps its pairing across reloads (this tab only, as sessionStorage is). */
 const SESSION_STORAGE = 'hearth:relay';
 
 export type PairingState =
   | { status: 'none' }
-  /** A pairing link was opened: waiting for the user's yes or no. */
-  | { status: 'asking'; relay: string; code: string }
+  /**
+   * A pairing link was opened: waiting for the user's yes or no. `fingerprint` is the one of the
+   * relay's key the link names; `from` the origin of another site whose page opened the link.
+   */
+  | { status: 'asking'; relay: string; code: string; fingerprint: string; from: string | null }
   | { status: 'connecting'; relay: string }
   | { status: 'paired'; relay: string; baseUrl: string }
   /** Over, or refused: `message` says why. */
@@ -45,9 +59,16 @@ function loadedByReload(): boolean {
   return legacy?.type === 1;
 }
 
-/** The relay's host and port, as a key's name. */
-function relayName(relay: string): string {
-  return `Relay at ${new URL(relay).host}`;
+/** The origin of the page that opened this one, when it is another site's; null otherwise. */
+function openedFromAnotherSite(): string | null {
+  const referrer = typeof document === 'undefined' ? '' : document.referrer;
+  if (referrer === '') return null;
+  try {
+    const { origin } = new URL(referrer);
+    return origin === location.origin ? null : origin;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -59,13 +80,17 @@ const GOING_AWAY = 1001;
 
 /** What a pairing asks of its page's API, with the key that page sends. */
 export interface PairingCalls {
-  /** Registers the relay's key as an issued key (`POST {apiBase}hearth/keys`). */
-  registerKey(name: string, key: string): Promise<void>;
+  /** Registers the relay's key as an issued key (`POST {apiBase}hearth/keys`): its id. */
+  registerKey(name: string, key: string): Promise<string>;
   /**
    * Makes issued keys the only ones the API takes (`PATCH {apiBase}hearth/settings`); the relay's
    * key, `relayKey`, is one by then.
    */
   requireIssuedKeys(relayKey: string): Promise<void>;
+  /** The issued keys' ids and names (`GET {apiBase}hearth/keys`), asked with the relay's key. */
+  listKeys(relayKey: string): Promise<{ id: string; name: string }[]>;
+  /** Removes the issued key `id` (`DELETE {apiBase}hearth/keys/{id}`), asked with the relay's key. */
+  removeKey(id: string, relayKey: string): Promise<void>;
 }
 
 export interface RelayPairingOptions extends PairingCalls {
@@ -97,6 +122,8 @@ export class RelayPairing extends EventTarget {
   state: PairingState = { status: 'none' };
   readonly #options: RelayPairingOptions;
   #link: RelayLink | null = null;
+  /** The relay's key as this tab registered it, and how to stop holding it, while paired. */
+  #registered: { id: string; key: string; release: () => Promise<void> } | null = null;
   /**
    * Set as the page goes away: its socket closing then is a reload, not the pairing's end (so is
    * a close with `GOING_AWAY`, which can come first).
@@ -122,18 +149,20 @@ export class RelayPairing extends EventTarget {
     const params = new URLSearchParams(location.search);
     const relay = params.get('relay');
     const code = params.get('pair');
+    const fingerprint = params.get('fingerprint');
     if (relay !== null || code !== null) {
       const url = new URL(location.href);
-      url.searchParams.delete('relay');
-      url.searchParams.delete('pair');
+      for (const name of ['relay', 'pair', 'fingerprint']) url.searchParams.delete(name);
       history.replaceState(history.state, '', url);
-      if (relay === null || code === null || code === '') {
+      const incomplete = (relay: string | null) =>
         this.#set({
           status: 'ended',
           relay,
           message: 'This pairing link is incomplete: open the whole link the relay printed.',
           error: true,
         });
+      if (relay === null || code === null || code === '') {
+        incomplete(relay);
       } else if (!isLoopbackRelayUrl(relay)) {
         this.#set({
           status: 'ended',
@@ -141,21 +170,24 @@ export class RelayPairing extends EventTarget {
           message: `Hearth pairs only with a relay on this computer (ws://127.0.0.1 or ws://localhost); it refused ${relay}.`,
           error: true,
         });
+      } else if (fingerprint === null || !FINGERPRINT_PATTERN.test(fingerprint)) {
+        incomplete(relay);
       } else {
-        this.#set({ status: 'asking', relay, code });
+        this.#set({ status: 'asking', relay, code, fingerprint, from: openedFromAnotherSite() });
       }
       return;
     }
     const saved = sessionStorage.getItem(SESSION_STORAGE);
     if (saved === null) return;
     try {
-      const { relay: savedRelay, session } = JSON.parse(saved) as {
-        relay: string;
-        session: string;
-      };
+      const {
+        relay: savedRelay,
+        session,
+        fingerprint: savedFingerprint,
+      } = JSON.parse(saved) as { relay: string; session: string; fingerprint: string };
       if (!isLoopbackRelayUrl(savedRelay)) throw new Error('not a relay on this machine');
       if (loadedByReload()) {
-        this.#connect(savedRelay, { session }, false);
+        this.#connect(savedRelay, { session }, savedFingerprint, false);
         return;
       }
       sessionStorage.removeItem(SESSION_STORAGE);
@@ -174,7 +206,8 @@ export class RelayPairing extends EventTarget {
   /** The user said yes to the pairing asked. */
   accept({ requireKeys }: { requireKeys: boolean }): void {
     if (this.state.status !== 'asking') return;
-    this.#connect(this.state.relay, { code: this.state.code }, requireKeys);
+    const { relay, code, fingerprint } = this.state;
+    this.#connect(relay, { code }, fingerprint, requireKeys);
   }
 
   /** The user said no. */
@@ -192,6 +225,7 @@ export class RelayPairing extends EventTarget {
   #connect(
     relay: string,
     credential: { code: string } | { session: string },
+    fingerprint: string,
     requireKeys: boolean,
   ): void {
     this.#set({ status: 'connecting', relay });
@@ -201,11 +235,19 @@ export class RelayPairing extends EventTarget {
         credential,
         apiBase: this.#options.apiBase,
         onHello: async (hello) => {
-          await this.#options.registerKey(relayName(relay), hello.key);
+          // The link named the key it pairs with: a program at that address with another key is
+          // not the relay the user compared.
+          if ((await keyFingerprint(hello.key)) !== fingerprint) {
+            throw new Error(
+              `The relay's key is not the one its link named (fingerprint ${fingerprint}): not shared. Open the link the relay prints in its terminal.`,
+            );
+          }
+          await this.#register(relay, hello.key);
           if (requireKeys) await this.#options.requireIssuedKeys(hello.key);
+          await this.#removeStaleKeys(hello.key);
           sessionStorage.setItem(
             SESSION_STORAGE,
-            JSON.stringify({ relay, session: hello.session }),
+            JSON.stringify({ relay, session: hello.session, fingerprint }),
           );
         },
       });
@@ -219,9 +261,52 @@ export class RelayPairing extends EventTarget {
           this.#link = null;
           // A relay that went away does not know this session any more.
           sessionStorage.removeItem(SESSION_STORAGE);
-          this.#set({ status: 'ended', relay, message: link.closeReason, error: !link.ended });
+          const ended: PairingState = {
+            status: 'ended',
+            relay,
+            message: link.closeReason,
+            error: !link.ended,
+          };
+          this.#set(ended);
+          void this.#unregister().catch((error: unknown) => {
+            if (this.state !== ended) return;
+            const why = error instanceof Error ? error.message : String(error);
+            this.#set({
+              ...ended,
+              message: `${ended.message} The relay's key stays an issued key: ${why}`,
+              error: true,
+            });
+          });
         }
       });
     });
+  }
+
+  /** Registers the relay's key and holds it as this tab's while the pairing lasts. */
+  async #register(relay: string, key: string): Promise<void> {
+    const id = await this.#options.registerKey(relayKeyName(relay), key);
+    const previous = this.#registered;
+    this.#registered = { id, key, release: await holdRelayKey(id) };
+    await previous?.release();
+  }
+
+  /** Removes the relay keys no tab holds: those of tabs closed, crashed or gone while paired. */
+  async #removeStaleKeys(relayKey: string): Promise<void> {
+    const keys = await this.#options.listKeys(relayKey);
+    for (const { id, name } of keys) {
+      if (!isRelayKeyName(name) || id === this.#registered?.id) continue;
+      await removeUnheld(id, false, () => this.#options.removeKey(id, relayKey));
+    }
+  }
+
+  /** The pairing ended: its key goes, unless another tab is paired with the same key. */
+  async #unregister(): Promise<void> {
+    const registered = this.#registered;
+    if (registered === null) return;
+    this.#registered = null;
+    await registered.release();
+    await removeUnheld(registered.id, true, () =>
+      this.#options.removeKey(registered.id, registered.key),
+    );
   }
 }

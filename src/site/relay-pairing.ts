@@ -2,7 +2,8 @@
  * @module
  * The relay pairing on a page that called `startHearth()` (src/relay-tab/relay-pairing.ts), shown
  * with plain DOM, as such a page has no UI of Hearth's: a pairing link opens a modal dialog that
- * asks first, in the app's words (src/relay-tab/pairing-words.ts); while the page serves the relay
+ * asks first (the fingerprint of the relay's key to compare, a warning when another site opened
+ * the link), in the app's words (src/relay-tab/pairing-words.ts); while the page serves the relay
  * a small notice says so and ends it on request; a refused or lost pairing says why. Hearth's app
  * shows its own (src/app/relay/relay-status.ts) and claims the pairing before it starts Hearth
  * (`claimPairing`): a page shows one or the other, never both. Everything lives in one shadow
@@ -32,6 +33,7 @@ const STYLES = `
   p { margin: 0 0 0.8em; }
   code { font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
   .muted { opacity: 0.8; }
+  .warning { border-left: 4px solid #c62828; padding-left: 0.6em; font-weight: 600; }
   .actions { display: flex; justify-content: flex-end; gap: 0.5em; margin-top: 1em; }
   button { font: inherit; padding: 0.35em 0.9em; }
   .notice {
@@ -62,7 +64,10 @@ const around = ([before, after]: readonly [string, string], value: string) => [
 ];
 
 /** The confirmation: labelled by its title, the safe answer focused, Escape says no. */
-function askDialog(pairing: RelayPairing, relay: string): HTMLDialogElement {
+function askDialog(
+  pairing: RelayPairing,
+  { relay, fingerprint, from }: Extract<PairingState, { status: 'asking' }>,
+): HTMLDialogElement {
   // Unchecked here, where the app checks it: a site's own code calls with keys of its own, which
   // issued keys alone would refuse from then on, and a site has no Settings to undo it.
   const requireKeys = el('input', { type: 'checkbox', checked: false });
@@ -74,6 +79,8 @@ function askDialog(pairing: RelayPairing, relay: string): HTMLDialogElement {
     el('h2', { id: 'hearth-relay-title', textContent: WORDS.title }),
     el('p', {}, around(WORDS.question, relay)),
     el('p', { className: 'muted', textContent: WORDS.detail }),
+    el('p', { className: 'fingerprint' }, around(WORDS.fingerprint, fingerprint)),
+    ...(from === null ? [] : [el('p', { className: 'warning' }, around(WORDS.fromSite, from))]),
     el('label', {}, [requireKeys, ` ${WORDS.requireKeys}`]),
     el('div', { className: 'actions' }, [decline, accept]),
   ]);
@@ -139,7 +146,7 @@ function show(pairing: RelayPairing): void {
     if (state.status === 'none') return;
     root ??= mount();
     if (state.status === 'asking' && dialog === null) {
-      dialog = askDialog(pairing, state.relay);
+      dialog = askDialog(pairing, state);
       root.append(dialog);
       dialog.showModal();
     } else if (state.status !== 'asking' && dialog !== null) {

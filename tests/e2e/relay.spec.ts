@@ -525,20 +525,41 @@ test.describe('paired by its link', () => {
     expect((await curl([...auth(relay.key), `${relay.baseUrl}/models`])).status).toBe(503);
   });
 
-  test('a reload keeps the pairing; stopping it in the app ends it', async ({ page }) => {
+  test('a reload keeps the pairing; stopping it in the app ends it and removes the relay’s key: no longer listed, and refused (401)', async ({
+    page,
+  }) => {
     await page.reload();
     await expect(page.getByText('Shared with the relay')).toBeVisible();
     await expect.poll(() => relay.output().match(/Paired with a tab/g)?.length).toBe(2);
     const reply = await postChat(echo('after reload'));
     expect(JSON.parse(reply.body).choices[0].message.content).toBe('after reload');
 
+    // The pairing made issued keys the rule: the app calls with an issued key of its own.
+    const appKey = await page.evaluate(() => localStorage.getItem('hearth:app-key'));
+    expect(appKey).toMatch(/^hk-/);
+    const relayKeys = async () =>
+      (
+        JSON.parse((await direct(page, '/v1/hearth/keys', appKey!)).body) as {
+          data: { name: string }[];
+        }
+      ).data
+        .map(({ name }) => name)
+        .filter((name) => name.startsWith('Relay at'));
+    expect(await relayKeys()).toEqual([`Relay at ${new URL(relay.baseUrl).host}`]);
+    expect((await direct(page, '/v1/openai/models', relay.key)).status).toBe(200);
+
     await page.getByRole('button', { name: 'Stop sharing' }).first().click();
     await expect(page.getByText('The pairing was ended.')).toBeVisible();
     await expect.poll(relay.output).toContain('The tab ended the pairing');
     expect((await curl([...auth(relay.key), `${relay.baseUrl}/models`])).status).toBe(503);
-    // Settings → Developer lists the relay's key among the issued ones.
+    await expect.poll(relayKeys).toEqual([]);
+    const refused = await direct(page, '/v1/openai/models', relay.key);
+    expect(refused.status).toBe(401);
+    expect(JSON.parse(refused.body).error.code).toBe('invalid_api_key');
+    // Settings → Developer lists no key of the relay's.
     await page.goto('./#/settings/developer');
-    await expect(page.getByRole('cell', { name: /^Relay at 127\.0\.0\.1:\d+$/ })).toBeVisible();
+    await expect(page.getByRole('cell', { name: /^This app/ }).first()).toBeVisible();
+    await expect(page.getByRole('cell', { name: /^Relay at / })).toHaveCount(0);
   });
 });
 
@@ -547,6 +568,53 @@ test('no tab paired: 503 engine_unavailable saying how to pair', async () => {
   expect(answer.status).toBe(503);
   expect(JSON.parse(answer.body).error).toMatchObject({ code: 'engine_unavailable' });
   expect(JSON.parse(answer.body).error.message).toMatch(/pairing link/);
+});
+
+test('the confirmation shows the fingerprint of the relay’s key that the relay printed, and no warning for a link opened directly', async ({
+  page,
+}) => {
+  expect(relay.output()).toMatch(new RegExp(`Fingerprint: +${relay.fingerprint} `));
+  expect(relay.fingerprint).toMatch(/^[0-9a-f]{4}(?:-[0-9a-f]{4}){3}$/);
+  await page.goto(relay.link);
+  const dialog = page.getByRole('dialog', { name: 'Share with the relay?' });
+  await expect(dialog.locator('p.fingerprint')).toHaveText(
+    `The relay's key has the fingerprint ${relay.fingerprint}. Share only if the relay printed the same in its terminal (its “Fingerprint:” line).`,
+  );
+  await expect(dialog.locator('p.fingerprint code')).toHaveText(relay.fingerprint);
+  await expect(dialog).not.toContainText('hk-');
+  await expect(dialog.getByText(/opened from another site/)).toHaveCount(0);
+  await expect(dialog.getByRole('button', { name: 'Share', exact: true })).toBeVisible();
+  expect(new URL(page.url()).searchParams.has('fingerprint')).toBe(false);
+});
+
+test('a pairing link opened from another origin’s page warns, naming that origin', async ({
+  page,
+  browserName,
+}) => {
+  test.skip(
+    browserName === 'firefox',
+    'Firefox gives the app’s page an empty document.referrer after this navigation (tried: ""), so it cannot warn there; docs/relay.md says so, and the fingerprint is the check',
+  );
+  const server = createServer((_, response) =>
+    response
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end(`<!doctype html><title>x</title><a href="${relay.link}">Pair</a>`),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const other = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+  try {
+    await page.goto(other.href);
+    await page.getByRole('link', { name: 'Pair' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Share with the relay?' });
+    await expect(dialog).toBeVisible();
+    await expect(dialog.locator('p.warning')).toHaveText(
+      `This link was opened from another site, ${other.origin}, not from the relay's terminal. A page can make a link to any program on this computer: share only if you started this relay and its fingerprint matches.`,
+    );
+    await expect(dialog.locator('p.fingerprint code')).toHaveText(relay.fingerprint);
+    await expect(dialog.getByRole('button', { name: 'Share', exact: true })).toBeVisible();
+  } finally {
+    server.close();
+  }
 });
 
 test('saying no to a pairing link shares nothing', async ({ page }) => {

@@ -25,6 +25,8 @@ export async function pairTab(page: Page, relay: RunningRelay): Promise<void> {
   const dialog = page.getByRole('dialog', { name: 'Share with the relay?' });
   await expect(dialog).toBeVisible();
   await expect(dialog).toContainText(`Share this tab's models with the relay at ${relay.wsUrl}?`);
+  // The fingerprint of the relay's key, as the relay printed it beside the key.
+  await expect(dialog).toContainText(`The relay's key has the fingerprint ${relay.fingerprint}.`);
   await dialog.getByRole('button', { name: 'Share', exact: true }).click();
   await expect(page.getByText('Shared with the relay')).toBeVisible();
   await expect.poll(relay.output).toContain('Paired with a tab of');

@@ -1,7 +1,8 @@
 /**
  * @module
  * `<relay-status>`: the relay pairing as the app shows it on every view. A pairing link opens a
- * dialog that asks first; while the tab is paired a banner says so and ends it on request (as a
+ * dialog that asks first (the fingerprint of the relay's key, a warning when another site opened
+ * the link); while the tab is paired a banner says so and ends it on request (as a
  * browser shows that a tab shares the screen); a refused or lost pairing says why. The words are
  * the loader's too (src/relay-tab/pairing-words.ts).
  */
@@ -26,6 +27,11 @@ export class RelayStatus extends LitElement {
       }
       .banner {
         margin: 0.5em 1em 0;
+      }
+      .warning {
+        border-left: 4px solid var(--danger);
+        padding-left: 0.6em;
+        font-weight: 600;
       }
     `,
   ];
@@ -76,6 +82,16 @@ export class RelayStatus extends LitElement {
           cancel=${WORDS.decline}
           .content=${html`<p>${WORDS.question[0]}<code>${state.relay}</code>${WORDS.question[1]}</p>
             <p class="muted">${WORDS.detail}</p>
+            <p class="fingerprint">
+              ${WORDS.fingerprint[0]}<code>${state.fingerprint}</code>${WORDS.fingerprint[1]}
+            </p>
+            ${
+              state.from === null
+                ? nothing
+                : html`<p class="warning">
+                    ${WORDS.fromSite[0]}<code>${state.from}</code>${WORDS.fromSite[1]}
+                  </p>`
+            }
             <label>
               <input type="checkbox" id="require-keys" checked />
               ${WORDS.requireKeys}

@@ -45,7 +45,37 @@ describe('the pairing’s calls with the relay’s key', () => {
     const key = newKey();
     await calls.registerKey('Relay at 127.0.0.1:8788', key);
     await calls.requireIssuedKeys(key);
-    await expect(calls.registerKey('Relay at 127.0.0.1:8788', key)).resolves.toBeUndefined();
+    const id = await calls.registerKey('Relay at 127.0.0.1:8788', key);
+    expect(id).toMatch(/^key_/);
+    await expect(calls.registerKey('Relay at 127.0.0.1:8788', key)).resolves.toBe(id);
+  });
+
+  it('list the issued keys and remove the relay’s, which the API then refuses', async () => {
+    const { calls, accepts } = api();
+    const key = newKey();
+    const other = newKey();
+    const id = await calls.registerKey('Relay at 127.0.0.1:8788', key);
+    const otherId = await calls.registerKey('Relay at 127.0.0.1:8799', other);
+    await calls.requireIssuedKeys(key);
+    expect(await calls.listKeys(key)).toMatchObject([
+      { id, name: 'Relay at 127.0.0.1:8788' },
+      { id: otherId, name: 'Relay at 127.0.0.1:8799' },
+    ]);
+    await calls.removeKey(id, key);
+    expect(await accepts(key)).toBe(false);
+    expect(await accepts(other)).toBe(true);
+    expect(await calls.listKeys(other)).toMatchObject([{ id: otherId }]);
+  });
+
+  it('fail to remove the last issued key, with the API’s reason', async () => {
+    const { calls, accepts } = api();
+    const key = newKey();
+    const id = await calls.registerKey('Relay at 127.0.0.1:8788', key);
+    await calls.requireIssuedKeys(key);
+    await expect(calls.removeKey(id, key)).rejects.toThrow(
+      /^The relay's key could not be removed: This is the last issued key/,
+    );
+    expect(await accepts(key)).toBe(true);
   });
 
   it('fail with the API’s 401 message when only issued keys may call and the relay’s is not one', async () => {

@@ -3,6 +3,7 @@
  * relay's own lines break where it breaks them, and what a caller sends is still shown escaped.
  */
 import { describe, expect, it } from 'vitest';
+import { keyFingerprint } from '../../../src/relay-tab/relay-keys';
 import { spawnRelay } from '../../relay-cli';
 import { eventually } from '../helpers';
 import { APP, cleanups, handshake, tabLink } from './harness';
@@ -15,6 +16,17 @@ async function runRelay() {
 }
 
 describe('the relay’s terminal output', () => {
+  it('prints the fingerprint of its key, not the key again, and the link names the same', async () => {
+    const running = await spawnRelay(APP, 10_000);
+    cleanups.push(running.stop);
+    const [, fingerprint = ''] = /^ {2}Fingerprint: +(\S+)/m.exec(running.output()) ?? [];
+    expect(fingerprint).toBe(await keyFingerprint(running.key));
+    expect(new URL(running.link).searchParams.get('fingerprint')).toBe(fingerprint);
+    // The `API key:` line stays the one that shows a key.
+    expect(running.output().match(/hk-/g)).toHaveLength(1);
+    expect(running.output()).toMatch(/check that the\s+confirmation shows the fingerprint above/);
+  });
+
   it('puts the pairing link on a line of its own after a tab ends the pairing, not an escaped \\x0a', async () => {
     const { output, link } = await runRelay();
     const tab = tabLink(link.searchParams.get('relay') ?? '', {

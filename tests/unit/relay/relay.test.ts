@@ -10,10 +10,11 @@ import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { WebSocket as NodeWebSocket } from 'ws';
-import { loadConfig } from '../../../relay/config.js';
+import { loadConfig, newKey } from '../../../relay/config.js';
 import { PROTOCOL_VERSION, RELAY_PATH, WINDOW_BYTES } from '../../../relay/protocol.js';
 import { printable, RateLimitedLog, type Relay } from '../../../relay/relay.js';
 import type { Replay } from '../../../src/relay-tab/relay-link';
+import { keyFingerprint } from '../../../src/relay-tab/relay-keys';
 import { dataUrl, imageMessage, solidPng } from '../../test-images';
 import { echoBody, echoStack, eventually, sleep } from '../helpers';
 import {
@@ -271,14 +272,30 @@ describe('the relay refuses', () => {
 describe('the relay paired with a page of a site', () => {
   const PAGE = 'http://127.0.0.1:4173/repo/docs/';
 
-  it('prints a link that opens the page given, its path kept, with the relay and the code as its query', async () => {
+  it('prints a link that opens the page given, its path kept, with the relay, the code and the key’s fingerprint as its query', async () => {
     const { relay: r } = await relay({ app: PAGE });
-    expect(r.pairingLink).toBe(`${PAGE}?relay=${r.wsUrl}&pair=${codeOf(r)}`);
+    expect(r.pairingLink).toBe(
+      `${PAGE}?relay=${r.wsUrl}&pair=${codeOf(r)}&fingerprint=${r.fingerprint}`,
+    );
   });
 
   it('keeps the page’s own query and hash in the link, and replaces a pairing query it had', async () => {
-    const { relay: r } = await relay({ app: `${PAGE}?lang=en&relay=old&pair=old#intro` });
-    expect(r.pairingLink).toBe(`${PAGE}?lang=en&relay=${r.wsUrl}&pair=${codeOf(r)}#intro`);
+    const { relay: r } = await relay({
+      app: `${PAGE}?lang=en&relay=old&pair=old&fingerprint=old#intro`,
+    });
+    expect(r.pairingLink).toBe(
+      `${PAGE}?lang=en&relay=${r.wsUrl}&pair=${codeOf(r)}&fingerprint=${r.fingerprint}#intro`,
+    );
+  });
+
+  it('names its key in the link by a fingerprint the tab computes the same, never by the key', async () => {
+    const { relay: r } = await relay({ app: PAGE });
+    expect(r.fingerprint).toMatch(/^[0-9a-f]{4}(?:-[0-9a-f]{4}){3}$/);
+    expect(r.fingerprint).toBe(await keyFingerprint(r.key));
+    expect(r.pairingLink).not.toContain(r.key);
+    expect(r.pairingLink).not.toContain('hk-');
+    // Another key, another fingerprint.
+    expect(await keyFingerprint(newKey())).not.toBe(r.fingerprint);
   });
 
   it('lets a tab of the page’s origin pair, and answers through it', async () => {
