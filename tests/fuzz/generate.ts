@@ -11,7 +11,12 @@
  */
 import { routeCases } from './routes';
 import { imageCases } from './images';
+import { responseCases } from './responses';
+import { responseFaultCases } from './responses-faults';
+import { text } from './text';
 import { echoExpectation, type Reply } from './oracle';
+import type { ResponseReply } from './responses-oracle';
+import { API_ROUTES } from '../../relay/protocol.js';
 
 // ---------------------------------------------------------------------------------------------
 // A small seeded PRNG (mulberry32): the same seed, the same cases.
@@ -77,6 +82,8 @@ export type Expectation =
   | { status: number; error: ErrorExpectation }
   /** A chat completion from the echo engine (or the fixture model), exactly. */
   | { status: 200; reply: Reply }
+  /** A response of the Responses API from the echo engine, exactly (responses-oracle.ts). */
+  | { status: 200; response: ResponseReply }
   /** `GET …/models` (a list with `hearth/echo`) or `GET …/models/hearth%2Fecho`. */
   | { status: 200; listing: 'list' | 'model' }
   /** A HEAD request: `status` (GET's, or what GET would get), and no body. */
@@ -142,53 +149,6 @@ const nullRequired = (param: string) => bad('missing_field', param);
 /** A wrong type, or `nullRequired` for null. */
 const wrongType = (value: Json, param: string) =>
   value === null ? nullRequired(param) : bad('invalid_type', param);
-
-// ---------------------------------------------------------------------------------------------
-// Text: hostile on purpose. Every string reaches the echo reply, so it must come back whole.
-
-const WORDS = [
-  'hello',
-  'world',
-  'Ω',
-  '😀',
-  'é',
-  '"quoted"',
-  '\\back\\slash',
-  '</script><script>alert(1)</script>',
-  '<img src=x onerror=alert(1)>',
-  'data: [DONE]',
-  '{"error":{"code":"x"}}',
-  '\u0000',
-  '\u0007',
-  '\u001b[31m',
-  '\u2028',
-  '\u2029',
-  '\u0085',
-  '\ud800',
-  '\udfff',
-  '\udbff\udfff',
-  'a\ud800b',
-  '\u202e',
-  '%00',
-  '${x}',
-  "'; DROP TABLE x; --",
-  '-->',
-  '[',
-  ']',
-  'Bearer',
-];
-/** Whitespace of every kind `\s` knows, and characters that look like it but are not. */
-const SPACES = [' ', ' ', ' ', '  ', '\t', '\n', '\r\n', '\r\n\r\n', '\u00a0', '\u3000', '\ufeff'];
-
-function text(rng: Rng, maxWords = 6): string {
-  const n = rng.int(0, maxWords);
-  let out = rng.chance(0.15) ? rng.pick(SPACES) : '';
-  for (let i = 0; i < n; i += 1) {
-    out += rng.chance(0.7) ? rng.pick(WORDS.slice(0, 5)) : rng.pick(WORDS);
-    if (i < n - 1 || rng.chance(0.2)) out += rng.pick(SPACES);
-  }
-  return out;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Valid requests.
@@ -766,8 +726,8 @@ function mutations(): Mutation[] {
     return { kind: 'last:tool-without-tools', body, expect: bad('invalid_value', 'messages') };
   });
   add((rng) => {
-    // A tool result last after an assistant's call: tools are in play, but the echo engine
-    // needs the user's message last.
+    // A tool result last after an assistant's call: tools are in play, and the echo engine
+    // answers with what the tool said.
     const { body } = validRequest(rng);
     (body.messages as Message[]).push(
       {
@@ -777,7 +737,7 @@ function mutations(): Mutation[] {
       },
       { role: 'tool', content: 'r', tool_call_id: 'c' },
     );
-    return { kind: 'last:tool-after-call', body, expect: bad('invalid_value', 'messages') };
+    return { kind: 'last:tool-after-call', body, expect: valid(body) };
   });
   // Each message's own fields come before the rule across messages.
   add((rng) => {
@@ -991,9 +951,8 @@ function mutations(): Mutation[] {
     type: 'function',
     function: { name, parameters },
   });
-  add((rng) =>
-    field(rng, 'one', 'tools', [tool('get_weather')], bad('unsupported_parameter', 'tools')),
-  );
+  // The echo engine takes tools under auto and none, and answers in text unless asked to call.
+  add((rng) => field(rng, 'one', 'tools', [tool('get_weather')], valid));
   add((rng) =>
     field(
       rng,
@@ -1012,9 +971,7 @@ function mutations(): Mutation[] {
       bad('invalid_value', 'tools[0].function.name'),
     ),
   );
-  add((rng) =>
-    field(rng, 'name-64', 'tools', [tool('f'.repeat(64))], bad('unsupported_parameter', 'tools')),
-  );
+  add((rng) => field(rng, 'name-64', 'tools', [tool('f'.repeat(64))], valid));
   add((rng) =>
     field(
       rng,
@@ -1046,24 +1003,37 @@ function mutations(): Mutation[] {
         `parameters-depth-${depth}`,
         'tools',
         [tool('f', nested(depth))],
-        depth <= JSON_DEPTH_CAP
-          ? bad('unsupported_parameter', 'tools')
-          : bad('invalid_value', 'tools[0].function.parameters'),
+        depth <= JSON_DEPTH_CAP ? valid : bad('invalid_value', 'tools[0].function.parameters'),
       ),
     );
   }
-  add((rng) =>
-    field(rng, 'required', 'tool_choice', 'required', bad('unsupported_parameter', 'tool_choice')),
-  );
-  add((rng) =>
-    field(
-      rng,
-      'function',
-      'tool_choice',
-      { type: 'function', function: { name: 'f' } },
-      bad('unsupported_parameter', 'tool_choice'),
-    ),
-  );
+  for (const tools of [undefined, [tool('get_weather')]]) {
+    const offer = (b: Body) => void (tools && (b.tools = tools));
+    add((rng) =>
+      mutate(
+        rng,
+        'tool_choice:required',
+        (b) => {
+          offer(b);
+          b.tool_choice = 'required';
+        },
+        bad('unsupported_parameter', 'tool_choice'),
+      ),
+    );
+    add((rng) =>
+      mutate(
+        rng,
+        'tool_choice:function',
+        (b) => {
+          offer(b);
+          b.tool_choice = { type: 'function', function: { name: 'get_weather' } };
+        },
+        bad('unsupported_parameter', 'tool_choice'),
+      ),
+    );
+  }
+  // `/call` messages: the echo engine calls the offered functions (docs/api.md, The echo engine).
+  for (const m of callCases()) add(m);
   add((rng) =>
     field(
       rng,
@@ -1236,10 +1206,14 @@ function mutations(): Mutation[] {
     'v1/OPENAI/chat/completions',
     'v1/openai/chat%2Fcompletions',
     'v1/hearth/nope',
-    'v1/openai/responses',
+    'v1/openai/response',
+    'v1/openai/respond',
     'v1/',
     'v1/hearth',
   ]) {
+    if (inRouteTable(path)) {
+      throw new Error(`tests/fuzz/generate.ts lists ${path} as unknown: the route table has it.`);
+    }
     add((rng) => ({
       kind: 'route:unknown',
       method: rng.pick(['GET', 'POST', 'DELETE']),
@@ -1592,7 +1566,94 @@ function mutations(): Mutation[] {
   for (const m of routeCases()) add(m);
   // Images whose header and frames disagree, and a request's caps on images (images.ts).
   for (const m of imageCases()) add(m);
+  // The Responses API (responses.ts, responses-faults.ts).
+  for (const m of [...responseCases(), ...responseFaultCases()]) add(m);
   return list;
+}
+
+/** A `/call` line: an offered function (or `unknown_fn`), with arguments or none. */
+export function callLine(rng: Rng, names: readonly string[]): string {
+  const args = rng.pick([
+    '',
+    ' {}',
+    ' {"city":"Paris"}',
+    ' {"id":[1,2],"q":"a b"}',
+    '\t{"x":null}',
+  ]);
+  return `/call ${rng.pick(names)}${args}`;
+}
+
+/** The chat cases of the echo engine's tools (docs/api.md, The echo engine: Tools). */
+function callCases(): Mutation[] {
+  const offered: Json = [
+    { type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } },
+    { type: 'function', function: { name: 'lookup' } },
+  ];
+  /** A valid request whose last user message is `lines` (as a string or text parts). */
+  const asking = (rng: Rng, kind: string, lines: string[], change: (b: Body) => void): Built => {
+    const { body } = validRequest(rng);
+    for (const key of ['stop', 'max_tokens', 'max_completion_tokens', 'tools', 'tool_choice']) {
+      delete body[key];
+    }
+    body.tools = offered;
+    if (rng.chance(0.5)) body.tool_choice = rng.pick(['auto', null]);
+    const content: Json = rng.chance(0.7)
+      ? lines.join(rng.pick(['\n', '\r\n', '\n\n']))
+      : lines.map((line) => ({ type: 'text', text: line }));
+    (body.messages as Message[])[lastUserIndex(body)] = { role: 'user', content };
+    change(body);
+    return { kind, body, expect: valid(body) };
+  };
+  const names = ['get_weather', 'lookup'];
+  const some = (rng: Rng, list = names) =>
+    Array.from({ length: rng.int(1, 3) }, () => callLine(rng, list));
+  return [
+    (rng) => asking(rng, 'tools:call', some(rng), () => {}),
+    (rng) => asking(rng, 'tools:call-none', some(rng), (b) => void (b.tool_choice = 'none')),
+    (rng) => asking(rng, 'tools:call-not-offered', some(rng, ['unknown_fn', 'lookup']), () => {}),
+    (rng) =>
+      asking(
+        rng,
+        'tools:call-and-text',
+        [...some(rng), rng.pick(['hello', '/calls lookup', 'please /call lookup', '/call'])],
+        () => {},
+      ),
+    (rng) =>
+      asking(rng, 'tools:call-without-tools', some(rng), (b) => {
+        if (rng.chance(0.5)) b.tools = [];
+        else delete b.tools;
+      }),
+    (rng) => {
+      // After the calls, their results: R is what the tools answered.
+      const { body } = validRequest(rng);
+      const list = body.messages as Message[];
+      const k = list.reduce((n, m) => n + ((m.tool_calls as Json[] | undefined)?.length ?? 0), 0);
+      const count = rng.int(1, 3);
+      const calls = Array.from({ length: count }, (_, i) => ({
+        id: `call_echo_${k + i}`,
+        type: 'function',
+        function: { name: 'lookup', arguments: '{}' },
+      }));
+      list.push(
+        { role: 'user', content: calls.map(() => '/call lookup').join('\n') },
+        { role: 'assistant', content: rng.pick([null, '']), tool_calls: calls },
+        ...calls.map((c) => ({ role: 'tool', content: content(rng), tool_call_id: c.id })),
+      );
+      if (rng.chance(0.5)) body.tools = offered;
+      return { kind: 'tools:after-results', body, expect: valid(body) };
+    },
+  ];
+}
+
+/**
+ * Whether `path` (`v1/…`) is one of the route table's (relay/protocol.js `API_ROUTES`), at its
+ * own path or its alias, a `*` taking one character or more: the unknown routes must not be.
+ */
+function inRouteTable(path: string): boolean {
+  const rest = path.replace(/^v1\//, '').replace(/\/$/, '');
+  return API_ROUTES.some(({ path: p }) =>
+    p.endsWith('/*') ? rest.startsWith(p.slice(0, -1)) && rest.length > p.length - 1 : p === rest,
+  );
 }
 
 /** `headers` with `name` set, or removed when `value` is undefined. */
@@ -1650,6 +1711,7 @@ export function generateOne(seed: number, index: number): FuzzCase {
   if (index < MUTATIONS.length) mutation = MUTATIONS[index] as Mutation;
   // Sizes of 4 MiB and more cost time: rarely, once every mutation has had its turn.
   else if (rng.chance(0.35)) mutation = MUTATIONS[0] as Mutation;
+  else if (rng.chance(0.15)) mutation = MUTATIONS[rng.pick(OFTEN)] as Mutation;
   else mutation = rng.pick(MUTATIONS.filter((_, i) => i > 0 && !BIG.has(i)));
   const built = mutation(rng);
   const body =
@@ -1669,11 +1731,23 @@ export function generateOne(seed: number, index: number): FuzzCase {
   };
 }
 
+/**
+ * Valid requests of the Responses API and the echo engine's tool calls (a handful of mutations
+ * among hundreds), drawn more often than one mutation's share.
+ */
+const OFTEN = MUTATIONS.flatMap((m, i) =>
+  /^(responses:(valid|call|after-call|max_output_tokens)|tools:(call|after-results))$/.test(
+    m(new Rng(1)).kind,
+  )
+    ? [i]
+    : [],
+);
+
 /** Mutations whose bodies are megabytes: only in the systematic part of a run. */
 const BIG = new Set(
   MUTATIONS.flatMap((m, i) => {
     const kind = m(new Rng(1)).kind;
-    return /^(size|context|order:(auth-before-size|content-type-before-size|size-before-json))/.test(
+    return /^(size|context|order:(auth-before-size|content-type-before-size|size-before-json)|responses:(huge|context|size))/.test(
       kind,
     )
       ? [i]
@@ -1741,6 +1815,7 @@ export function fixtureCases(seed: number, count: number, fixture: FixtureFacts)
           stream,
           include_usage,
           chunks: null,
+          tool_calls: [],
         },
       },
     };

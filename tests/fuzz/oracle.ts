@@ -6,13 +6,17 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { echoAnswer, wellFormed, type EchoCall, type EchoMessage } from './echo';
 import type { FuzzCase } from './generate';
+import { responseFault } from './responses-oracle';
+
+export { echoTokens, wellFormed } from './echo';
 
 /** The reply a valid chat request must get. */
 export interface Reply {
   model: string;
   content: string;
-  finish_reason: 'stop' | 'length';
+  finish_reason: 'stop' | 'length' | 'tool_calls';
   /** Null where the contract does not fix it (a real model's template and tokenizer). */
   prompt_tokens: number | null;
   completion_tokens: number | null;
@@ -23,38 +27,12 @@ export interface Reply {
    * engine); null where only their concatenation is fixed (a real model).
    */
   chunks: string[] | null;
+  /** The calls a `/call` message makes (docs/api.md, The echo engine: Tools); none otherwise. */
+  tool_calls: EchoCall[];
 }
 
 // ---------------------------------------------------------------------------------------------
-// The echo engine, from DESIGN §3 and docs/api.md "The echo engine".
-
-/** Lone UTF-16 surrogates become U+FFFD (DESIGN §3, "Text on the wire"). */
-export function wellFormed(text: string): string {
-  let out = '';
-  for (let i = 0; i < text.length; i += 1) {
-    const c = text.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        out += text[i]! + text[i + 1]!;
-        i += 1;
-        continue;
-      }
-      out += '\uFFFD';
-    } else if (c >= 0xdc00 && c <= 0xdfff) out += '\uFFFD';
-    else out += text[i];
-  }
-  return out;
-}
-
-/** R split by `/\S+\s*\/g`, leading whitespace joined to the first; only whitespace: one token. */
-export function echoTokens(reply: string): string[] {
-  const tokens = reply.match(/\S+\s*/g) ?? [];
-  if (tokens.length === 0) return reply === '' ? [] : [reply];
-  const lead = reply.slice(0, reply.length - tokens.join('').length);
-  tokens[0] = lead + tokens[0];
-  return tokens;
-}
+// The echo engine, from docs/api.md "The echo engine" (echo.ts), for a chat request.
 
 /** A message's content as a string: text parts joined with a line break (docs/api.md, Messages). */
 function textOf(content: unknown): string {
@@ -63,46 +41,35 @@ function textOf(content: unknown): string {
   return wellFormed((content as { text: string }[]).map((part) => part.text).join('\n'));
 }
 
-/** The exact reply of the echo engine to a valid request `body`. */
+/** The exact reply of the echo engine to a valid chat request `body`. */
 export function echoExpectation(body: Record<string, unknown>, model: string): Reply {
-  const messages = body.messages as { role: string; content?: unknown }[];
-  const system: string[] = [];
-  const others: string[] = [];
-  for (const m of messages) {
-    if (m.role === 'system' || m.role === 'developer') system.push(textOf(m.content));
-    else others.push(textOf(m.content));
-  }
-  const last = others.at(-1) ?? '';
-  // System and developer messages merge into one, joined by one space, placed first.
-  const merged = system.join(' ');
-  const reply = system.length > 0 ? `[${merged}] ${last}` : last;
-  const prompt_tokens =
-    (system.length > 0 ? echoTokens(merged).length : 0) +
-    others.reduce((n, text) => n + echoTokens(text).length, 0);
+  const messages = body.messages as { role: string; content?: unknown; tool_calls?: unknown[] }[];
+  const tools = (body.tools ?? []) as { function: { name: string } }[];
   const stop = body.stop == null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop;
-  let end = reply.length;
-  for (const s of stop as string[]) {
-    const at = reply.indexOf(wellFormed(s));
-    if (at !== -1 && at < end) end = at;
-  }
-  let tokens = echoTokens(reply.slice(0, end));
   const limit = (body.max_completion_tokens ?? body.max_tokens) as number | null | undefined;
-  let finish_reason: Reply['finish_reason'] = 'stop';
-  if (limit != null && tokens.length > limit) {
-    tokens = tokens.slice(0, limit);
-    finish_reason = 'length';
-  }
+  const answer = echoAnswer({
+    messages: messages.map((m) => ({
+      role: (m.role === 'developer' ? 'system' : m.role) as EchoMessage['role'],
+      text: textOf(m.content),
+      calls: m.tool_calls?.length ?? 0,
+    })),
+    tools: tools.map((t) => t.function.name),
+    noTools: body.tool_choice === 'none',
+    stop: stop as string[],
+    limit: limit ?? null,
+  });
   const stream = body.stream === true;
   return {
     model,
-    content: tokens.join(''),
-    finish_reason,
-    prompt_tokens,
-    completion_tokens: tokens.length,
+    content: answer.content,
+    finish_reason: answer.finish_reason,
+    prompt_tokens: answer.prompt_tokens,
+    completion_tokens: answer.completion_tokens,
     stream,
     include_usage:
       stream && (body.stream_options as { include_usage?: unknown } | null)?.include_usage === true,
-    chunks: tokens,
+    chunks: answer.tokens,
+    tool_calls: answer.calls,
   };
 }
 
@@ -119,6 +86,8 @@ const ERROR_TABLE: Record<string, [number, string]> = {
   invalid_api_key: [401, 'authentication_error'],
   model_not_found: [404, 'not_found_error'],
   model_not_downloaded: [404, 'not_found_error'],
+  // OpenAI's type for it (docs/api.md, Errors).
+  response_not_found: [404, 'invalid_request_error'],
   unknown_url: [404, 'not_found_error'],
   method_not_allowed: [405, 'invalid_request_error'],
   request_too_large: [413, 'invalid_request_error'],
@@ -224,6 +193,7 @@ export function faultOf(c: FuzzCase, answer: Answer): string | null {
     }
     return null;
   }
+  if ('response' in expect) return responseFault(expect.response, answer);
   return expect.reply.stream
     ? streamFault(expect.reply, answer)
     : completionFault(expect.reply, answer);
@@ -294,13 +264,30 @@ function completionFault(reply: Reply, answer: Answer): string | null {
   const choice = body.choices?.[0];
   if (body.choices?.length !== 1 || choice?.index !== 0) return `choices ${show(body.choices)}`;
   if (choice.message.role !== 'assistant') return `role ${show(choice.message.role)}`;
-  if (choice.message.content !== reply.content) {
+  // A call answers with the calls and no content (null, as OpenAI's).
+  const calls = reply.tool_calls.length > 0 ? chatCalls(reply.tool_calls) : undefined;
+  if (show(choice.message.tool_calls) !== show(calls)) {
+    return `tool_calls ${show(choice.message.tool_calls)}, expected ${show(calls)}`;
+  }
+  if (calls && choice.message.content !== null) {
+    return `content ${show(choice.message.content)} beside tool calls, expected null`;
+  }
+  if (!calls && choice.message.content !== reply.content) {
     return `content ${show(choice.message.content)}, expected ${show(reply.content)}`;
   }
   if (choice.finish_reason !== reply.finish_reason) {
     return `finish_reason ${choice.finish_reason}, expected ${reply.finish_reason}`;
   }
   return usageFault(reply, body.usage);
+}
+
+/** Calls as a chat message carries them. */
+function chatCalls(calls: EchoCall[]) {
+  return calls.map(({ id, name, arguments: args }) => ({
+    id,
+    type: 'function',
+    function: { name, arguments: args },
+  }));
 }
 
 interface Chunk {
@@ -359,6 +346,18 @@ function streamFault(reply: Reply, answer: Answer): string | null {
   }
   if (end?.finish_reason !== reply.finish_reason) {
     return `finish_reason ${end?.finish_reason}, expected ${reply.finish_reason}`;
+  }
+  if (reply.tool_calls.length > 0) {
+    // The calls go out whole, in one chunk that opens with the role.
+    const calls = chatCalls(reply.tool_calls).map((call, index) => ({ index, ...call }));
+    const want = { role: 'assistant', tool_calls: calls };
+    const only = chunks[0]?.choices?.[0];
+    if (chunks.length !== 1 || chunks[0]?.choices?.length !== 1 || only?.finish_reason !== null) {
+      return `tool call chunks ${show(chunks)}`;
+    }
+    return show(only.delta) === show(want)
+      ? null
+      : `tool call delta ${show(only.delta)}, expected ${show(want)}`;
   }
   const contents: string[] = [];
   for (const [i, chunk] of chunks.entries()) {
@@ -439,9 +438,10 @@ export class Tally {
               '(not an error body)',
           );
     this.codes.set(code, (this.codes.get(code) ?? 0) + 1);
-    if ('reply' in c.expect) {
+    if ('reply' in c.expect || 'response' in c.expect) {
       this.valid += 1;
-      if (c.expect.reply.stream) this.streamed += 1;
+      const stream = 'reply' in c.expect ? c.expect.reply.stream : c.expect.response.stream;
+      if (stream) this.streamed += 1;
     }
     if (fault !== null) {
       this.failures.push({
