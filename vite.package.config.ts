@@ -78,6 +78,12 @@ export default defineConfig(({ mode }): UserConfig => {
     };
   }
   if (mode === 'sw') {
+    // The loader build's file list (scripts/package.mjs): without it the worker would serve none.
+    if (!process.env.VITE_HEARTH_FILES) {
+      throw new Error(
+        'vite.package.config.ts: the sw build needs VITE_HEARTH_FILES (npm run package)',
+      );
+    }
     return {
       ...shared,
       plugins: [hearthCatalog(SELF_HOSTED), banner],

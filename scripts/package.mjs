@@ -39,6 +39,20 @@ const coreBytes = CORE.reduce(
 );
 if (coreBytes > 1024 * 1024) throw new Error(`the core is ${coreBytes} bytes, over 1 MiB`);
 process.env.VITE_HEARTH_CORE_FILES = JSON.stringify(CORE);
+/**
+ * Every file of `hearth/` this build wrote (`wllama-compat/…` included), as paths with `/`:
+ * `hearth-sw.js` serves and caches these alone, by exact path (sw/hearth-files.ts).
+ */
+const FILES = readdirSync(join(out, 'files/hearth'), { recursive: true, encoding: 'utf8' })
+  .filter((path) => statSync(join(out, 'files/hearth', path)).isFile())
+  .map((path) => path.split('\\').join('/'))
+  .sort();
+// Names a URL carries as they are (no `%`, no `.` or `..` segment, no `@` of a build's folder):
+// the worker compares a request's path with them without decoding it.
+const PLAIN_PATH = /^[\w-][\w.-]*(?:\/[\w-][\w.-]*)*$/;
+const odd = FILES.filter((path) => !PLAIN_PATH.test(path));
+if (odd.length) throw new Error(`hearth/ has files a URL would not name plainly: ${odd}`);
+process.env.VITE_HEARTH_FILES = JSON.stringify(FILES);
 await build({ configFile, mode: 'sw', root, logLevel: 'warn' });
 await build({ configFile, mode: 'entry', root, logLevel: 'warn' });
 // The entry's types, from its sources.

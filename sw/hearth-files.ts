@@ -12,6 +12,14 @@
  * never from the HTTP cache unrevalidated (GitHub Pages sends `max-age=600`), and never a file of
  * another build under its name.
  *
+ * Only the build's own files are served and stored: a GET (not a navigation) whose path, the
+ * query left aside, is exactly one of the build's list (`files`, which the package build writes
+ * into `hearth-sw.js`), compared as the URL spells it, never decoded, so that `..%2f`, `%2e%2e`,
+ * `//` or a letter's case name no file. Anything else under `hearth/` is left to the network,
+ * untouched and never stored; a file is stored under its plain address, without the query.
+ * Navigations are never answered: Hearth never opens its files as documents, and a navigation
+ * (a link, a popup, a frame) is the one request another site can aim at this worker.
+ *
  * The same check tells the worker that the site now serves a newer build: it then refreshes
  * `hearth-sw.js` in the HTTP cache (a site's worker imports it through that cache) and asks the
  * browser to update the registration, so that a returning visitor is on the new build by the
@@ -22,8 +30,10 @@ import { buildOfScript, NETWORK, serverBuildOf } from '../src/bridge/build-banne
 
 declare const self: ServiceWorkerGlobalScope;
 
-/** A build's file: `@<build>/<path>`. */
+/** A build's file: `@<build>/<path>` (the build's name encoded, the path as listed). */
 const VERSIONED = /^@([^/]+)\/(.+)$/;
+/** What a navigation's request may load into: a document, never one of Hearth's files. */
+const DOCUMENTS = new Set(['document', 'iframe', 'frame', 'object', 'embed']);
 /**
  * How long the server's build, once read, is taken as known: the requests of one page load share
  * one look (a conditional request, answered 304 while nothing changed).
@@ -43,6 +53,11 @@ export interface HearthFilesOptions {
   workerScriptUrl: string;
   /** The prefix of the builds' cache names (one install's). */
   cachePrefix: string;
+  /**
+   * The build's files under `filesUrl` (`hearth.js`, `wllama-compat/3.13.0/wllama.wasm`…), the
+   * only ones served and stored: each as a URL spells it, with no `%`, `.` or `..` segment.
+   */
+  files: readonly string[];
 }
 
 /** A request for a file of `build` at `path` (under `filesUrl`); `named`: by its build's name. */
@@ -58,23 +73,40 @@ const PAGE_NOTE = '__hearth-page__/';
 /** Serves Hearth's files by build, and notices a newer build on the server. */
 export class HearthFiles {
   readonly #options: HearthFilesOptions;
+  readonly #files: ReadonlySet<string>;
   #serverBuild: { at: number; build: Promise<string | null>; pending: boolean } | undefined;
 
   constructor(options: HearthFilesOptions) {
     this.#options = options;
+    this.#files = new Set(options.files);
   }
 
-  /** What `url` (under `filesUrl`) asks for. */
-  #asked(url: URL): FileAsked | null {
-    let path: string;
+  /**
+   * Whether `request` is for one of the build's files, which `respond` answers; anything else
+   * under `filesUrl` is the network's. Never a navigation (the module's comment says why).
+   */
+  serves(request: Request): boolean {
+    if (request.method !== 'GET' || request.mode === 'navigate') return false;
+    if (DOCUMENTS.has(request.destination)) return false;
+    return this.#asked(request.url) !== null;
+  }
+
+  /**
+   * What `url` asks for, when it is under `filesUrl` at a listed path (the query aside): its
+   * path is compared as it is spelled, and only the build's name in `@<build>/` is decoded.
+   */
+  #asked(href: string): FileAsked | null {
+    const { filesUrl, build } = this.#options;
+    if (!href.startsWith(filesUrl)) return null;
+    const path = href.slice(filesUrl.length).split(/[?#]/)[0]!;
+    const versioned = VERSIONED.exec(path);
+    if (!versioned) return this.#files.has(path) ? { build, path, named: false } : null;
+    if (!this.#files.has(versioned[2]!)) return null;
     try {
-      path = decodeURIComponent(url.href.slice(this.#options.filesUrl.length).split(/[?#]/)[0]!);
+      return { build: decodeURIComponent(versioned[1]!), path: versioned[2]!, named: true };
     } catch {
       return null;
     }
-    const versioned = VERSIONED.exec(path);
-    if (versioned) return { build: versioned[1]!, path: versioned[2]!, named: true };
-    return path === '' ? null : { build: this.#options.build, path, named: false };
   }
 
   /**
@@ -111,12 +143,12 @@ export class HearthFiles {
     await self.registration.update().catch(() => undefined);
   }
 
-  /** Answers a GET under `filesUrl`. */
+  /** Answers a request `serves` took. */
   async respond(event: FetchEvent): Promise<Response> {
     const url = new URL(event.request.url);
     if (url.searchParams.has(NETWORK)) return fetch(event.request);
-    const asked = this.#asked(url);
-    if (!asked) return new Response('Not found', { status: 404 });
+    const asked = this.#asked(url.href);
+    if (!asked) return fetch(event.request);
     if (asked.path === 'hearth.js') {
       // A page starts: note which build it runs, and see whether the site has a newer one.
       // (Noted first: the check drops the caches of builds no open page was noted to run.)
@@ -145,15 +177,19 @@ export class HearthFiles {
     await cache.put(note.href, new Response('')).catch(() => undefined);
   }
 
-  /** A build's file: from its cache, else from the server while it serves that build. */
+  /**
+   * A build's file: from its cache, else from the server while it serves that build, stored
+   * under its plain address (`filesUrl` and the listed path: no query).
+   */
   async #file({ build, path }: FileAsked): Promise<Response> {
-    if (path.startsWith(PAGE_NOTE)) return new Response('Not found', { status: 404 });
-    const url = new URL(path, this.#options.filesUrl).href;
-    const cache = await caches.open(buildCacheName(this.#options.cachePrefix, build));
-    const cached = await cache.match(url);
+    const url = `${this.#options.filesUrl}${path}`;
+    const cacheName = buildCacheName(this.#options.cachePrefix, build);
+    // Looked up without opening: a build's cache is made only for a build the server has.
+    const cached = await caches.match(url, { cacheName });
     if (cached) return cached;
     const server = await this.serverBuild();
     if (server !== build) return this.#gone(build, path, server);
+    const cache = await caches.open(cacheName);
     const response = await fetch(url, { cache: 'no-cache', credentials: 'same-origin' });
     if (response.ok && response.type === 'basic') {
       // A script that names another build was deployed meanwhile: it is not this build's.
@@ -190,7 +226,8 @@ export class HearthFiles {
     // site's own worker may be installing, and it is asked for (and checked) again when used.
     await Promise.all(
       paths.map(async (path) => {
-        const url = new URL(path, filesUrl).href;
+        if (!this.#files.has(path)) return;
+        const url = `${filesUrl}${path}`;
         const response = await fetch(url, { cache: 'no-cache', credentials: 'same-origin' });
         if (!response.ok) return;
         if (path.endsWith('.js') && buildOfScript(await response.clone().text()) !== build) return;

@@ -61,6 +61,11 @@ export interface HearthWorkerOptions {
    */
   precache?: readonly string[];
   /**
+   * With `cacheFiles`: the build's files under `filesUrl`, the only ones served and cached, by
+   * exact path (sw/hearth-files.ts); anything else there is left to the network.
+   */
+  files?: readonly string[];
+  /**
    * Answer the documents and worker scripts of the scope from the network with COOP and COEP
    * (sw/isolation.ts), so that the pages are cross-origin isolated. A site opts in
    * (`startHearth({ isolate: true })`); the app does it through its precache's routes instead.
@@ -209,6 +214,7 @@ export function startHearthWorker(options: HearthWorkerOptions): HearthWorker {
     filesUrl,
     workerScriptUrl: new URL('hearth-sw.js', scope).href,
     cachePrefix: filesCachePrefix(),
+    files: options.files ?? [],
   });
 
   async function hearthFile(event: FetchEvent): Promise<Response> {
@@ -228,7 +234,7 @@ export function startHearthWorker(options: HearthWorkerOptions): HearthWorker {
       event.respondWith(api.fetch(request, { alive }));
     } else if (request.method === 'GET' && uncachedLibs.has(url.href)) {
       event.respondWith(libraryFromCache(request));
-    } else if (options.cacheFiles && request.method === 'GET' && url.href.startsWith(filesUrl)) {
+    } else if (options.cacheFiles && files.serves(request)) {
       event.respondWith(hearthFile(event));
     } else if (
       options.isolate &&

@@ -149,6 +149,95 @@ test('nothing is asked for outside /repo/ nor missing, nor of any other origin, 
   expect(image).toBe(true);
 });
 
+/** The files of `hearth/` the package ships (package/files.txt), as paths under `hearth/`. */
+const HEARTH_FILES = readFileSync(new URL('../../package/files.txt', import.meta.url), 'utf8')
+  .split('\n')
+  .filter((line) => line.startsWith('files/hearth/'))
+  .map((line) => line.slice('files/hearth/'.length));
+
+/** Every entry of the page's origin's caches, as `<cache> <url>`. */
+const cacheEntries = (page: Page) =>
+  page.evaluate(async () => {
+    const entries: string[] = [];
+    for (const name of await caches.keys()) {
+      for (const request of await (await caches.open(name)).keys()) {
+        entries.push(`${name} ${request.url}`);
+      }
+    }
+    return entries.sort();
+  });
+
+test('Hearth’s file cache holds only the build’s files, by exact path without the query: navigations, queries and encoded traversals under hearth/ store nothing, and the files still load', async ({
+  page,
+  context,
+}) => {
+  await open(page);
+  expect(await askWithSdk(page, 'before', false)).toBe('before');
+  const before = await cacheEntries(page);
+  // Navigations, as a popup another site re-points would make: to the loader and a large file
+  // with queries, to a page outside hearth/ through an encoded slash (the host decodes it), to
+  // the llama.cpp WebAssembly (a download) and to a listed file by its plain name.
+  const tab = await context.newPage();
+  const navigations = [
+    'hearth/hearth.js?n=1',
+    'hearth/lib.js?n=0',
+    'hearth/lib.js',
+    'hearth/..%2findex.html',
+    'hearth/wllama-compat/3.13.0/wllama.wasm?x=i',
+    'hearth/wllama.wasm?x=1',
+  ];
+  const answeredByWorker: string[] = [];
+  for (const path of navigations) {
+    const response = await tab
+      .goto(`${site.origin}/repo/${path}`, { waitUntil: 'commit', timeout: 10_000 })
+      .catch(() => null); // a download (the WebAssembly) is no page
+    if (response?.fromServiceWorker()) answeredByWorker.push(path);
+  }
+  await tab.close();
+  expect.soft(answeredByWorker).toEqual([]);
+  expect(await cacheEntries(page)).toEqual(before);
+  // The page's own requests: a listed file with a query is the file, stored by its plain
+  // address; anything else goes to the network as it was asked and is not stored.
+  const build = encodeURIComponent(builtAs());
+  const fetched = await page.evaluate(async (build) => {
+    const get = async (path: string) => {
+      const response = await fetch(`/repo/hearth/${path}`);
+      const bytes = new Uint8Array(await response.arrayBuffer());
+      return `${response.status} ${new TextDecoder().decode(bytes.slice(0, 4))}`;
+    };
+    return {
+      lib: await get(`@${build}/lib.js?n=2`),
+      wasm: await get('wllama.wasm?x=2'),
+      compat: await get(`@${build}/wllama-compat/3.13.0/wllama.wasm?x=3`),
+      outside: await get('..%2fpixel.svg'),
+      spelled: await get('lib.js%3Fn=3'),
+    };
+  }, build);
+  expect(fetched).toEqual({
+    lib: '200 /*! ',
+    wasm: '200 \0asm',
+    compat: '200 \0asm',
+    outside: '200 <svg',
+    spelled: '404 Not ',
+  });
+  const files = (await cacheEntries(page)).filter((entry) => entry.includes('/repo/hearth/'));
+  const filesUrl = `${site.origin}/repo/hearth/`;
+  const paths = files.map((entry) => entry.slice(entry.indexOf(filesUrl) + filesUrl.length));
+  expect(paths.filter((path) => path.includes('?'))).toEqual([]);
+  expect(
+    paths.filter((path) => !HEARTH_FILES.includes(path) && !path.startsWith('__hearth-page__/')),
+  ).toEqual([]);
+  expect(paths).toEqual(
+    expect.arrayContaining(['lib.js', 'wllama.wasm', 'wllama-compat/3.13.0/wllama.wasm']),
+  );
+  expect(
+    (await cacheEntries(page)).filter((entry) => /\/repo\/(index\.html|pixel\.svg)/.test(entry)),
+  ).toEqual([]);
+  // The site still runs on them, reloaded.
+  await open(page);
+  expect(await askWithSdk(page, 'after', true)).toBe('after');
+});
+
 test('a GGUF added by URL is downloaded and answers the fixture’s sentence exactly through the SDK', async ({
   page,
 }) => {
