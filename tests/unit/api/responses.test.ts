@@ -86,7 +86,7 @@ describe('POST /v1/openai/responses', () => {
         estimated_cost: 0,
       },
     });
-    expect(body.id).toMatch(/^resp_[0-9a-f]{40,}$/);
+    expect(body.id).toMatch(/^resp_[0-9a-f]{32}$/);
     expect(body.output[0].id).toMatch(/^msg_/);
   });
 
