@@ -168,6 +168,25 @@ function embedder(backend: ChatBackend): NonNullable<ChatBackend['embed']> {
 }
 
 /**
+ * Reads a run to its vectors; a host lost meanwhile runs it again once, as a non-streamed chat
+ * reply does.
+ */
+async function readVectors(
+  run: ChatRun,
+  first: Output,
+): Promise<Extract<Output, { type: 'embeddings' }>> {
+  let output = first;
+  for (;;) {
+    try {
+      while (output.type !== 'embeddings') output = await run.next();
+      return output;
+    } catch (err) {
+      output = await run.restart(err);
+    }
+  }
+}
+
+/**
  * The endpoint. The status line waits for the vectors, or for the engine to say a long batch is
  * under way (then the body follows when it is done, and a host lost meanwhile runs it again once,
  * as a non-streamed chat reply does).
@@ -195,16 +214,9 @@ export async function handleEmbeddings(
   const encoder = new TextEncoder();
   const reply = new ReadableStream<Uint8Array>({
     async pull(controller) {
-      let output: Output = first;
+      let output: Extract<Output, { type: 'embeddings' }>;
       try {
-        for (;;) {
-          try {
-            while (output.type !== 'embeddings') output = await run.next();
-            break;
-          } catch (err) {
-            output = await run.restart(err);
-          }
-        }
+        output = await readVectors(run, first);
       } catch (err) {
         if (run.cancelled) return;
         controller.error(OpenAIError.from(err));
@@ -218,4 +230,40 @@ export async function handleEmbeddings(
     },
   });
   return new Response(reply, { headers: jsonHeaders(context.requestId) });
+}
+
+/**
+ * Embeds `texts` with `model`, as an embeddings request would, for the API's own use (a vector
+ * store's chunks, a search's query): in batches of at most `MAX_EMBEDDING_INPUTS`, each run as
+ * the endpoint runs one (the queue, the limits, a second try on the next host).
+ */
+export async function embedTexts(
+  deps: ChatDeps,
+  model: string,
+  texts: readonly string[],
+  context: ChatContext & { signal?: AbortSignal },
+): Promise<Float32Array[]> {
+  const resolved = await resolveModel(deps.models, model);
+  assertEmbeddingModel(resolved.model, undefined);
+  await resolved.ready();
+  const embed = embedder(resolved.backend ?? deps.backend);
+  const vectors: Float32Array[] = [];
+  for (let at = 0; at < texts.length; at += MAX_EMBEDDING_INPUTS) {
+    const request = { model, input: texts.slice(at, at + MAX_EMBEDDING_INPUTS) };
+    const run = new ChatRun((options) => embed(request, options), {
+      requestId: context.requestId,
+      alive: context.alive,
+      firstTokenTimeoutMs: deps.firstTokenTimeoutMs,
+      stallTimeoutMs: deps.stallTimeoutMs,
+    });
+    const stop = () => run.cancel();
+    context.signal?.addEventListener('abort', stop);
+    try {
+      vectors.push(...(await readVectors(run, await run.first())).vectors);
+    } finally {
+      context.signal?.removeEventListener('abort', stop);
+    }
+    if (context.signal?.aborted) throw new DOMException('The indexing was stopped.', 'AbortError');
+  }
+  return vectors;
 }

@@ -40,6 +40,8 @@ export interface SettingsData {
   auth: AuthMode;
   keys: KeyRecord[];
   prices: Record<string, PricePerMillion>;
+  /** The embedding model that indexes new vector stores (docs/api.md, Vector stores); null: none. */
+  embedding_model?: string | null;
 }
 
 /** Where the settings live. */
@@ -95,6 +97,8 @@ const patchSchema = v.strictObject({
       v.nullable(v.strictObject({ prompt: price, completion: price })),
     ),
   ),
+  /** The embedding model for new vector stores, or null to choose none. */
+  embedding_model: v.optional(v.nullable(v.pipe(v.string(), v.regex(/^[^/]+\/.+$/)))),
 });
 const newKeySchema = v.strictObject({
   name: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(100))),
@@ -214,13 +218,21 @@ export class Settings {
     return set && { prompt: set.prompt / 1e6, completion: set.completion / 1e6 };
   }
 
-  /** `GET /v1/hearth/settings`. */
-  async get(requestId: string): Promise<Response> {
-    const { auth, prices } = await this.#read();
-    return jsonResponse({ object: 'hearth.settings', auth, prices }, requestId);
+  /** The embedding model the owner chose for new vector stores, if any (none while unreadable). */
+  async embeddingModel(): Promise<string | undefined> {
+    return (await this.#read().catch(() => undefined))?.embedding_model ?? undefined;
   }
 
-  /** `PATCH /v1/hearth/settings`: `{auth?, prices?: {model: {prompt, completion} | null}}`. */
+  /** `GET /v1/hearth/settings`. */
+  async get(requestId: string): Promise<Response> {
+    const { auth, prices, embedding_model = null } = await this.#read();
+    return jsonResponse({ object: 'hearth.settings', auth, prices, embedding_model }, requestId);
+  }
+
+  /**
+   * `PATCH /v1/hearth/settings`: `{auth?, prices?: {model: {prompt, completion} | null},
+   * embedding_model?}`.
+   */
   async patch(request: Request, requestId: string): Promise<Response> {
     const body = await readBody(request, patchSchema);
     await this.#change((next) => {
@@ -236,6 +248,7 @@ export class Settings {
         if (set) next.prices[model] = set;
         else delete next.prices[model];
       }
+      if (body.embedding_model !== undefined) next.embedding_model = body.embedding_model;
     });
     return this.get(requestId);
   }

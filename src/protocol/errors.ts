@@ -27,10 +27,17 @@ const CODES = {
   // past the bounds of docs/api.md's Responses section).
   // OpenAI's type for it, where its other 404s have `not_found_error`.
   response_not_found: [404, 'invalid_request_error'],
+  // A file (docs/api.md, Files) not kept on the device: never uploaded, or deleted. OpenAI's type.
+  file_not_found: [404, 'invalid_request_error'],
+  // A vector store (docs/api.md, Vector stores) not kept on the device. OpenAI's type.
+  vector_store_not_found: [404, 'invalid_request_error'],
   method_not_allowed: [405, 'invalid_request_error'],
   model_in_use: [409, 'invalid_request_error'],
   // Adding a model under an id the catalogue has (built in, or added before).
   model_exists: [409, 'invalid_request_error'],
+  // A vector store needs an embedding model on the device, and none is there (or several, and
+  // none was chosen): the message says how to get or choose one.
+  embedding_model_required: [409, 'invalid_request_error'],
   request_too_large: [413, 'invalid_request_error'],
   unsupported_media_type: [415, 'invalid_request_error'],
   queue_full: [429, 'rate_limit_error'],

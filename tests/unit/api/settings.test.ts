@@ -31,7 +31,12 @@ describe('issued keys', () => {
     expect(key.key).toMatch(/^hk-[\w-]{32}$/);
     expect(key.hint).toBe(key.key.slice(-4));
     const on = await t.call('PATCH', 'settings', { auth: 'issued' });
-    expect(await on.json()).toEqual({ object: 'hearth.settings', auth: 'issued', prices: {} });
+    expect(await on.json()).toEqual({
+      object: 'hearth.settings',
+      auth: 'issued',
+      prices: {},
+      embedding_model: null,
+    });
     const refused = await t.chat('anything');
     expect(refused.status).toBe(401);
     expect((await refused.json()).error.code).toBe('invalid_api_key');
@@ -401,5 +406,32 @@ describe('two service workers at once (an update waiting beside the active one)'
     const stored = await store.read();
     expect(stored?.keys).toHaveLength(2);
     expect(Object.keys(stored?.prices ?? {}).sort()).toEqual(['a/b', 'hearth/echo']);
+  });
+});
+
+describe('the embedding model for vector stores', () => {
+  it('is kept as chosen, and null removes the choice', async () => {
+    const settings = new Settings(memorySettingsStore());
+    const patch = (body: unknown) =>
+      settings.patch(
+        new Request('http://hearth.test/v1/hearth/settings', {
+          method: 'PATCH',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        }),
+        'req_1',
+      );
+    expect(await settings.embeddingModel()).toBeUndefined();
+    const set = (await (await patch({ embedding_model: 'acme/embed-GGUF:Q8_0' })).json()) as {
+      embedding_model: string;
+    };
+    expect(set.embedding_model).toBe('acme/embed-GGUF:Q8_0');
+    expect(await settings.embeddingModel()).toBe('acme/embed-GGUF:Q8_0');
+    await patch({ embedding_model: null });
+    expect(await settings.embeddingModel()).toBeUndefined();
+    await expect(patch({ embedding_model: 'no-slash' })).rejects.toMatchObject({
+      status: 400,
+      param: 'embedding_model',
+    });
   });
 });
