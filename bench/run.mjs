@@ -22,6 +22,7 @@ import { RESPONSES_TARGETS, measureResponses } from './responses.mjs';
 import { SERVER_TARGETS, measureServers } from './servers.mjs';
 import { SITE_TARGETS, measureSite, siteTables } from './site.mjs';
 import { VISION_TARGETS, measureVision } from './vision.mjs';
+import { DOCUMENTS_TARGETS, measureDocuments } from './documents.mjs';
 import { median, round } from './stats.mjs';
 
 const PORT = Number(process.env.BENCH_PORT ?? 4190);
@@ -70,9 +71,21 @@ const llamaOnly = process.argv.includes('--llama');
  * `npm run bench -- --site`.
  */
 const siteOnly = process.argv.includes('--site');
+/**
+ * Only the documents rows (bench/documents.mjs: hybrid search at 10k chunks, in Node, no browser):
+ * `npm run bench -- --documents`.
+ */
+const documentsOnly = process.argv.includes('--documents');
 /** A run of some rows only, which writes a file of its own. */
 const partial =
-  streamOnly || responsesOnly || embedOnly || serversOnly || llamaOnly || siteOnly || visionOnly;
+  streamOnly ||
+  responsesOnly ||
+  embedOnly ||
+  serversOnly ||
+  llamaOnly ||
+  siteOnly ||
+  visionOnly ||
+  documentsOnly;
 /** Sizes of each measurement (a quick run is for checking the bench itself). */
 const N = quick
   ? {
@@ -284,6 +297,10 @@ async function siteRows(executablePath) {
 }
 
 async function main() {
+  if (documentsOnly) {
+    const log = (what) => process.stderr.write(`bench: ${what}\n`);
+    return { results: await measureDocuments({ quick, log }), chromium: null };
+  }
   const executablePath = await findChromium();
   if (!executablePath) throw new Error(browserHelp('chromium'));
   if (siteOnly) return siteRows(executablePath);
@@ -579,6 +596,7 @@ const TARGETS = [
   ...VISION_TARGETS,
   // Measured only when asked for (`--site`): a full run leaves them out.
   ...(siteOnly ? SITE_TARGETS : []),
+  ...(documentsOnly ? DOCUMENTS_TARGETS : []),
 ];
 
 const { results, chromium: version } = await main();
@@ -612,6 +630,7 @@ const report = {
   ...(serversOnly && { servers_only: true }),
   ...(llamaOnly && { llama_only: true }),
   ...(siteOnly && { site_only: true }),
+  ...(documentsOnly && { documents_only: true }),
   machine: {
     chromium: version,
     cpus: cpus().length,
@@ -638,7 +657,9 @@ const name = quick
               ? 'llama'
               : siteOnly
                 ? 'site'
-                : 'latest';
+                : documentsOnly
+                  ? 'documents'
+                  : 'latest';
 const file = `bench/results/${name}.json`;
 writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
 console.log(`\nwrote ${file}`);
