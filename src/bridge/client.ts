@@ -25,6 +25,7 @@ import { OpenAIError } from '../protocol/errors';
 import type { HostStatus } from '../protocol/host/status';
 import type { ChatRequest, EmbeddingRequest } from '../protocol/types';
 import { Channel } from './channel';
+import { extracted, extractStart, readExtract, type Section } from './extract';
 import {
   eventBytes,
   REPLY_WINDOW_BYTES,
@@ -169,6 +170,11 @@ export class PortBackend implements ModelBackend {
       const event = replyToEvent(message);
       return event ? { item: event, end: event.type === 'embeddings' } : {};
     });
+  }
+
+  /** A PDF's text, read by pdf.js in the engine worker (extract.ts). */
+  extractPdf(bytes: Uint8Array, options: ChatOptions, filename?: string): Promise<Section[]> {
+    return extracted(this.#request(extractStart(bytes, options, filename), options, readExtract));
   }
 
   /** Puts `model` on the host's GPU; the channel ends when it is loaded. */

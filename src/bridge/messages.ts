@@ -16,13 +16,14 @@ import type {
   ModelInspection,
   Token,
 } from '../protocol/host/backend';
+import type { DocumentErrorCode, Section } from '../protocol/host/documents';
 import type { DownloadProgress } from '../protocol/host/downloads';
 import type { SerializedError } from '../protocol/errors';
 import type { HostStatus } from '../protocol/host/status';
 import type { ChatRequest, EmbeddingRequest, FinishReason, ToolCall } from '../protocol/types';
 
 /** Bumped whenever any message below changes shape. */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 
 /** Most tokens in one `chat/tokens` message; bounds the size of a batch from a very fast engine. */
 export const MAX_TOKEN_BATCH = 256;
@@ -192,6 +193,11 @@ export type RequestMessage =
     }
   /** An embeddings request: answered by `embed/vectors` (or `chat/error`); `chat/cancel` stops it. */
   | { type: 'embed/start'; requestId: string; request: EmbeddingRequest }
+  /**
+   * A PDF's text, read by pdf.js: answered by `extract/sections`, `extract/failed` (the file is
+   * no readable PDF) or `chat/error`; `chat/cancel` stops it.
+   */
+  | { type: 'extract/start'; requestId: string; bytes: Uint8Array; filename: string }
   | { type: 'chat/cancel' }
   /** The reader took `bytes` of the reply: the worker may send that much more. */
   | { type: 'chat/credit'; bytes: number }
@@ -217,6 +223,10 @@ export type ReplyMessage =
   | { type: 'chat/end'; finish_reason: FinishReason; usage: EngineUsage | null }
   /** An embeddings request's answer, which ends it. */
   | { type: 'embed/vectors'; vectors: Float32Array[]; prompt_tokens: number | null }
+  /** A PDF's text, a section a page, which ends an `extract/start`. */
+  | { type: 'extract/sections'; sections: Section[] }
+  /** The file is no PDF pdf.js can read, or has no text: a `DocumentError`'s data. */
+  | { type: 'extract/failed'; code: DocumentErrorCode; message: string }
   | { type: 'chat/error'; error: SerializedError }
   /** The request reached the engine after waiting: is the page that sent it still there? */
   | { type: 'chat/ask-alive' }
@@ -242,6 +252,8 @@ export function replyToEvent(message: ReplyMessage): ChatEvent | undefined {
       return { type: 'end', finish_reason: message.finish_reason, usage: message.usage };
     case 'embed/vectors':
       return { type: 'embeddings', vectors: message.vectors, prompt_tokens: message.prompt_tokens };
+    case 'extract/sections':
+    case 'extract/failed':
     case 'chat/error':
     case 'chat/ask-alive':
     case 'model/loaded':

@@ -26,6 +26,7 @@ import {
   type ReplyMessage,
   type RequestMessage,
 } from './messages';
+import { serveExtract, type PdfReader } from './extract';
 import { Credit, readerGone, TokenBatcher } from './reply-pacing';
 /**
  * How long to wait for the service worker to say whether a request's page is still there. No
@@ -41,6 +42,8 @@ export interface HostServerOptions {
   onChange?: () => void;
   /** Downloads, deletions, unloads; without it those requests fail. */
   models?: ModelService;
+  /** Reads a PDF's text (pdf.js); without it `extract/start` fails. */
+  readPdf?: PdfReader;
 }
 
 /** Serves host ports for one engine worker. */
@@ -103,6 +106,14 @@ export class HostServer {
         case 'embed/start': {
           const options = { signal: abort.signal, requestId: message.requestId, alive };
           void this.#embed(message.request, options, post).finally(() => port.close());
+          return;
+        }
+        case 'extract/start': {
+          this.#count(1);
+          void serveExtract(this.#options.readPdf, message, abort.signal, post).finally(() => {
+            this.#count(-1);
+            port.close();
+          });
           return;
         }
         case 'chat/credit':

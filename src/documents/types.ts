@@ -81,16 +81,10 @@ export interface VectorStoreFileObject {
 }
 
 /**
- * A stretch of a document's text that belongs together: one page of a PDF, one heading section
- * of Markdown or HTML, or the whole of a plain text. A chunk never spans two sections.
+ * A stretch of a document's text that belongs together (a PDF's page, a heading section): defined
+ * in src/protocol/host, where the bridge that brings a PDF's pages from the engine worker sees it.
  */
-export interface Section {
-  text: string;
-  /** The PDF page it is on, from 1. */
-  page?: number;
-  /** The heading it falls under (Markdown and HTML), as written. */
-  heading?: string;
-}
+export type { Section } from '../protocol/host/documents';
 
 /** One chunk of a file in a store, as indexed and searched. */
 export interface Chunk {

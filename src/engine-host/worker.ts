@@ -198,6 +198,9 @@ addEventListener('message', (event: MessageEvent<PageToWorker>) => {
         }),
         onChange,
         models: live.service(models),
+        // pdf.js and this reader are imported with the first PDF: the worker's first load is as it was.
+        readPdf: async (bytes, filename, signal) =>
+          (await import('./documents/pdf-text')).pdfSections(bytes, filename, signal),
       });
       // What the last host left: its unfinished downloads go on here, and what was stored is
       // checked against what was downloaded.

@@ -9,6 +9,7 @@
  * engine worker through a `ChatBackend` made of message ports; the engine worker's queue is a
  * `ChatBackend` in front of its engines; tests plug either in directly.
  */
+import type { Section } from './documents';
 import type { DownloadProgress } from './downloads';
 import { OpenAIError } from '../errors';
 import type { ChatRequest, EmbeddingRequest, FinishReason, TokenLogprob, ToolCall } from '../types';
@@ -120,6 +121,13 @@ export interface ChatBackend {
    * `embeddings` event. Absent where nothing serves embeddings.
    */
   embed?(request: EmbeddingRequest, options: ChatOptions): AsyncIterable<ChatEvent>;
+  /**
+   * A PDF's text, a section a page with text (`page` from 1), read by pdf.js in the engine
+   * worker. Throws a `DocumentError` (`invalid_file`, naming `filename`) for a PDF it cannot read
+   * or that has no text, an `OpenAIError` where the engine worker cannot be reached. Outside the
+   * queue: it waits for no generation. Absent where nothing reads PDFs.
+   */
+  extractPdf?(bytes: Uint8Array, options: ChatOptions, filename?: string): Promise<Section[]>;
 }
 
 /** What `GET /v1/hearth/models/{org}/{name}` tells of a model's files. */
