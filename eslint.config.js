@@ -240,13 +240,13 @@ export default tseslint.config(
       // idb: the owner's settings live in the service worker's IndexedDB.
       [
         '\\./',
-        '\\.\\./src/(protocol|models|servers|api)/',
-        '\\.\\./src/bridge/',
+        '(\\.\\./)+src/(protocol|models|servers|api|documents)/',
+        '(\\.\\./)+src/bridge/',
         'workbox-',
         'idb$',
         'virtual:hearth-catalog$',
       ],
-      'The service worker imports only src/protocol, src/models, src/servers, src/api, src/bridge, Workbox and idb (docs/architecture.md).',
+      'The service worker imports only src/protocol, src/models, src/servers, src/api, src/documents, src/bridge, Workbox and idb (docs/architecture.md).',
     ),
   },
   {

@@ -19,6 +19,11 @@ export const BODY_LIMIT = 4 * 1024 * 1024;
  * `IMAGE_BODY_LIMIT`): the API itself answers 413 to one without images over `BODY_LIMIT`.
  */
 export const IMAGE_BODY_LIMIT = 64 * 1024 * 1024;
+/**
+ * The largest upload of a file (`POST /v1/openai/files`, a multipart form) the relay forwards: it
+ * holds a body whole until the tab has it, so less than the API's own 512 MiB a file (docs/relay.md).
+ */
+export const FILE_BODY_LIMIT = 64 * 1024 * 1024;
 
 /**
  * An OpenAI-shaped error body, as the API's own (docs/api.md, Errors).
@@ -58,15 +63,16 @@ export function fail(res, status, code, type, message, headers = {}) {
 
 /**
  * The API's first checks of a body's request, made before a byte of the body is read, in the
- * API's order (docs/api.md, Order of checks) and with its answers: a key (401), JSON (415), the
- * declared size (413).
+ * API's order (docs/api.md, Order of checks) and with its answers: a key (401), the route's media
+ * type (415: JSON, or a multipart form for a file's upload), the declared size (413).
  * Whether the tab accepts the key is the tab's to say; that there is one, the relay checks.
  * @param {import('node:http').IncomingHttpHeaders} headers
  * @param {number} declared The `Content-Length`, 0 when there is none.
  * @param {number} limit The largest body the API takes on this route (`bodyLimitOf`).
+ * @param {string} [mediaType] The media type the route reads (`mediaTypeOf`).
  * @returns {[number, string, string, string] | null} The refusal (status, code, type, message).
  */
-export function refusalUnread(headers, declared, limit) {
+export function refusalUnread(headers, declared, limit, mediaType = 'application/json') {
   if (bearerKey(headers.authorization) === null) {
     return [
       401,
@@ -76,13 +82,13 @@ export function refusalUnread(headers, declared, limit) {
     ];
   }
   const type = headers['content-type'] ?? '';
-  if (type.split(';', 1)[0]?.trim().toLowerCase() !== 'application/json') {
+  if (type.split(';', 1)[0]?.trim().toLowerCase() !== mediaType) {
     const got = type === '' ? 'no content type' : `'${type.slice(0, 100)}'`;
     return [
       415,
       'unsupported_media_type',
       'invalid_request_error',
-      `The request body must be sent as 'application/json' (got ${got}).`,
+      `The request body must be sent as '${mediaType}' (got ${got}).`,
     ];
   }
   if (declared > limit) return tooLarge(limit);

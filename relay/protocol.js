@@ -47,9 +47,11 @@ export const WINDOW_BYTES = 256 * 1024;
  *
  * What a route reads of the request's body: `none`; `json`, a JSON body up to the API's body limit
  * (4 MiB); `chat`, a chat (or Responses) request's JSON, whose images may make it larger (64 MiB); `file`, a
- * file's bytes as they are, limited only by storage. The relay reads and forwards the body of an
- * OpenAI route that reads one, and no other.
- * @typedef {'none' | 'json' | 'chat' | 'file'} RouteBody
+ * file's bytes as they are, limited only by storage; `form`, a `multipart/form-data` upload of a
+ * file (OpenAI's `POST /files`), which the API takes up to its largest file (512 MiB) and the
+ * relay up to its own limit (`FILE_BODY_LIMIT`, 64 MiB: it holds a body whole before the tab gets
+ * it). The relay reads and forwards the body of an OpenAI route that reads one, and no other.
+ * @typedef {'none' | 'json' | 'chat' | 'file' | 'form'} RouteBody
  *
  * What createApi must be given to offer a route: the `ApiOptions` member of that name (`status`,
  * `settings`, `adding`, `servers`, `catalog`), or a backend that can load models (`loading`), or
@@ -80,6 +82,10 @@ const LINES = /** @type {const} @satisfies {readonly RouteLine[]} */ ([
   { method: 'POST', path: 'openai/responses', name: 'createResponse', body: 'chat', alias: true },
   { method: 'GET', path: 'openai/responses/*', name: 'readResponse', body: 'none', alias: true },
   { method: 'DELETE', path: 'openai/responses/*', name: 'deleteResponse', body: 'none', alias: true },
+  { method: 'POST', path: 'openai/files', name: 'createFile', body: 'form', alias: true },
+  { method: 'GET', path: 'openai/files', name: 'listFiles', body: 'none', alias: true },
+  { method: 'GET', path: 'openai/files/*', name: 'readFile', body: 'none', alias: true },
+  { method: 'DELETE', path: 'openai/files/*', name: 'removeFile', body: 'none', alias: true },
   // Hearth's own, each offered where createApi has what it needs.
   { method: 'GET', path: 'hearth/status', name: 'status', body: 'none', when: 'status' },
   { method: 'GET', path: 'hearth/models/*', name: 'manageModel', body: 'none', when: 'loading' },
@@ -211,16 +217,26 @@ export function takesBody(method, pathname) {
   return BODY_ROUTES.some((r) => r.method === method && r.pathnames.test(pathname));
 }
 
-/** The relayed routes whose bodies may carry images: chat completions. */
+/** The relayed routes whose bodies may carry images (chat completions), or are forms (files). */
 const CHAT_PATH = pathnamesOf(RELAYED.filter((r) => r.body === 'chat').map((r) => r.path));
+const FORM_PATH = pathnamesOf(RELAYED.filter((r) => r.body === 'form').map((r) => r.path));
 
 /**
- * The largest body the API takes at `pathname`: a chat completion's may carry images.
+ * The largest body the API takes at `pathname`: a chat completion's may carry images; a file.
  * @param {string} pathname
- * @param {{ plain: number, images: number }} limits
+ * @param {{ plain: number, images: number, files: number }} limits
  */
-export function bodyLimitOf(pathname, { plain, images }) {
+export function bodyLimitOf(pathname, { plain, images, files }) {
+  if (FORM_PATH.test(pathname)) return files;
   return CHAT_PATH.test(pathname) ? images : plain;
+}
+
+/**
+ * The media type the API reads at `pathname`: a multipart form for a file's upload, else JSON.
+ * @param {string} pathname
+ */
+export function mediaTypeOf(pathname) {
+  return FORM_PATH.test(pathname) ? 'multipart/form-data' : 'application/json';
 }
 
 /**

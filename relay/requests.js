@@ -8,6 +8,7 @@
 import {
   BODY_LIMIT,
   fail,
+  FILE_BODY_LIMIT,
   IMAGE_BODY_LIMIT,
   LINGER_MS,
   refusalUnread,
@@ -16,7 +17,7 @@ import {
 import { readBody } from './body.js';
 import { TAB_GONE } from './forwarding.js';
 import { BodyBudget } from './limits.js';
-import { bodyLimitOf, isApiPath, RELAYED_PATHS, takesBody } from './protocol.js';
+import { bodyLimitOf, isApiPath, mediaTypeOf, RELAYED_PATHS, takesBody } from './protocol.js';
 
 /** @typedef {import('node:http').IncomingMessage} IncomingMessage */
 /** @typedef {import('node:http').ServerResponse} ServerResponse */
@@ -139,9 +140,10 @@ export class Requests {
     }
     const withBody = takesBody(req.method ?? 'GET', url.pathname);
     const declared = Number(req.headers['content-length'] ?? 0);
-    const limit = bodyLimitOf(url.pathname, { plain: BODY_LIMIT, images: IMAGE_BODY_LIMIT });
+    const bodyLimits = { plain: BODY_LIMIT, images: IMAGE_BODY_LIMIT, files: FILE_BODY_LIMIT };
+    const limit = bodyLimitOf(url.pathname, bodyLimits);
     if (withBody) {
-      const refusal = refusalUnread(req.headers, declared, limit);
+      const refusal = refusalUnread(req.headers, declared, limit, mediaTypeOf(url.pathname));
       if (refusal) return refuse(res, ...refusal);
     }
     const tab = this.#context.tab();

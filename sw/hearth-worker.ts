@@ -31,13 +31,14 @@ import { Settings } from '../src/api/settings';
 import { hearthStatus } from '../src/protocol/host/status';
 import { UpstreamBackend } from '../src/servers/upstream';
 import catalog from 'virtual:hearth-catalog';
-import { idbAddedStore } from './added-store';
+import { idbAddedStore } from './stores/added-store';
+import { idbDocumentStore } from './stores/documents-store';
 import { hostCpu, hostDevice, storageStatus } from './device';
 import { HearthFiles } from './hearth-files';
 import { HostLink } from './host-link';
 import { isolatedFromNetwork, setsPolicies, withIsolation } from './isolation';
 import { DeviceModels } from './models';
-import { idbResponseStore, idbServerStore, idbSettingsStore } from './owner-stores';
+import { idbResponseStore, idbServerStore, idbSettingsStore } from './stores/owner-stores';
 
 declare const self: ServiceWorkerGlobalScope;
 
@@ -167,6 +168,8 @@ export function startHearthWorker(options: HearthWorkerOptions): HearthWorker {
     servers: { registry: servers },
     // The Responses API's conversations, kept per install (docs/api.md, Responses: kept on the device).
     responses: idbResponseStore(),
+    // Files and vector stores, kept per install (docs/api.md, Files).
+    documents: idbDocumentStore(),
     images: {
       // With images.ts's init: no redirect followed, no cookies sent (docs/api.md, Images).
       fetch: (url, init) => fetch(url, init),

@@ -29,6 +29,9 @@ import {
   type Servers,
 } from '../servers/servers';
 import type { Settings } from './settings';
+import { createFile, deleteFile as removeFile, listFiles, readFile } from './files';
+import { memoryDocumentStore, type DocumentStore } from '../documents/store';
+import type { StorageEstimator } from '../models/storage-room';
 import { createResponse } from './responses/responses';
 import { clearKept, deleteResponse, listKept, readResponse } from './responses/kept';
 import { memoryResponseStore, type ResponseStore } from './responses/store';
@@ -79,6 +82,13 @@ export interface ApiOptions {
    * memory where none is given (tests).
    */
   responses?: ResponseStore;
+  /**
+   * Where files and vector stores are kept (docs/api.md, Files): the service worker's IndexedDB;
+   * memory where none is given (tests).
+   */
+  documents?: DocumentStore;
+  /** The storage's quota and usage, for files (`navigator.storage.estimate` by default). */
+  estimate?: StorageEstimator;
 }
 
 /** What the caller of `Api.fetch` knows about the request beyond the request itself. */
@@ -178,6 +188,10 @@ export function createApi(options: ApiOptions): Api {
   // route without its handler is not offered (404).
   const kept = options.responses ?? memoryResponseStore();
   const responsesDeps = { ...chatDeps, store: kept };
+  const filesDeps = {
+    store: options.documents ?? memoryDocumentStore(),
+    estimate: options.estimate,
+  };
   const handlers: Record<RouteCondition | 'always', Handlers | undefined> = {
     always: {
       chat,
@@ -190,6 +204,10 @@ export function createApi(options: ApiOptions): Api {
       deleteResponse: ({ rest, requestId }) => deleteResponse(rest, kept, requestId),
       listKeptResponses: ({ requestId }) => listKept(kept, requestId),
       clearKeptResponses: ({ requestId }) => clearKept(kept, requestId),
+      createFile: ({ request, requestId }) => createFile(request, filesDeps, requestId),
+      listFiles: ({ request, requestId }) => listFiles(request, filesDeps, requestId),
+      readFile: ({ rest, requestId }) => readFile(rest, filesDeps, requestId),
+      removeFile: ({ rest, requestId }) => removeFile(rest, filesDeps, requestId),
     },
     status: status && {
       status: async ({ requestId }) => jsonResponse(await status(), requestId),

@@ -2,8 +2,8 @@
  * @module
  * Where documents are kept: files with their bytes, vector stores, their files and chunks. The
  * interface the API asks for, and a store in memory that copies what goes in and out, as
- * IndexedDB does (the tests' store). The service worker's is IndexedDB (sw/owner-stores.ts), per
- * install.
+ * IndexedDB does (the tests' store). The service worker's is IndexedDB, per install
+ * (sw/stores/documents-store.ts).
  */
 import type { Chunk, FileRecord, VectorStoreFileObject, VectorStoreObject } from './types';
 

@@ -34,7 +34,7 @@ import { EngineQueue } from './queue';
 import { Throttle } from './throttle';
 import { WebLLMEngine } from '../engines/webllm/webllm-engine';
 // The service worker's store of the models the user added, which this worker reads too.
-import { idbAddedStore } from '../../sw/added-store';
+import { idbAddedStore } from '../../sw/stores/added-store';
 
 /**
  * Status goes out at most this often, and always after the last change: every tab re-renders

@@ -51,6 +51,17 @@ const GET_EXPECTED: Record<string, { sample?: string; expect: Expectation } | { 
     expect: { status: 404, error: { code: 'response_not_found', param: null } },
   },
   'hearth/responses': { expect: { status: 200, oneOf: [200] } },
+  // The files kept: a list (tests/unit/api/files.test.ts has its contents); a file never kept: 404.
+  'openai/files': { expect: { status: 200, oneOf: [200] } },
+  files: { expect: { status: 200, oneOf: [200] } },
+  'openai/files/*': {
+    sample: 'file-fuzz',
+    expect: { status: 404, error: { code: 'file_not_found', param: 'id' } },
+  },
+  'files/*': {
+    sample: 'file-fuzz/content',
+    expect: { status: 404, error: { code: 'file_not_found', param: 'id' } },
+  },
   'hearth/models/*': {
     skip: 'what it answers depends on the model files the device holds (tests/unit/api/manage.test.ts)',
   },

@@ -3,6 +3,7 @@ import {
   API_ROUTES,
   bearerKey,
   bodyLimitOf,
+  mediaTypeOf,
   isApiPath,
   isLoopbackHost,
   isLoopbackPeer,
@@ -110,7 +111,7 @@ describe('what the relay reads of a request', () => {
 });
 
 describe('the relay and the route table (API_ROUTES)', () => {
-  const LIMITS = { plain: 4, images: 64 };
+  const LIMITS = { plain: 4, images: 64, files: 32 };
   /** A pathname at `path`, its `*` filled in. */
   const at = (path: string) => `/v1/${path.replace(/\*$/, 'hearth/echo')}`;
   /** Hearth's own routes are the API's, but not the relay's: it forwards OpenAI's only. */
@@ -132,7 +133,12 @@ describe('the relay and the route table (API_ROUTES)', () => {
     (method, path, body) => {
       expect(isApiPath(at(path))).toBe(true);
       expect(takesBody(method, at(path))).toBe(body !== 'none');
-      expect(bodyLimitOf(at(path), LIMITS)).toBe(body === 'chat' ? 64 : 4);
+      // The limit and media type go by the path: those of the body its POST reads, if any.
+      const read = relayed.find((r) => r.path === path && r.body !== 'none')?.body;
+      expect(bodyLimitOf(at(path), LIMITS)).toBe(read === 'chat' ? 64 : read === 'form' ? 32 : 4);
+      expect(mediaTypeOf(at(path))).toBe(
+        read === 'form' ? 'multipart/form-data' : 'application/json',
+      );
       // With a trailing slash the API answers the route, the relay as the table writes it.
       expect(takesBody(method, `${at(path)}/`)).toBe(false);
     },
@@ -177,6 +183,9 @@ describe('the relay and the route table (API_ROUTES)', () => {
     ['/v1/openai/chat/completions/', 4],
     ['/v1/openai/embeddings', 4],
     ['/v1/models', 4],
+    ['/v1/openai/files', 32],
+    ['/v1/files', 32],
+    ['/v1/openai/files/', 4],
   ])('takes a body of up to the limit of %s: %i', (path, limit) => {
     expect(bodyLimitOf(path, LIMITS)).toBe(limit);
   });

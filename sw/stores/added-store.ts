@@ -5,8 +5,8 @@
  * for both.
  */
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
-import type { AddedModelStore, AddedRecord } from '../src/models/added/added-models';
-import { installName } from '../src/protocol/install';
+import type { AddedModelStore, AddedRecord } from '../../src/models/added/added-models';
+import { installName } from '../../src/protocol/install';
 
 interface Schema extends DBSchema {
   added: { key: string; value: AddedRecord };

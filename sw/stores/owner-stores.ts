@@ -6,11 +6,11 @@
  * Responses API's kept responses (docs/api.md, Responses: kept on the device).
  */
 import { openDB, type DBSchema, type IDBPDatabase } from 'idb';
-import type { SettingsData, SettingsStore } from '../src/api/settings';
-import { installName } from '../src/protocol/install';
-import type { ServerRecord, ServerStore } from '../src/servers/servers';
-import { itemsOf, type ResponseStore, type StoredSummary } from '../src/api/responses/store';
-import type { StoredResponse } from '../src/api/responses/types';
+import type { SettingsData, SettingsStore } from '../../src/api/settings';
+import { installName } from '../../src/protocol/install';
+import type { ServerRecord, ServerStore } from '../../src/servers/servers';
+import { itemsOf, type ResponseStore, type StoredSummary } from '../../src/api/responses/store';
+import type { StoredResponse } from '../../src/api/responses/types';
 
 interface ServersSchema extends DBSchema {
   servers: { key: string; value: ServerRecord };
