@@ -46,6 +46,12 @@ export function noArray<S extends v.GenericSchema>(schema: S) {
 const jsonObject = noArray(v.record(v.string(), v.unknown()));
 
 const int = v.pipe(v.number(), v.integer());
+
+/** OpenAI's `metadata`: up to 16 string pairs, keys up to 64 characters, values up to 512. */
+export const metadataSchema = v.pipe(
+  noArray(v.record(v.pipe(v.string(), v.maxLength(64)), v.pipe(v.string(), v.maxLength(512)))),
+  v.check((m) => Object.keys(m).length <= 16, 'at most 16 keys.'),
+);
 const nonEmptyString = v.pipe(v.string(), v.minLength(1));
 
 const textPart = v.looseObject({ type: v.literal('text'), text: v.string() });

@@ -12,7 +12,7 @@
  * chat schema: only what is this API's own is checked here.
  */
 import * as v from 'valibot';
-import { noArray, UNSUPPORTED } from '../../protocol/schema';
+import { metadataSchema, noArray, UNSUPPORTED } from '../../protocol/schema';
 
 const unsupportedField = v.nullish(v.never(UNSUPPORTED));
 
@@ -242,12 +242,6 @@ const format = noArray(
   ]),
 );
 
-/** `metadata`: up to 16 string pairs, keys up to 64 characters and values up to 512 (OpenAI's). */
-const metadata = v.pipe(
-  noArray(v.record(v.pipe(v.string(), v.maxLength(64)), v.pipe(v.string(), v.maxLength(512)))),
-  v.check((m) => Object.keys(m).length <= 16, 'at most 16 keys.'),
-);
-
 /** The request body of `POST /v1/openai/responses`. */
 export const responseRequestSchema = noArray(
   v.looseObject({
@@ -291,7 +285,7 @@ export const responseRequestSchema = noArray(
     top_logprobs: v.nullish(v.pipe(int, v.minValue(0), v.maxValue(20))),
     include: v.nullish(v.array(v.string())),
     truncation: v.nullish(v.picklist(['auto', 'disabled'])),
-    metadata: v.nullish(metadata),
+    metadata: v.nullish(metadataSchema),
     max_tool_calls: v.nullish(v.pipe(int, v.minValue(1))),
     // Accepted and ignored: they steer OpenAI's servers, not a model.
     user: v.nullish(v.string()),

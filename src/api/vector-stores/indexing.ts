@@ -186,6 +186,6 @@ export class Indexer {
     if (!isPdf(bytes, contentType, filename)) return textSections(bytes, contentType, filename);
     const extract = this.#deps.backend.extractPdf?.bind(this.#deps.backend);
     if (!extract) throw new OpenAIError('engine_error', 'Nothing here reads PDFs.');
-    return extract(bytes, { signal, requestId: `pdf_${filename}` });
+    return extract(bytes, { signal, requestId: `pdf_${filename}` }, filename);
   }
 }

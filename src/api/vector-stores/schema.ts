@@ -8,16 +8,10 @@
  * (`resources/vector-stores/*.d.ts`): unknown fields pass, `null` is absent.
  */
 import * as v from 'valibot';
-import { noArray } from '../../protocol/schema';
+import { metadataSchema, noArray } from '../../protocol/schema';
 import { ChunkingStrategySchema } from '../../documents/chunk';
 
 const int = v.pipe(v.number(), v.integer());
-
-/** OpenAI's metadata: up to 16 string pairs, keys up to 64 characters, values up to 512. */
-export const metadataSchema = v.pipe(
-  noArray(v.record(v.pipe(v.string(), v.maxLength(64)), v.pipe(v.string(), v.maxLength(512)))),
-  v.check((m) => Object.keys(m).length <= 16, 'at most 16 keys.'),
-);
 
 /** A file's attributes: up to 16, strings up to 512 characters, numbers or booleans. */
 export const attributesSchema = v.pipe(
@@ -108,17 +102,3 @@ export const batchSchema = v.pipe(
     ['file_ids'],
   ),
 );
-
-/** A cursor list's query (`limit`, `order`, `after`, `before`, and a files list's `filter`). */
-export const listQuerySchema = v.object({
-  limit: v.optional(
-    v.pipe(v.string(), v.toNumber(), v.integer(), v.minValue(1), v.maxValue(100)),
-    '20',
-  ),
-  order: v.optional(v.picklist(['asc', 'desc']), 'desc'),
-  after: v.optional(v.string()),
-  before: v.optional(v.string()),
-  filter: v.optional(v.picklist(['in_progress', 'completed', 'failed', 'cancelled'])),
-});
-
-export type ListQuery = v.InferOutput<typeof listQuerySchema>;
