@@ -4,8 +4,41 @@
  * `server.address()` once the relay listens, never from how `--host` was spelled: `0`, `::0` and
  * `0000:0000::` bind every interface as `0.0.0.0` and `::` do, and a check of the spelling let the
  * network's callers in through them. {@link Callers} keeps the decision for a relay that listens.
+ * Also what a `Host` header or a peer's address says of this machine (`isLoopbackHost`,
+ * `isLoopbackPeer`).
  */
-import { hostName, isLoopbackHost, isLoopbackPeer } from './protocol.js';
+
+/** The host names that mean this machine. */
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * The name in a `Host` header (`name[:port]`), lower case, or null when it is not one.
+ * @param {string | undefined} host
+ */
+export function hostName(host) {
+  const match = /^(\[[^\]]*\]|[^:[\]]+)(?::\d{1,5})?$/.exec((host ?? '').trim().toLowerCase());
+  return match?.[1] ?? null;
+}
+
+/**
+ * Whether a connection's peer address is this machine: 127.0.0.0/8 or ::1, also as IPv4-mapped
+ * IPv6 (`::ffff:127.0.0.1`, what a socket on `::` reports for an IPv4 caller). Unlike a `Host`
+ * header, which any caller writes as it likes, the peer address is the network's word.
+ * @param {string | undefined} address
+ */
+export function isLoopbackPeer(address) {
+  const ip = (address ?? '').toLowerCase().replace(/^::ffff:(?=\d+\.)/, '');
+  return ip === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(ip);
+}
+
+/**
+ * Whether a `Host` header names this machine, as a DNS-rebinding defence: a page of another site
+ * that makes its own name resolve to 127.0.0.1 still sends its own name here.
+ * @param {string | undefined} host
+ */
+export function isLoopbackHost(host) {
+  return LOOPBACK_NAMES.has(hostName(host) ?? '');
+}
 
 /**
  * What listening on an address exposes: `loopback`, this machine only (no other can reach it);

@@ -2,8 +2,8 @@
  * @module
  * What the relay and the paired tab say to each other over the WebSocket, and the rules both ends
  * apply: the API's route table (`API_ROUTES`, which the API's router reads too), which paths the
- * relay forwards, which hosts are loopback. Plain JavaScript with JSDoc types, so that Node runs
- * the relay as it is and the app's TypeScript imports the same definitions.
+ * relay forwards, which relay addresses a pairing link may name. Plain JavaScript with JSDoc
+ * types, so that Node runs the relay as it is and the app's TypeScript imports the same.
  *
  * Messages are JSON objects in text frames, and bodies binary messages: the request's id as 4
  * bytes (big-endian), then the bytes, as they are. A request announces its body's length (`body`),
@@ -86,6 +86,11 @@ const LINES = /** @type {const} @satisfies {readonly RouteLine[]} */ ([
   { method: 'GET', path: 'openai/files', name: 'listFiles', body: 'none', alias: true },
   { method: 'GET', path: 'openai/files/*', name: 'readFile', body: 'none', alias: true },
   { method: 'DELETE', path: 'openai/files/*', name: 'removeFile', body: 'none', alias: true },
+  { method: 'POST', path: 'openai/vector_stores', name: 'postVectorStores', body: 'json', alias: true },
+  { method: 'GET', path: 'openai/vector_stores', name: 'getVectorStores', body: 'none', alias: true },
+  { method: 'GET', path: 'openai/vector_stores/*', name: 'getVectorStores', body: 'none', alias: true },
+  { method: 'POST', path: 'openai/vector_stores/*', name: 'postVectorStores', body: 'json', alias: true },
+  { method: 'DELETE', path: 'openai/vector_stores/*', name: 'deleteVectorStores', body: 'none', alias: true },
   // Hearth's own, each offered where createApi has what it needs.
   { method: 'GET', path: 'hearth/status', name: 'status', body: 'none', when: 'status' },
   { method: 'GET', path: 'hearth/models/*', name: 'manageModel', body: 'none', when: 'loading' },
@@ -247,38 +252,6 @@ export function mediaTypeOf(pathname) {
 export function bearerKey(header) {
   const key = /^Bearer[ \t]+(.*)$/i.exec(header ?? '')?.[1]?.trim();
   return key ? key : null;
-}
-
-/** The host names that mean this machine. */
-const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-/**
- * The name in a `Host` header (`name[:port]`), lower case, or null when it is not one.
- * @param {string | undefined} host
- */
-export function hostName(host) {
-  const match = /^(\[[^\]]*\]|[^:[\]]+)(?::\d{1,5})?$/.exec((host ?? '').trim().toLowerCase());
-  return match?.[1] ?? null;
-}
-
-/**
- * Whether a connection's peer address is this machine: 127.0.0.0/8 or ::1, also as IPv4-mapped
- * IPv6 (`::ffff:127.0.0.1`, what a socket on `::` reports for an IPv4 caller). Unlike a `Host`
- * header, which any caller writes as it likes, the peer address is the network's word.
- * @param {string | undefined} address
- */
-export function isLoopbackPeer(address) {
-  const ip = (address ?? '').toLowerCase().replace(/^::ffff:(?=\d+\.)/, '');
-  return ip === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(ip);
-}
-
-/**
- * Whether a `Host` header names this machine, as a DNS-rebinding defence: a page of another site
- * that makes its own name resolve to 127.0.0.1 still sends its own name here.
- * @param {string | undefined} host
- */
-export function isLoopbackHost(host) {
-  return LOOPBACK_NAMES.has(hostName(host) ?? '');
 }
 
 /**

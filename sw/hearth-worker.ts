@@ -234,7 +234,9 @@ export function startHearthWorker(options: HearthWorkerOptions): HearthWorker {
       // Chromium never tells a service worker that a page aborted a fetch whose response has not
       // started; whether the page is still there is the next best thing (docs/api.md, Chat completion replies: cancellation).
       const alive = async () => (await self.clients.get(event.clientId)) !== undefined;
-      event.respondWith(api.fetch(request, { alive }));
+      // `waitUntil`: a vector store's indexing goes on past the response that started it.
+      const waitUntil = (work: Promise<unknown>) => event.waitUntil(work);
+      event.respondWith(api.fetch(request, { alive, waitUntil }));
     } else if (request.method === 'GET' && uncachedLibs.has(url.href)) {
       event.respondWith(libraryFromCache(request));
     } else if (options.cacheFiles && files.serves(request)) {

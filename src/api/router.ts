@@ -33,6 +33,9 @@ import { createFile, deleteFile as removeFile, listFiles, readFile } from './fil
 import { memoryDocumentStore, type DocumentStore } from '../documents/store';
 import type { StorageEstimator } from '../models/storage-room';
 import { createResponse } from './responses/responses';
+import { Indexer } from './vector-stores/indexing';
+import { vectorStoreRoute } from './vector-stores/routes';
+import type { DocumentDeps } from './vector-stores/context';
 import { clearKept, deleteResponse, listKept, readResponse } from './responses/kept';
 import { memoryResponseStore, type ResponseStore } from './responses/store';
 import {
@@ -95,6 +98,11 @@ export interface ApiOptions {
 export interface RequestContext {
   /** Whether the page that sent the request is still there (see `ChatOptions.alive`). */
   alive?: () => Promise<boolean>;
+  /**
+   * Extends the worker's life past the response while work it started goes on (the service
+   * worker's `FetchEvent.waitUntil`): a vector store's indexing.
+   */
+  waitUntil?: (work: Promise<unknown>) => void;
 }
 
 /** The API: `fetch` answers any request under `{base}v1/`. */
@@ -192,6 +200,22 @@ export function createApi(options: ApiOptions): Api {
     store: options.documents ?? memoryDocumentStore(),
     estimate: options.estimate,
   };
+  // Vector stores: one indexer for this API, which indexes their files in the background.
+  const vectorDeps: DocumentDeps = {
+    ...chatDeps,
+    documents: filesDeps.store,
+    embeddingModel: settings && (() => settings.embeddingModel()),
+  };
+  const indexer = new Indexer(vectorDeps);
+  const vectorStores =
+    (method: 'GET' | 'POST' | 'DELETE'): Handler =>
+    ({ request, rest, requestId, context }) =>
+      vectorStoreRoute(request, method, rest, {
+        deps: vectorDeps,
+        indexer,
+        requestId,
+        keepAlive: context.waitUntil,
+      });
   const handlers: Record<RouteCondition | 'always', Handlers | undefined> = {
     always: {
       chat,
@@ -208,6 +232,9 @@ export function createApi(options: ApiOptions): Api {
       listFiles: ({ request, requestId }) => listFiles(request, filesDeps, requestId),
       readFile: ({ rest, requestId }) => readFile(rest, filesDeps, requestId),
       removeFile: ({ rest, requestId }) => removeFile(rest, filesDeps, requestId),
+      getVectorStores: vectorStores('GET'),
+      postVectorStores: vectorStores('POST'),
+      deleteVectorStores: vectorStores('DELETE'),
     },
     status: status && {
       status: async ({ requestId }) => jsonResponse(await status(), requestId),

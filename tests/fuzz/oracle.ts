@@ -89,6 +89,8 @@ const ERROR_TABLE: Record<string, [number, string]> = {
   // OpenAI's type for it (docs/api.md, Errors).
   response_not_found: [404, 'invalid_request_error'],
   file_not_found: [404, 'invalid_request_error'],
+  vector_store_not_found: [404, 'invalid_request_error'],
+  embedding_model_required: [409, 'invalid_request_error'],
   unknown_url: [404, 'not_found_error'],
   method_not_allowed: [405, 'invalid_request_error'],
   request_too_large: [413, 'invalid_request_error'],

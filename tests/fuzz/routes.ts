@@ -51,6 +51,17 @@ const GET_EXPECTED: Record<string, { sample?: string; expect: Expectation } | { 
     expect: { status: 404, error: { code: 'response_not_found', param: null } },
   },
   'hearth/responses': { expect: { status: 200, oneOf: [200] } },
+  'openai/vector_stores': { expect: { status: 200, oneOf: [200] } },
+  vector_stores: { expect: { status: 200, oneOf: [200] } },
+  // A store never made: OpenAI's 404 (the stores made: tests/unit/api/vector-stores.test.ts).
+  'openai/vector_stores/*': {
+    sample: 'vs_fuzz',
+    expect: { status: 404, error: { code: 'vector_store_not_found', param: null } },
+  },
+  'vector_stores/*': {
+    sample: 'vs_fuzz/files',
+    expect: { status: 404, error: { code: 'vector_store_not_found', param: null } },
+  },
   // The files kept: a list (tests/unit/api/files.test.ts has its contents); a file never kept: 404.
   'openai/files': { expect: { status: 200, oneOf: [200] } },
   files: { expect: { status: 200, oneOf: [200] } },

@@ -161,7 +161,10 @@ export class Indexer {
         index,
         vector: vectors[index] as Float32Array,
       }));
-      if (abort.signal.aborted) return;
+      // A file taken out of the store (or deleted) meanwhile keeps no chunks.
+      const still = await documents.getStoreFile(storeId, fileId);
+      if (abort.signal.aborted || still?.status !== 'in_progress') return;
+      if (!(await documents.getFile(fileId))) return;
       await documents.putChunks(storeId, fileId, chunks);
       const usage = chunks.reduce((n, c) => n + c.text.length * 2 + c.vector.byteLength, 0);
       result = { status: 'completed', last_error: null, usage_bytes: usage };

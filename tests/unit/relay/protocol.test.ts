@@ -5,13 +5,12 @@ import {
   bodyLimitOf,
   mediaTypeOf,
   isApiPath,
-  isLoopbackHost,
-  isLoopbackPeer,
   isLoopbackRelayUrl,
   openaiPathOf,
   RELAYED_PATHS,
   takesBody,
 } from '../../../relay/protocol.js';
+import { isLoopbackHost, isLoopbackPeer } from '../../../relay/address.js';
 
 describe('the relay’s rules', () => {
   it.each([
@@ -139,8 +138,9 @@ describe('the relay and the route table (API_ROUTES)', () => {
       expect(mediaTypeOf(at(path))).toBe(
         read === 'form' ? 'multipart/form-data' : 'application/json',
       );
-      // With a trailing slash the API answers the route, the relay as the table writes it.
-      expect(takesBody(method, `${at(path)}/`)).toBe(false);
+      // With a trailing slash the API answers the route, the relay as the table writes it (under
+      // a `*`, a slash more is still the rest: `vector_stores/{id}/files/`).
+      if (!path.endsWith('*')) expect(takesBody(method, `${at(path)}/`)).toBe(false);
     },
   );
 
