@@ -30,7 +30,8 @@ export const bad = (code: string, param: string | null) => err(400, code, param)
 export const WEATHER = { type: 'function', name: 'get_weather', parameters: { type: 'object' } };
 const LOOKUP = { type: 'function', name: 'lookup' };
 const CRM = { type: 'namespace', name: 'crm', tools: [{ type: 'function', name: 'find' }] };
-export const HOSTED = ['web_search', 'file_search', 'code_interpreter', 'image_generation', 'mcp'];
+/** Tools that run on OpenAI's side (not `file_search`, which the documents work runs here). */
+export const HOSTED = ['web_search', 'code_interpreter', 'image_generation', 'mcp', 'local_shell'];
 
 /** Message content: a string, or text parts (`output_text` for the assistant). */
 function content(rng: Rng, role: string, words = 6): Json {
