@@ -179,7 +179,7 @@ export default tseslint.config(
       ...onlyImports(
         [
           '\\./',
-          '\\.\\./[a-z-]+$',
+          '\\.\\./[a-z-]+(/[a-z-]+)?$',
           '\\.\\./\\.\\./(protocol|models|servers|documents)/',
           'valibot$',
         ],

@@ -195,7 +195,6 @@ export function createApi(options: ApiOptions): Api {
   // the table's `when`: a group is undefined where createApi was not given what it needs, and a
   // route without its handler is not offered (404).
   const kept = options.responses ?? memoryResponseStore();
-  const responsesDeps = { ...chatDeps, store: kept };
   const filesDeps = {
     store: options.documents ?? memoryDocumentStore(),
     estimate: options.estimate,
@@ -207,6 +206,7 @@ export function createApi(options: ApiOptions): Api {
     embeddingModel: settings && (() => settings.embeddingModel()),
   };
   const indexer = new Indexer(vectorDeps);
+  const responsesDeps = { ...chatDeps, store: kept, vectorStores: { deps: vectorDeps, indexer } };
   const vectorStores =
     (method: 'GET' | 'POST' | 'DELETE'): Handler =>
     ({ request, rest, requestId, context }) =>

@@ -7,7 +7,7 @@
 import { OpenAIError } from '../../protocol/errors';
 import { jsonResponse } from '../../protocol/respond';
 import { cursorPage, cursorQuery } from '../list-page';
-import { notFound } from './responses';
+import { notFound } from './conversation';
 import type { ResponseStore } from './store';
 
 /** The id in `rest` (`{id}` or `{id}/input_items`). */

@@ -7,66 +7,33 @@
  * stream's batch of tokens is written straight to bytes (`tokenBytes`), as chat's is.
  */
 import type { EngineUsage, Token } from '../../protocol/host/backend';
-import { estimateCost, type ModelPrice } from '../../models/models';
+import {
+  encoder,
+  END,
+  END_BYTES,
+  event,
+  MIDDLE,
+  MIDDLE_BYTES,
+  responseUsage,
+  writeDecimal,
+} from './wire';
+import type { ModelPrice } from '../../models/models';
 import { sseJson } from '../../protocol/sse';
 import { writeUtf8 } from '../completion';
 import type { FinishReason, TokenLogprob, ToolCall } from '../../protocol/types';
 import type { OfferedName } from './translate';
 import { newItemId } from './translate';
+import type { SearchResult } from '../../documents/types';
+import { citations } from '../file-search';
 import type {
+  FileCitation,
+  FileSearchCallItem,
   FunctionCallItem,
   OutputItem,
   OutputMessage,
   ReasoningItem,
   ResponseObject,
-  ResponseUsage,
 } from './types';
-
-const encoder = new TextEncoder();
-/** What follows a delta event's sequence number, up to its text's JSON. */
-const MIDDLE = ',"delta":';
-const MIDDLE_BYTES = encoder.encode(MIDDLE);
-/** What follows the text's JSON: the end of the object and of the event. */
-const END = '}\n\n';
-const END_BYTES = encoder.encode(END);
-
-/**
- * Writes `n` (a whole number ≥ 0) in decimal ASCII into `into` at `at`; returns where it ends.
- */
-function writeDecimal(n: number, into: Uint8Array, at: number): number {
-  let digits = 1;
-  for (let rest = n; rest >= 10; rest = Math.floor(rest / 10)) digits += 1;
-  let rest = n;
-  for (let i = at + digits - 1; i >= at; i -= 1) {
-    into[i] = 48 + (rest % 10);
-    rest = Math.floor(rest / 10);
-  }
-  return at + digits;
-}
-
-/** One SSE event: its type as the `event:` line, and the same in its JSON. */
-function event(type: string, sequence: number, fields: Record<string, unknown>): string {
-  return `event: ${type}\ndata: ${sseJson({ type, sequence_number: sequence, ...fields })}\n\n`;
-}
-
-/** The response's usage from the engine's counts (null where the backend could not count). */
-export function responseUsage(
-  usage: EngineUsage | null,
-  reasoningTokens: number,
-  price: ModelPrice,
-): ResponseUsage | null {
-  if (usage === null) return null;
-  return {
-    input_tokens: usage.prompt_tokens,
-    input_tokens_details: { cached_tokens: 0 },
-    output_tokens: usage.completion_tokens,
-    output_tokens_details: {
-      reasoning_tokens: Math.min(reasoningTokens, usage.completion_tokens),
-    },
-    total_tokens: usage.prompt_tokens + usage.completion_tokens,
-    estimated_cost: estimateCost(price, usage.prompt_tokens, usage.completion_tokens),
-  };
-}
 
 /** The item being written: its kind, text so far and the frame of its delta events. */
 interface Open {
@@ -86,6 +53,8 @@ export class ResponseWriter {
   readonly #sse: boolean;
   readonly #names: ReadonlyMap<string, OfferedName>;
   readonly #logprobs: boolean;
+  /** The passages a `file_search` gave the model: the text's `[n]` markers cite them. */
+  readonly #passages: readonly SearchResult[];
   #sequence = 0;
   #open: Open | undefined;
   #reasoningTokens = 0;
@@ -93,12 +62,18 @@ export class ResponseWriter {
   /** `response`: the object as created, `in_progress` with no output. */
   constructor(
     response: ResponseObject,
-    options: { sse: boolean; names: ReadonlyMap<string, OfferedName>; logprobs: boolean },
+    options: {
+      sse: boolean;
+      names: ReadonlyMap<string, OfferedName>;
+      logprobs: boolean;
+      passages?: readonly SearchResult[];
+    },
   ) {
     this.#response = response;
     this.#sse = options.sse;
     this.#names = options.names;
     this.#logprobs = options.logprobs;
+    this.#passages = options.passages ?? [];
   }
 
   #event(type: string, fields: Record<string, unknown>): string {
@@ -176,14 +151,31 @@ export class ResponseWriter {
       item.content = [part];
       out = this.#event('response.reasoning_text.done', { ...where, text });
     } else {
+      const annotations: FileCitation[] = citations(text, this.#passages).map(
+        ({ index, result }) => ({
+          type: 'file_citation',
+          file_id: result.file_id,
+          filename: result.filename,
+          index,
+        }),
+      );
       part = {
         type: 'output_text' as const,
         text,
-        annotations: [] as [],
+        annotations,
         ...(this.#logprobs && { logprobs: open.logprobs }),
       };
       item.content = [part];
-      out = this.#event('response.output_text.done', {
+      out = annotations
+        .map((annotation, annotation_index) =>
+          this.#event('response.output_text.annotation.added', {
+            ...where,
+            annotation_index,
+            annotation,
+          }),
+        )
+        .join('');
+      out += this.#event('response.output_text.done', {
         ...where,
         text,
         logprobs: open.logprobs,
@@ -195,6 +187,37 @@ export class ResponseWriter {
       this.#event('response.content_part.done', { ...where, part }) +
       this.#event('response.output_item.done', { output_index: index, item: structuredClone(item) })
     );
+  }
+
+  /**
+   * The device's search for the turn, done before the model runs: its item first in the output,
+   * and its events (`response.file_search_call.in_progress`, `.searching`, `.completed`).
+   */
+  fileSearch(queries: string[], results: Record<string, unknown>[] | null): string {
+    const index = this.#response.output.length;
+    const item: FileSearchCallItem = {
+      type: 'file_search_call',
+      id: newItemId('fs'),
+      queries,
+      status: 'in_progress',
+      results: null,
+    };
+    this.#response.output.push(item);
+    const where = { output_index: index, item_id: item.id };
+    let out = this.#event('response.output_item.added', {
+      output_index: index,
+      item: structuredClone(item),
+    });
+    out += this.#event('response.file_search_call.in_progress', where);
+    out += this.#event('response.file_search_call.searching', where);
+    item.status = 'completed';
+    item.results = results;
+    out += this.#event('response.file_search_call.completed', where);
+    out += this.#event('response.output_item.done', {
+      output_index: index,
+      item: structuredClone(item),
+    });
+    return out;
   }
 
   /** Events for a batch of tokens (and the text kept for the output). */

@@ -15,42 +15,24 @@ import {
   startRun,
   type AcceptedChat,
   type ChatContext,
-  type ChatDeps,
 } from '../chat';
 import type { ChatRun, Output } from '../chat-run';
 import { OpenAIError } from '../../protocol/errors';
 import { jsonHeaders, sseHeaders } from '../../protocol/respond';
 import { issueToError } from '../../protocol/validate';
+import { conversation, dropOldestTurn, fileSearch, keep, type ResponsesDeps } from './conversation';
 import { ResponseWriter } from './output';
 import { responseRequestSchema, type ParsedResponseRequest } from './schema';
-import { overLimits, type ResponseStore } from './store';
 import {
   inResponsesTerms,
-  inputItems,
   newItemId,
   translate,
   type PlacedItem,
   type Translation,
 } from './translate';
-import type { InputItem, ResponseObject, StoredResponse } from './types';
-
-/** What the endpoints need beyond chat's. */
-export interface ResponsesDeps extends ChatDeps {
-  store: ResponseStore;
-}
+import type { ResponseObject } from './types';
 
 const encoder = new TextEncoder();
-
-export function notFound(id: string, param: string | null = null): OpenAIError {
-  if (param === 'previous_response_id') {
-    return new OpenAIError(
-      'response_not_found',
-      `Previous response with id '${id}' not found: 'previous_response_id' must name a response kept on this device (made with store: true, not deleted, within the bounds of docs/api.md).`,
-      { param },
-    );
-  }
-  return new OpenAIError('response_not_found', `Response with id '${id}' not found.`, { param });
-}
 
 /** The response as created: in progress, no output, the request's settings echoed. */
 function created(parsed: ParsedResponseRequest, model: string): ResponseObject {
@@ -85,60 +67,6 @@ function created(parsed: ParsedResponseRequest, model: string): ResponseObject {
     user: parsed.user ?? null,
     usage: null,
   };
-}
-
-/** The conversation a request continues, as items, and its own input, references resolved. */
-async function conversation(
-  parsed: ParsedResponseRequest,
-  store: ResponseStore,
-): Promise<{ context: InputItem[]; input: InputItem[] }> {
-  let context: InputItem[] = [];
-  const previousId = parsed.previous_response_id;
-  if (previousId != null) {
-    const previous = await store.get(previousId);
-    if (!previous) throw notFound(previousId, 'previous_response_id');
-    context = [
-      ...previous.context,
-      ...previous.input,
-      ...(previous.response.output as unknown as InputItem[]),
-    ];
-  }
-  const known = new Set(context.map((item) => item.id));
-  const input: InputItem[] = [];
-  for (const [i, item] of inputItems(parsed.input).entries()) {
-    if (item.type !== 'item_reference') {
-      input.push(item);
-      continue;
-    }
-    const id = String((item as { id: unknown }).id);
-    // An item the conversation already holds is not said twice.
-    if (known.has(id)) continue;
-    const found = await store.findItem(id);
-    if (!found) {
-      throw new OpenAIError('response_not_found', `Item with id '${id}' not found.`, {
-        param: `input[${i}].id`,
-      });
-    }
-    input.push(found);
-  }
-  return { context, input };
-}
-
-/**
- * Drops the oldest turn of `items` (from the first item up to the next user message), keeping
- * the last user message and what follows it; null when nothing can go.
- */
-export function dropOldestTurn(items: readonly PlacedItem[]): PlacedItem[] | null {
-  const isUser = ({ item }: PlacedItem) => item.type === 'message' && item.role === 'user';
-  const lastUser = items.findLastIndex(isUser);
-  const first = items.findIndex(
-    ({ item }) =>
-      !(item.type === 'message' && (item.role === 'system' || item.role === 'developer')),
-  );
-  if (first === -1 || lastUser <= first) return null;
-  let next = items.findIndex((entry, i) => i > first && isUser(entry));
-  if (next === -1 || next > lastUser) next = lastUser;
-  return [...items.slice(0, first), ...items.slice(next)];
 }
 
 interface Started {
@@ -176,30 +104,7 @@ async function start(
   }
 }
 
-/** Keeps a finished response; a store that fails (a full disk) costs the record, not the answer. */
-async function keep(
-  store: ResponseStore,
-  response: ResponseObject,
-  input: InputItem[],
-  context: InputItem[],
-): Promise<void> {
-  const record: StoredResponse = {
-    id: response.id,
-    created_at: response.created_at,
-    response,
-    input,
-    context,
-    bytes: 0,
-  };
-  try {
-    record.bytes = JSON.stringify(record).length;
-    await store.put(record);
-    const drop = overLimits(await store.list(), Math.floor(Date.now() / 1000));
-    for (const id of drop) await store.delete(id);
-  } catch (err) {
-    console.warn(`Hearth could not keep the response ${response.id}:`, err);
-  }
-}
+export type { ResponsesDeps } from './conversation';
 
 /** `POST /v1/openai/responses`. */
 export async function createResponse(
@@ -219,6 +124,8 @@ export async function createResponse(
     ...earlier.map((item) => ({ item, param: 'previous_response_id' })),
     ...input.map((item, i) => ({ item, param: `input[${i}]` })),
   ];
+  const search = await fileSearch(parsed, placed, deps, context);
+  if (search) placed.unshift({ item: search.context, param: search.param });
   const origin = new URL(request.url).origin;
   const { translation, accepted, run, first } = await start(parsed, placed, deps, context, origin);
   const stream = parsed.stream === true;
@@ -228,7 +135,14 @@ export async function createResponse(
       sse: stream,
       names: translation.names,
       logprobs: accepted.chat.logprobs === true,
+      passages: search?.run.results ?? [],
     });
+  // The search ran before the model: its item leads the output, its events the stream.
+  const withSearch = () => {
+    const writer = newWriter();
+    const events = search ? writer.fileSearch(search.run.queries, search.reported) : '';
+    return { writer, events };
+  };
   const finish: Finish = async (writer, end, send) => {
     const [closing, last] = writer.endParts(end.finish_reason, end.usage, accepted.model.price);
     // The items' last events (each carrying the whole text) travel while the response is kept;
@@ -239,11 +153,15 @@ export async function createResponse(
     send(last);
   };
   if (!stream) {
-    return new Response(jsonBody(run, first, newWriter, finish), {
-      headers: jsonHeaders(context.requestId),
-    });
+    return new Response(
+      jsonBody(run, first, () => withSearch().writer, finish),
+      {
+        headers: jsonHeaders(context.requestId),
+      },
+    );
   }
-  return new Response(sseBody(run, first, newWriter(), finish), {
+  const { writer, events } = withSearch();
+  return new Response(sseBody(run, first, writer, finish, events), {
     headers: sseHeaders(context.requestId),
   });
 }
@@ -283,7 +201,13 @@ async function write(
   }
 }
 
-function sseBody(run: ChatRun, first: Output, writer: ResponseWriter, finish: Finish) {
+function sseBody(
+  run: ChatRun,
+  first: Output,
+  writer: ResponseWriter,
+  finish: Finish,
+  searchEvents: string,
+) {
   const failed = (controller: ReadableStreamDefaultController<Uint8Array>, err: unknown) => {
     const error = OpenAIError.from(err);
     controller.enqueue(encoder.encode(writer.fail({ code: error.code, message: error.message })));
@@ -292,7 +216,7 @@ function sseBody(run: ChatRun, first: Output, writer: ResponseWriter, finish: Fi
   return new ReadableStream<Uint8Array>({
     // The first events are in the body before the response leaves.
     async start(controller) {
-      controller.enqueue(encoder.encode(writer.start()));
+      controller.enqueue(encoder.encode(writer.start() + searchEvents));
       try {
         await write(controller, writer, first, finish);
       } catch (err) {

@@ -13,6 +13,7 @@
  */
 import * as v from 'valibot';
 import { metadataSchema, noArray, UNSUPPORTED } from '../../protocol/schema';
+import { fileSearchFields } from '../file-search';
 
 const unsupportedField = v.nullish(v.never(UNSUPPORTED));
 
@@ -181,15 +182,15 @@ const namespaceTool = v.looseObject({
 });
 
 /**
- * Tools that run on OpenAI's servers (or the caller's machine, through OpenAI): none can run on
- * the device. Under `auto` the model is not offered them; forcing one is a 400.
+ * Tools that run on OpenAI's servers (or the caller's machine, through OpenAI) and cannot run on
+ * the device. Under `auto` the model is not offered them; forcing one is a 400. (`file_search`
+ * runs on the device: `fileSearchTool`.)
  */
 export const HOSTED_TOOLS = [
   'web_search',
   'web_search_preview',
   'web_search_2025_08_26',
   'web_search_preview_2025_03_11',
-  'file_search',
   'code_interpreter',
   'computer',
   'computer_use',
@@ -204,10 +205,14 @@ export const HOSTED_TOOLS = [
   'programmatic_tool_calling',
 ] as const;
 
+/** `file_search` runs on the device, over the vector stores kept here (docs/api.md). */
+const fileSearchTool = v.looseObject({ type: v.literal('file_search'), ...fileSearchFields });
+
 const tool = noArray(
   v.variant('type', [
     functionTool,
     namespaceTool,
+    fileSearchTool,
     v.looseObject({ type: v.picklist(HOSTED_TOOLS) }),
   ]),
 );

@@ -38,7 +38,7 @@ export interface Translation {
  * Fresh item ids: a prefix and 32 hex digits (a random UUID's 122 bits). OpenAI's are longer;
  * an item id is in every delta event of a stream, so each digit less is a byte less per token.
  */
-export function newItemId(prefix: 'resp' | 'msg' | 'fc' | 'fco' | 'rs' | 'item'): string {
+export function newItemId(prefix: 'resp' | 'msg' | 'fc' | 'fco' | 'rs' | 'fs' | 'item'): string {
   return `${prefix}_${crypto.randomUUID().replaceAll('-', '')}`;
 }
 
@@ -223,6 +223,8 @@ function chatToolChoice(choice: ParsedResponseRequest['tool_choice']): {
         : named.name;
     return { choice: { type: 'function', function: { name } } };
   }
+  // The device runs the search before the model, whatever the choice: nothing to force.
+  if (choice.type === 'file_search') return {};
   if (choice.type === 'allowed_tools') {
     const { mode, tools } = choice as { mode: string; tools: { type: string; name?: unknown }[] };
     const allowed = new Set(

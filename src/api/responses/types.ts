@@ -5,11 +5,19 @@
  */
 import type { TokenLogprob } from '../../protocol/types';
 
+/** A passage of the user's documents that the text cites (`[n]`), ending at `index`. */
+export interface FileCitation {
+  type: 'file_citation';
+  file_id: string;
+  filename: string;
+  index: number;
+}
+
 /** Text the model wrote. */
 export interface OutputText {
   type: 'output_text';
   text: string;
-  annotations: [];
+  annotations: FileCitation[];
   /** With `include: ["message.output_text.logprobs"]`. */
   logprobs?: TokenLogprob[];
 }
@@ -46,8 +54,18 @@ export interface ReasoningItem {
 
 export type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
 
+/** The device's search of the vector stores for the turn (`file_search`). */
+export interface FileSearchCallItem {
+  type: 'file_search_call';
+  id: string;
+  queries: string[];
+  status: 'in_progress' | 'searching' | 'completed' | 'failed';
+  /** With `include: ["file_search_call.results"]`. */
+  results: Record<string, unknown>[] | null;
+}
+
 /** An item of `output`. */
-export type OutputItem = OutputMessage | FunctionCallItem | ReasoningItem;
+export type OutputItem = OutputMessage | FunctionCallItem | ReasoningItem | FileSearchCallItem;
 
 /**
  * An input item as kept and listed (`input_items`): what the client sent, with an `id` (and a

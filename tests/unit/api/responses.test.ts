@@ -8,7 +8,7 @@ import { ECHO_MODEL, staticModelDirectory } from '../../../src/models/models';
 import { createApi } from '../../../src/api/router';
 import { decodeSse } from '../../../src/protocol/sse';
 import { memoryResponseStore, overLimits } from '../../../src/api/responses/store';
-import { dropOldestTurn } from '../../../src/api/responses/responses';
+import { dropOldestTurn } from '../../../src/api/responses/conversation';
 import {
   chatRequest,
   echoStack,

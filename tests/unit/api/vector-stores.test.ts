@@ -78,7 +78,11 @@ async function call(
   return { status: response.status, body: (await response.json()) as Json };
 }
 
-async function upload(name: string, text: string | Uint8Array<ArrayBuffer>, type: string): Promise<string> {
+async function upload(
+  name: string,
+  text: string | Uint8Array<ArrayBuffer>,
+  type: string,
+): Promise<string> {
   const form = new FormData();
   form.append('purpose', 'assistants');
   form.append('file', new File([text], name, { type }));
@@ -304,5 +308,90 @@ describe('vector stores', () => {
       'unknown_url',
     );
     expect(embedded).toBe(0);
+  });
+});
+
+describe('file_search in the Responses API', () => {
+  async function storeWithGuide(): Promise<{ store: string; file: string }> {
+    const file = await upload('guide.md', GUIDE, 'text/markdown');
+    const { body } = await call('POST', 'vector_stores', { file_ids: [file] });
+    await settled(body.id);
+    return { store: body.id, file };
+  }
+
+  it('searches the stores on the last user message, gives the model the passages, and cites them', async () => {
+    const { store, file } = await storeWithGuide();
+    const { status, body } = await call('POST', 'responses', {
+      model: 'hearth/echo',
+      input: 'What is zanzibarite?',
+      tools: [{ type: 'file_search', vector_store_ids: [store], max_num_results: 2 }],
+      include: ['file_search_call.results'],
+    });
+    expect(status).toBe(200);
+    const [searchCall, message] = body.output;
+    expect(searchCall).toMatchObject({
+      type: 'file_search_call',
+      status: 'completed',
+      queries: ['What is zanzibarite?'],
+    });
+    expect(searchCall.id).toMatch(/^fs_/);
+    expect(searchCall.results[0]).toMatchObject({ file_id: file, filename: 'guide.md' });
+    expect(searchCall.results[0].text).toContain('zanzibarite');
+    // The echo engine says its system prompt in brackets: the numbered passages it was given.
+    const part = message.content[0];
+    expect(part.text).toContain('[1] guide.md, "Relay"');
+    expect(part.text).toContain('zanzibarite');
+    const cited = part.annotations[0];
+    expect(cited).toMatchObject({ type: 'file_citation', file_id: file, filename: 'guide.md' });
+    expect(part.text.slice(cited.index - 3, cited.index)).toBe('[1]');
+  });
+
+  it('streams the search’s events before the answer, and the citations as annotation events', async () => {
+    const { store } = await storeWithGuide();
+    const response = await api.fetch(
+      new Request(`${URL_BASE}/v1/openai/responses`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'hearth/echo',
+          stream: true,
+          input: 'zanzibarite',
+          tools: [{ type: 'file_search', vector_store_ids: [store] }],
+        }),
+      }),
+    );
+    const text = await response.text();
+    const types = [...text.matchAll(/^event: (.+)$/gm)].map((m) => m[1]);
+    expect(types.slice(0, 7)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.file_search_call.in_progress',
+      'response.file_search_call.searching',
+      'response.file_search_call.completed',
+      'response.output_item.done',
+    ]);
+    expect(types).toContain('response.output_text.annotation.added');
+    expect(types.at(-1)).toBe('response.completed');
+  });
+
+  it('names the tool’s vector_store_ids when a store is not kept, and searches nothing under tool_choice none', async () => {
+    const missing = await call('POST', 'responses', {
+      model: 'hearth/echo',
+      input: 'x',
+      tools: [{ type: 'file_search', vector_store_ids: ['vs_nope'] }],
+    });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error).toMatchObject({
+      code: 'vector_store_not_found',
+      param: 'tools[0].vector_store_ids',
+    });
+    const none = await call('POST', 'responses', {
+      model: 'hearth/echo',
+      input: 'plain',
+      tool_choice: 'none',
+      tools: [{ type: 'file_search', vector_store_ids: ['vs_nope'] }],
+    });
+    expect(none.body.output).toMatchObject([{ type: 'message', content: [{ text: 'plain' }] }]);
   });
 });
