@@ -3,12 +3,12 @@
  * src/app/ is the chat app (Lit), which talks to the engine only over HTTP through the service
  * worker: this shell (<hearth-app>, the engine's status line, device fit; in shell/ the views'
  * addresses, the drawer, the catalogue, the conversations held for the views, the banners) and
- * its areas chat/, conversations/, models/, settings/, relay/, over shared/. It may import
+ * its areas chat/, conversations/, documents/, models/, settings/, relay/, over shared/. It may import
  * src/protocol, src/models, src/servers and src/api for types and pure helpers, and src/relay-
  * tab; never src/engine-host, src/engines or src/bridge.
  *
- * `<hearth-app>`: the chat app. The conversations beside the chat, and the models, the settings
- * and the API panel a click away (`#/models`, `#/settings`, `#/api`). It holds what several views
+ * `<hearth-app>`: the chat app. The conversations beside the chat, and the models, the documents,
+ * the settings and the API panel a click away (`#/models`, `#/documents`, `#/settings`, `#/api`). It holds what several views
  * share — the catalogue, the host's status, the conversations — and talks to the engine only
  * over HTTP, like any other client of the API. The element renders; its controllers in shell/
  * hold the state and the work: the view and the drawer (view-navigation.ts), the catalogue
@@ -24,6 +24,7 @@ import type { Conversation } from './conversations/conversation';
 import './conversations/conversation-list';
 import { saveConversation } from './conversations/conversation-store';
 import { HostStatusController } from './host-status';
+import './documents/documents-view';
 import './models/model-manager';
 import { requestPersistence, type Persistence } from './shared/persistence';
 import { relayPairing } from './relay/relay-pairing';
@@ -330,6 +331,8 @@ export class HearthApp extends LitElement {
           .host=${this.#host.value}
           @catalog-stale=${() => this.refreshCatalog()}
         ></model-manager>`;
+      case 'documents':
+        return html`<documents-view></documents-view>`;
       case 'settings':
         return html`<settings-view
           .section=${this.#nav.section}

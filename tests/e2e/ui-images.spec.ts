@@ -81,18 +81,19 @@ test('images attached by button, paste and drop are sent, less one removed, and 
   await expect(attached(page)).toHaveCount(3);
   // Dragged over the messages, the composer says where the image goes; dropped there, it goes.
   await transfer(page, 'drag', 'grey.png', GREY);
-  await expect(page.getByText('Drop images to attach them.')).toBeVisible();
+  await expect(page.getByText('Drop images or documents to attach them.')).toBeVisible();
   await transfer(page, 'drop', 'grey.png', GREY);
   await expect(attached(page)).toHaveCount(4);
-  await expect(page.getByText('Drop images to attach them.')).toHaveCount(0);
-  // A file that is not an image the API takes is refused by its name, and nothing else changes.
+  await expect(page.getByText('Drop images or documents to attach them.')).toHaveCount(0);
+  // A file that is neither an image the API takes nor a document is refused by its name, and
+  // nothing else changes.
   await attach(page).setInputFiles({
-    name: 'notes.txt',
-    mimeType: 'text/plain',
+    name: 'notes.zip',
+    mimeType: 'application/zip',
     buffer: Buffer.from('hi'),
   });
   await expect(page.getByRole('alert')).toHaveText(
-    'notes.txt is not a PNG, JPEG, WebP or GIF image.',
+    'notes.zip is not a PNG, JPEG, WebP or GIF image, nor a PDF, Markdown, text or HTML document.',
   );
   await expect(attached(page)).toHaveCount(4);
 

@@ -165,6 +165,17 @@ export const chatMessageStyles = css`
     text-decoration: underline;
     cursor: pointer;
   }
+  /* A citation: its number, small, raised, as a reference mark (../markdown/citations.ts). */
+  .md button.cite {
+    min-width: 24px;
+    min-height: 24px;
+    margin: 0 0.1em;
+    padding: 0 0.35em;
+    border-radius: 0.8em;
+    font-size: 0.75em;
+    line-height: 1.4;
+    vertical-align: super;
+  }
   .md .destination {
     color: var(--fg-soft);
     font-size: 0.9em;

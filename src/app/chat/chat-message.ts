@@ -11,6 +11,7 @@ import { html, LitElement, nothing, type PropertyValues } from 'lit';
 import { unsafeHTML } from 'lit/directives/unsafe-html.js';
 import { versionOf, type Message } from '../conversations/conversation';
 import './markdown/link-confirm';
+import { sourceLabel } from '../documents/citation-dialog';
 import { COPIED_MS, RenderedMarkdown } from './markdown/rendered-markdown';
 import { isSendKey } from '../shared/preferences';
 import { statsLine } from './reply-stats';
@@ -130,6 +131,16 @@ export class ChatMessage extends LitElement {
       event.stopPropagation();
       void this.#cancelEdit();
     }
+  }
+
+  /** Opens the passage of the citation clicked (or pressed), if that is what it was. */
+  #cite(event: Event): boolean {
+    const button = (event.target as HTMLElement).closest<HTMLElement>('button.cite');
+    const n = Number(button?.dataset.cite);
+    const source = this.message.sources?.[n - 1];
+    if (!button || !source) return false;
+    void this.renderRoot.querySelector('citation-dialog')?.open(n, source, button);
+    return true;
   }
 
   protected override render() {
@@ -253,7 +264,7 @@ export class ChatMessage extends LitElement {
     return html`<article
         aria-label="Reply"
         aria-busy=${this.streaming ? 'true' : 'false'}
-        @click=${(e: Event) => this.#markdown.click(e)}
+        @click=${(e: Event) => this.#cite(e) || this.#markdown.click(e)}
         @keydown=${(e: KeyboardEvent) => this.#markdown.key(e)}
       >
         ${
@@ -267,7 +278,7 @@ export class ChatMessage extends LitElement {
             : nothing
         }
         <div class="md ${this.streaming ? 'cursor' : ''}">
-          ${unsafeHTML(this.#markdown.html(m.content, where))}
+          ${unsafeHTML(this.#markdown.html(m.content, where, m.sources?.map(sourceLabel)))}
         </div>
         ${
           m.error
@@ -284,6 +295,7 @@ export class ChatMessage extends LitElement {
             : nothing
         }
         <link-confirm></link-confirm>
+        ${m.sources?.length ? html`<citation-dialog></citation-dialog>` : nothing}
         ${
           m.finish_reason === 'length'
             ? html`<p class="muted">Cut off at the maximum length.</p>`

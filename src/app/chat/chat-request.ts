@@ -45,13 +45,15 @@ export function withoutImages(messages: OutgoingMessage[]): OutgoingMessage[] {
 
 /**
  * The request for `model` with `messages` under `settings` (read field by field, so that a value
- * stored wrong is never sent); `echoDelay`: the echo engine's pause per token.
+ * stored wrong is never sent); `echoDelay`: the echo engine's pause per token; `fileSearch`: the
+ * conversation's vector store, searched for the passages the model is given to cite.
  */
 export function chatRequest(
   model: string,
   settings: ConversationSettings,
   messages: OutgoingMessage[],
   echoDelay = 0,
+  fileSearch?: { vector_store_ids: string[] },
 ): ChatSettings {
   const s = withDefaults(settings);
   return {
@@ -63,5 +65,6 @@ export function chatRequest(
     ...(s.stop.length > 0 && { stop: s.stop }),
     ...(s.max_tokens !== null && { max_completion_tokens: s.max_tokens }),
     ...(model === ECHO_MODEL_ID && echoDelay > 0 && { echo_delay_ms: echoDelay }),
+    ...(fileSearch && { file_search: fileSearch }),
   };
 }

@@ -3,7 +3,7 @@
  * src/app/chat/ is one conversation on screen: this view (its bar in chat-bar.ts, the replies it
  * streams in reply-stream.ts, the composer in composer/, the first run in first-run/), its
  * messages (markdown/ renders replies), the model picker's models, options and sampling fields,
- * the request it sends and reply stats. It imports shared/, conversations/ and models/.
+ * the request it sends and reply stats. It imports shared/, conversations/, models/ and documents/.
  *
  * `<chat-view>`: one conversation. Its bar (title, model, Chat options), the messages, the
  * context meter, and the composer: the send key is the user's choice (Enter by default, never

@@ -10,6 +10,7 @@ import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import { ApiError, streamChat, type OutgoingMessage } from '../shared/api-client';
 import {
   editMessage,
+  fileSearchOf,
   outgoingMessages,
   replyAgain,
   showVersion,
@@ -138,7 +139,8 @@ export class ReplyStreamController implements ReactiveController {
     delete reply.stopped;
     delete reply.finish_reason;
     delete reply.error;
-    await this.#stream(reply, messages, true);
+    // Not searched again: the continue prompt is no question, and the reply keeps its sources.
+    await this.#stream(reply, messages, true, false);
   }
 
   /** Asks the model for the next reply (into `reply`, when it was made already) and streams it in. */
@@ -152,7 +154,12 @@ export class ReplyStreamController implements ReactiveController {
   }
 
   /** Streams the model's answer to `messages` onto the end of `reply` (the last message). */
-  async #stream(reply: Message, messages: OutgoingMessage[], fromMessage: boolean): Promise<void> {
+  async #stream(
+    reply: Message,
+    messages: OutgoingMessage[],
+    fromMessage: boolean,
+    search = true,
+  ): Promise<void> {
     const view = this.view;
     const c = view.conversation;
     const { model, settings } = c;
@@ -183,11 +190,22 @@ export class ReplyStreamController implements ReactiveController {
           settings,
           this.parts.seesImages() ? messages : withoutImages(messages),
           this.parts.echoDelay(),
+          search ? fileSearchOf(c) : undefined,
         ),
         abort.signal,
       );
       for await (const event of events) {
-        if (event.type === 'content' || event.type === 'reasoning') {
+        if (event.type === 'file_search') {
+          reply.sources = event.search.results.map(
+            ({ file_id, filename, text, page, heading }) => ({
+              file_id,
+              filename,
+              text,
+              ...(page !== undefined && { page }),
+              ...(heading !== undefined && { heading }),
+            }),
+          );
+        } else if (event.type === 'content' || event.type === 'reasoning') {
           first ??= performance.now();
           last = performance.now();
           tokens += 1;

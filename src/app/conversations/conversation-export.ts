@@ -3,12 +3,14 @@
  * Conversations as they travel: the export file is versioned JSON whose messages are in the
  * OpenAI chat format (the system prompt first, as a system message), with each conversation's id,
  * title, model and settings beside them, and Hearth's extras under their own names — among them
- * the earlier versions of edited and regenerated messages, so that they come back on import.
+ * the earlier versions of edited and regenerated messages, so that they come back on import,
+ * and the passages replies cite. A conversation's documents travel by name only (`documents`,
+ * with `documents_note` saying so): an import brings it back without them, and says so.
  * An import merges by id. Pure: no DOM, no storage.
  */
 import * as v from 'valibot';
 import { parseSampling } from '../shared/chat-settings';
-import { contentOf, type Conversation, type Message } from './conversation';
+import { contentOf, type Conversation, type Message, type Source } from './conversation';
 
 /** The export file's format name and version. */
 export const EXPORT_FORMAT = 'hearth.conversations';
@@ -37,6 +39,7 @@ type ExportedMessage =
       finish_reason?: string | undefined;
       stopped?: boolean | undefined;
       error?: { message: string; code: string | null } | undefined;
+      sources?: Source[] | undefined;
       versions?: ExportedTails | undefined;
     };
 
@@ -57,6 +60,19 @@ const userContent = v.union([
     ]),
   ),
 ]);
+
+/** A passage a reply cites: the text travels, so that its citations open after an import. */
+const sourceSchema = v.object({
+  file_id: v.string(),
+  filename: v.string(),
+  text: v.string(),
+  page: v.optional(v.number()),
+  heading: v.optional(v.string()),
+});
+
+/** What the file says of a conversation's documents: their names, not the files. */
+export const DOCUMENTS_NOTE =
+  'The documents are listed by name: the files and their index are not in this export. On import the conversation comes back without them; attach them again to ask about them.';
 
 /** Versions hold messages that may have versions: the schema refers to itself. */
 const tailsSchema = v.optional(
@@ -80,6 +96,7 @@ const exportedMessage: v.GenericSchema<ExportedMessage> = v.variant('role', [
     finish_reason: v.optional(v.string()),
     stopped: v.optional(v.boolean()),
     error: v.optional(v.object({ message: v.string(), code: v.nullable(v.string()) })),
+    sources: v.optional(v.array(sourceSchema)),
     versions: tailsSchema,
   }),
 ]);
@@ -98,6 +115,9 @@ const exportedConversation = v.object({
     max_tokens: v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1))),
   }),
   messages: v.array(exportedMessage),
+  documents: v.optional(
+    v.array(v.looseObject({ filename: v.pipe(v.string(), v.maxLength(1000)) })),
+  ),
 });
 
 const exportFile = v.object({
@@ -121,6 +141,7 @@ function exportMessage(m: Message): ExportedMessage {
     ...(m.finish_reason && { finish_reason: m.finish_reason }),
     ...(m.stopped && { stopped: true }),
     ...(m.error && { error: m.error }),
+    ...(m.sources && { sources: m.sources }),
     ...versions,
   };
 }
@@ -152,6 +173,7 @@ function importMessage(m: Exclude<ExportedMessage, { role: 'system' }>): Message
     ...(m.finish_reason && { finish_reason: m.finish_reason }),
     ...(m.stopped && { stopped: true }),
     ...(m.error && { error: m.error }),
+    ...(m.sources && { sources: m.sources }),
     ...versions,
   };
 }
@@ -178,6 +200,10 @@ export function exportConversations(conversations: readonly Conversation[]) {
         model: c.model,
         settings: parseSampling(c.settings),
         messages,
+        ...(c.documents?.length && {
+          documents: c.documents.map(({ filename, bytes }) => ({ filename, bytes })),
+          documents_note: DOCUMENTS_NOTE,
+        }),
       };
     }),
   };
@@ -217,6 +243,7 @@ export function importConversations(text: string): Conversation[] {
       settings: { system, ...parseSampling(c.settings) },
       messages: c.messages.flatMap((m) => (m.role === 'system' ? [] : [importMessage(m)])),
       draft: '',
+      ...(c.documents?.length && { documentsLeftOut: c.documents.map((d) => d.filename) }),
     };
   });
 }
@@ -235,7 +262,7 @@ export interface Merge {
 /**
  * Merges imported conversations into those here, by id: a new id is added; a known one replaces
  * the one here only where the file's was changed later (keeping what is this device's own: the
- * draft, pinned, archived), so importing the same file twice changes nothing the second time.
+ * draft, pinned, archived, documents), so importing the same file twice changes nothing the second time.
  */
 export function mergeImported(
   here: readonly Conversation[],
@@ -255,6 +282,12 @@ export function mergeImported(
         draft: mine.draft,
         ...(mine.pinned && { pinned: true }),
         ...(mine.archived && { archived: true }),
+        // Its documents here stay with it: the file's names are the same documents.
+        ...(mine.documents && {
+          documents: mine.documents,
+          vectorStoreId: mine.vectorStoreId,
+          documentsLeftOut: undefined,
+        }),
       });
     } else {
       merge.skipped += 1;

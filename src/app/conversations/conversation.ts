@@ -43,6 +43,8 @@ export interface Message {
   stats?: ReplyStats;
   /** The images the user sent with the message, as `data:` URLs of their files. */
   images?: string[];
+  /** The passages the reply's document search found: its `[n]` cites `sources[n-1]`. */
+  sources?: Source[];
   /** The API's error, where this reply failed (what came before it is kept). */
   error?: { message: string; code: string | null };
   /** The reply was stopped before its end. */
@@ -64,6 +66,22 @@ export interface Versions {
   tails: (Message[] | null)[];
 }
 
+/** A passage a reply cites, as its document search found it. */
+export interface Source {
+  file_id: string;
+  filename: string;
+  text: string;
+  page?: number;
+  heading?: string;
+}
+
+/** A document attached to a conversation: a file of the API's Files, in its vector store. */
+export interface DocumentRef {
+  file_id: string;
+  filename: string;
+  bytes: number;
+}
+
 export interface Conversation {
   id: string;
   title: string;
@@ -81,6 +99,15 @@ export interface Conversation {
   pinned?: boolean;
   /** Out of the list (and out of search), until the user shows the archive. */
   archived?: boolean;
+  /**
+   * Its vector store (`vs_…`), made for its first document. Records of before documents have
+   * none of these three fields, and read as a conversation without documents.
+   */
+  vectorStoreId?: string;
+  /** The documents attached to it, in its vector store. */
+  documents?: DocumentRef[];
+  /** The names of documents an import left out (an export carries names, not files). */
+  documentsLeftOut?: string[];
 }
 
 export const DEFAULT_SETTINGS: Readonly<ConversationSettings> = { system: '', ...DEFAULT_SAMPLING };
@@ -126,6 +153,13 @@ export function contentOf(m: Pick<Message, 'content' | 'images'>): string | Outg
   if (!m.images?.length) return m.content;
   const images = m.images.map((url): OutgoingPart => ({ type: 'image_url', image_url: { url } }));
   return m.content === '' ? images : [{ type: 'text', text: m.content }, ...images];
+}
+
+/** The `file_search` of the conversation's requests: its store, while it has documents. */
+export function fileSearchOf(c: Conversation): { vector_store_ids: string[] } | undefined {
+  return c.vectorStoreId && c.documents?.length
+    ? { vector_store_ids: [c.vectorStoreId] }
+    : undefined;
 }
 
 /** A rough token count (four characters a token), for the context meter before the API says. */
@@ -253,9 +287,14 @@ export function showVersion(c: Conversation, index: number, version: number): vo
 
 /**
  * Whether a conversation is worth storing: one with a message, or with text the user has typed
- * or images they attached and not sent (a reload must not lose them). New chats with neither are not kept, so the list does
+ * or images or documents they attached (a reload must not lose them). New chats with neither are not kept, so the list does
  * not fill with empties.
  */
 export function worthStoring(c: Conversation): boolean {
-  return c.messages.length > 0 || c.draft.trim() !== '' || (c.draftImages?.length ?? 0) > 0;
+  return (
+    c.messages.length > 0 ||
+    c.draft.trim() !== '' ||
+    (c.draftImages?.length ?? 0) > 0 ||
+    (c.documents?.length ?? 0) > 0
+  );
 }

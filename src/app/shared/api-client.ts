@@ -78,6 +78,8 @@ interface CallInit {
   body?: unknown;
   /** Sent as it is, as `application/octet-stream`, instead of a JSON body. */
   file?: Blob;
+  /** Sent as `multipart/form-data` (the browser writes its boundary). */
+  form?: FormData;
   signal?: AbortSignal;
 }
 
@@ -86,7 +88,8 @@ export async function call(path: string, init: CallInit = {}): Promise<Response>
   const headers: Record<string, string> = { authorization: `Bearer ${appKey()}` };
   if (init.body !== undefined) headers['content-type'] = 'application/json';
   if (init.file !== undefined) headers['content-type'] = 'application/octet-stream';
-  const body = init.file ?? (init.body !== undefined ? JSON.stringify(init.body) : undefined);
+  const body =
+    init.form ?? init.file ?? (init.body !== undefined ? JSON.stringify(init.body) : undefined);
   const response = await fetch(apiBaseUrl() + path, {
     method: init.method ?? 'GET',
     headers,
@@ -277,8 +280,26 @@ export interface OutgoingMessage {
   content: string | OutgoingPart[];
 }
 
+/** A passage a reply's `file_search` found (Hearth's extension of chat completions). */
+export interface FileSearchResult {
+  file_id: string;
+  filename: string;
+  score: number;
+  text: string;
+  chunk_id?: string;
+  page?: number;
+  heading?: string;
+}
+
+/** What the device searched for a reply, and found: an answer's `[n]` is `results[n-1]`. */
+export interface FileSearch {
+  queries: string[];
+  results: FileSearchResult[];
+}
+
 /** What a streamed reply reports as it goes. */
 export type ReplyEvent =
+  | { type: 'file_search'; search: FileSearch }
   | { type: 'content'; text: string }
   | { type: 'reasoning'; text: string }
   | { type: 'finish'; reason: string }
@@ -295,6 +316,8 @@ export interface ChatSettings {
   max_completion_tokens?: number;
   /** The echo engine's pause per token (it is a test engine; others ignore it). */
   echo_delay_ms?: number;
+  /** Hearth's: search these vector stores with the last user message, for the model to cite. */
+  file_search?: { vector_store_ids: string[] };
 }
 
 /**
@@ -312,11 +335,13 @@ export async function* streamChat(
   });
   type Event = ChatCompletionChunk & {
     error?: { message: string; code: string | null; param: string | null };
+    file_search?: FileSearch;
   };
   for await (const chunk of sseJson<Event>(response)) {
     if (chunk.error) {
       throw new ApiError(500, chunk.error.code, chunk.error.message, chunk.error.param);
     }
+    if (chunk.file_search) yield { type: 'file_search', search: chunk.file_search };
     const choice = chunk.choices[0];
     const delta = choice?.delta;
     if (delta?.reasoning_content) yield { type: 'reasoning', text: delta.reasoning_content };

@@ -5,12 +5,13 @@
  */
 
 /** One of the app's views. */
-export type View = 'chat' | 'models' | 'settings';
+export type View = 'chat' | 'models' | 'documents' | 'settings';
 
 /** The views in the order the nav lists them, with their names. */
 export const VIEWS: { view: View; label: string }[] = [
   { view: 'chat', label: 'Chat' },
   { view: 'models', label: 'Models' },
+  { view: 'documents', label: 'Documents' },
   { view: 'settings', label: 'Settings' },
 ];
 

@@ -1,7 +1,7 @@
 /**
  * @module
  * Images attached to the composer's draft: files picked with the attach button, pasted, or
- * dropped, checked as the API would check them (its formats, its 20 MiB a file) so that a refusal
+ * dropped (documents among them go to the conversation's documents, ../../documents/), checked as the API would check them (its formats, its 20 MiB a file) so that a refusal
  * comes at once, by the file's name, and read as `data:` URLs, which the conversation keeps and
  * the API takes as they are.
  */
@@ -11,15 +11,23 @@ export const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/webp', 'image/gif'
 /** The API's limit on one image's file (src/api/images.ts). */
 export const IMAGE_FILE_LIMIT = 20 * 1024 * 1024;
 
-/** The image files of a paste or a drop (other files and text are left to the browser). */
-export function imageFiles(transfer: DataTransfer | null): File[] {
-  return [...(transfer?.files ?? [])].filter((file) => file.type.startsWith('image/'));
+/**
+ * The files of a paste or a drop the chat takes: images, and documents by `isDocument` (other
+ * files and text are left to the browser).
+ */
+export function attachableFiles(
+  transfer: DataTransfer | null,
+  isDocument: (file: File) => boolean,
+): File[] {
+  return [...(transfer?.files ?? [])].filter(
+    (file) => file.type.startsWith('image/') || isDocument(file),
+  );
 }
 
 /** Why `file` cannot be attached, or null when it can. */
 export function refusal(file: File): string | null {
   if (!IMAGE_TYPES.includes(file.type)) {
-    return `${file.name || 'That file'} is not a PNG, JPEG, WebP or GIF image.`;
+    return `${file.name || 'That file'} is not a PNG, JPEG, WebP or GIF image, nor a PDF, Markdown, text or HTML document.`;
   }
   if (file.size > IMAGE_FILE_LIMIT) {
     // Rounded up: a file just over the limit must not read as exactly at it.

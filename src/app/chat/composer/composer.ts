@@ -12,13 +12,20 @@ import { html, nothing } from 'lit';
 import type { Conversation } from '../../conversations/conversation';
 import { saveConversation } from '../../conversations/conversation-store';
 import { isSendKey, preferences } from '../../shared/preferences';
-import { IMAGE_TYPES, imageFiles, readAttachments } from './attachments';
+import { ConversationDocuments, type DocumentsHost } from '../../documents/conversation-documents';
+import { renderDocuments } from '../../documents/document-chips';
+import { DOCUMENT_EXTENSIONS, DOCUMENT_TYPES, isDocument } from '../../documents/documents-api';
+import { EmbeddingOffer } from '../../documents/embedding-offer';
+import { IMAGE_TYPES, attachableFiles, readAttachments } from './attachments';
+
+/** What the attach button offers to pick: the images and the documents the chat takes. */
+const ACCEPT = [...IMAGE_TYPES, ...DOCUMENT_TYPES, ...DOCUMENT_EXTENSIONS].join(',');
 
 /** The composer grows with its text up to this share of the conversation's height. */
 const COMPOSER_MAX_SHARE = 0.4;
 
 /** The view the composer is in (images dropped anywhere on it are attached). */
-export interface ComposerView extends EventTarget {
+export interface ComposerView extends DocumentsHost {
   readonly conversation: Conversation;
   readonly renderRoot: ParentNode;
   readonly clientHeight: number;
@@ -48,8 +55,13 @@ export class Composer {
   #refused: string[] = [];
   /** How deep in the view files are being dragged (enter and leave fire for each element). */
   #dragDepth = 0;
+  /** The conversation's documents: uploaded, indexed in its store, searched as it asks. */
+  readonly documents: ConversationDocuments;
+  readonly #offer: EmbeddingOffer;
 
   constructor(private readonly view: ComposerView) {
+    this.documents = new ConversationDocuments(view);
+    this.#offer = new EmbeddingOffer(view, this.documents);
     view.addEventListener('dragenter', (e) => this.#onDragEnter(e as DragEvent));
     view.addEventListener('dragleave', (e) => this.#onDragLeave(e as DragEvent));
     view.addEventListener('dragover', (e) => this.#onDragOver(e as DragEvent));
@@ -61,12 +73,17 @@ export class Composer {
     return this.view.conversation.draftImages ?? [];
   }
 
-  /** Attaches the files that are images the API takes; says why of the others. */
+  /**
+   * Attaches the files that are images the API takes, gives the documents to the conversation's
+   * documents, and says why of the others.
+   */
   async attach(files: readonly File[]): Promise<void> {
     if (files.length === 0) return;
     // The conversation they were given to, even if another is opened while they are read.
     const c = this.view.conversation;
-    const { images, refused } = await readAttachments(files);
+    const documents = files.filter((f) => !f.type.startsWith('image/') && isDocument(f));
+    if (documents.length > 0) void this.documents.attach(documents);
+    const { images, refused } = await readAttachments(files.filter((f) => !documents.includes(f)));
     if (images.length > 0) c.draftImages = [...(c.draftImages ?? []), ...images];
     if (c === this.view.conversation) this.#refused = refused;
     void saveConversation(c);
@@ -104,7 +121,7 @@ export class Composer {
   }
 
   #onPaste(event: ClipboardEvent): void {
-    const files = imageFiles(event.clipboardData);
+    const files = attachableFiles(event.clipboardData, isDocument);
     if (files.length === 0) return; // text pastes as text
     event.preventDefault();
     void this.attach(files);
@@ -212,8 +229,8 @@ export class Composer {
     const stop = () => this.view.stop();
     const sendable = canSend && blocked === null;
     return html`<div class="composer ${this.#dragDepth > 0 ? 'dropping' : ''}">
-      ${this.#dragDepth > 0 ? html`<p class="attach-note">Drop images to attach them.</p>` : nothing}
-      ${this.#renderImages()}
+      ${this.#dragDepth > 0 ? html`<p class="attach-note">Drop images or documents to attach them.</p>` : nothing}
+      ${renderDocuments(this.view, this.documents, this.#offer)} ${this.#renderImages()}
       ${
         this.#refused.length > 0
           ? html`<p class="attach-error" role="alert">${this.#refused.join(' ')}</p>`
@@ -227,13 +244,13 @@ export class Composer {
           void this.view.send();
         }}
       >
-        <label class="attach button" title="Attach images">
+        <label class="attach button" title="Attach images or documents">
           <span aria-hidden="true">+</span>
           <input
             class="sr-only"
-            aria-label="Attach images"
+            aria-label="Attach images or documents"
             type="file"
-            accept=${IMAGE_TYPES.join(',')}
+            accept=${ACCEPT}
             multiple
             @change=${(e: Event) => this.#onChosen(e)}
           />

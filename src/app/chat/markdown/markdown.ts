@@ -19,6 +19,7 @@
  * classes.
  */
 import DOMPurify from 'dompurify';
+import { linkCitations } from './citations';
 import { grammarOf, highlight } from './highlight';
 import { escapeHtml, parseMarkdown } from './markdown-parse';
 import { describeSource, linkDestination, ownImage, textIsDestination } from './outbound';
@@ -109,6 +110,8 @@ export interface RenderOptions {
   where?: string;
   /** Called once the grammars its code needed have loaded: render again to highlight it. */
   onHighlighterLoaded?: () => void;
+  /** What its `[n]` markers cite, `citations[n-1]` naming passage n (./citations.ts). */
+  citations?: readonly string[];
 }
 
 /** A fence's language as its label shows it: a short word, or none. */
@@ -184,6 +187,7 @@ export function renderMarkdown(markdown: string, options: RenderOptions = {}): s
     else img.src = own.href;
   }
   for (const link of fragment.querySelectorAll('a')) guardLink(link);
+  linkCitations(fragment, options.citations ?? []);
   const where = options.where ? ` in ${options.where}` : '';
   for (const [i, table] of [...fragment.querySelectorAll('table')].entries()) {
     const region = document.createElement('div');

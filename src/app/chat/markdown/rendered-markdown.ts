@@ -30,13 +30,17 @@ export class RenderedMarkdown implements ReactiveController {
     this.#rendered.clear();
   }
 
-  /** The HTML of `text`; `where` names it for the links and buttons in it ("reply 3"). */
-  html(text: string, where: string): string {
-    const key = `${where}\n${text}`;
+  /**
+   * The HTML of `text`; `where` names it for the links and buttons in it ("reply 3");
+   * `citations` name the passages its `[n]` markers cite.
+   */
+  html(text: string, where: string, citations: readonly string[] = []): string {
+    const key = `${where}\n${citations.join('\n')}\n${text}`;
     let html = this.#rendered.get(key);
     if (html === undefined) {
       html = renderMarkdown(text, {
         where,
+        citations,
         // The grammar of its code has loaded: render again, highlighted.
         onHighlighterLoaded: () => {
           this.#rendered.clear();

@@ -59,7 +59,7 @@ describe('images before sending', () => {
       new File([new Uint8Array(size)], name, { type });
     expect(refusal(file('a.png', 'image/png'))).toBeNull();
     expect(refusal(file('a.bmp', 'image/bmp'))).toBe(
-      'a.bmp is not a PNG, JPEG, WebP or GIF image.',
+      'a.bmp is not a PNG, JPEG, WebP or GIF image, nor a PDF, Markdown, text or HTML document.',
     );
     expect(refusal(file('big.jpg', 'image/jpeg', 20 * 1024 * 1024 + 1))).toBe(
       'big.jpg is 20.1 MiB; an image may be at most 20 MiB.',
