@@ -14,7 +14,7 @@ import {
   readJsonBody,
   tooLarge,
 } from '../protocol/body';
-import { hasImages, IMAGE_BODY_LIMIT, readImages, type ImageDeps } from './images';
+import { hasImages, IMAGE_BODY_LIMIT, readImages } from './images';
 import { ChatRun, type Output } from './chat-run';
 import {
   completionBody,
@@ -24,40 +24,27 @@ import {
   type ReplyMeta,
 } from './completion';
 import { OpenAIError } from '../protocol/errors';
-import {
-  assertCapabilities,
-  resolveModel,
-  type ModelDirectory,
-  type ModelInfo,
-} from '../models/models';
+import { assertCapabilities, resolveModel, type ModelInfo } from '../models/models';
 import { jsonHeaders, newCompletionId, sseHeaders } from '../protocol/respond';
 import { sseEvent } from '../protocol/sse';
 import type { ChatRequest } from '../protocol/types';
 import { parseChatRequest } from '../protocol/validate';
 
-/** What the endpoint needs. */
-export interface ChatDeps {
-  /** The device's engines; a server's model comes with its own backend (`ResolvedModel`). */
-  backend: ChatBackend;
-  models: ModelDirectory;
-  /** Longest wait for the first token before a 503 (4 minutes; docs/api.md, Errors). */
-  firstTokenTimeoutMs: number;
-  /** Longest silence of the engine once tokens flow (60 s; docs/api.md, Errors). */
-  stallTimeoutMs: number;
-  /** Largest body in bytes. */
-  bodyLimit: number;
-  /** Largest body of a request with images (default `IMAGE_BODY_LIMIT`, 64 MiB). */
-  imageBodyLimit?: number | undefined;
-  /** How image URLs are read and images decoded (`ImageDeps`; the service worker passes both). */
-  images?: Omit<ImageDeps, 'origin'> | undefined;
-}
+import type { ChatContext, ChatDeps } from './chat-deps';
 
-/** What the endpoint knows of the request beyond its body. */
-export interface ChatContext {
-  requestId: string;
-  /** Whether the page that sent the request is still there. */
-  alive?: (() => Promise<boolean>) | undefined;
-}
+/**
+ * Runs a body's `file_search` (Hearth's extension, src/api/vector-stores/file-search.ts), given
+ * by the router so that chat does not import the vector stores: the bodies with the passages,
+ * and what was found; undefined for a body without the field.
+ */
+export type ChatFileSearch = (
+  body: Record<string, unknown>,
+  requestId: string,
+) => Promise<
+  { checked: Record<string, unknown>; sent: Record<string, unknown>; reported: unknown } | undefined
+>;
+
+export type { ChatContext, ChatDeps } from './chat-deps';
 
 const encoder = new TextEncoder();
 
@@ -267,15 +254,18 @@ export async function handleChatCompletions(
   request: Request,
   deps: ChatDeps,
   context: ChatContext,
+  fileSearch?: ChatFileSearch,
 ): Promise<Response> {
   assertJsonContentType(request);
   // A body with images may be larger (they come as data URLs); without, the limit is the usual.
   const body = await readBodyWithImages(request, deps, (value) =>
     hasPartOfType((value as { messages?: unknown } | null)?.messages, 'image_url'),
   );
-  const accepted = await acceptChatBody(body, deps, new URL(request.url).origin);
+  // Hearth's `file_search`: the passages join the conversation (docs/api.md, file_search).
+  const search = await fileSearch?.(body, context.requestId);
+  const accepted = await acceptChatBody(search?.checked ?? body, deps, new URL(request.url).origin);
   const { chat, model } = accepted;
-  const run = startRun(accepted, body, deps, context);
+  const run = startRun(accepted, search?.sent ?? body, deps, context);
   const first = await run.first();
   const meta: ReplyMeta = {
     id: newCompletionId(),
@@ -283,6 +273,7 @@ export async function handleChatCompletions(
     model: model.id,
     include_usage: chat.include_usage,
     logprobs: chat.logprobs === true,
+    ...(search && { extra: { file_search: search.reported } }),
   };
   if (!chat.stream) {
     return new Response(jsonBody(run, first, meta, model), {

@@ -34,6 +34,11 @@ export interface ReplyMeta {
   include_usage: boolean;
   /** Whether `logprobs` was asked for (a non-streamed choice then always carries them). */
   logprobs?: boolean;
+  /**
+   * Hearth's fields of the reply (a `file_search`'s results): on the completion, and on a
+   * stream's first chunk only.
+   */
+  extra?: Record<string, unknown>;
 }
 
 /** Engine counts plus total and price; null where the backend could not count. */
@@ -84,6 +89,7 @@ export function completionBody(
     model: meta.model,
     choices: choices.map((c, i) => completionChoice(i, c, meta.logprobs === true)),
     usage,
+    ...meta.extra,
   };
 }
 
@@ -166,7 +172,8 @@ export class SseReplyWriter {
     if (typeof token !== 'string' && token.reasoning) delta.reasoning_content = text;
     else delta.content = text;
     const logprobs = typeof token === 'string' ? null : logprobsOf(token.logprobs);
-    return sseEvent(chunkBody(this.#meta, delta, null, logprobs));
+    const chunk = chunkBody(this.#meta, delta, null, logprobs);
+    return sseEvent(delta.role ? { ...chunk, ...this.#meta.extra } : chunk);
   }
 
   /** Events for a batch of tokens. */
@@ -216,7 +223,8 @@ export class SseReplyWriter {
     const delta: ChunkDelta = this.#started ? {} : { role: 'assistant' };
     this.#started = true;
     delta.tool_calls = calls.map((call, index) => ({ index, ...call }));
-    return sseEvent(chunkBody(this.#meta, delta, null));
+    const chunk = chunkBody(this.#meta, delta, null);
+    return sseEvent(delta.role ? { ...chunk, ...this.#meta.extra } : chunk);
   }
 
   /**

@@ -11,7 +11,7 @@ import * as v from 'valibot';
 import type { ChatBackend, ChatEvent } from '../protocol/host/backend';
 import { assertJsonContentType, readJsonBody } from '../protocol/body';
 import { ChatRun, type Output } from './chat-run';
-import type { ChatDeps, ChatContext } from './chat';
+import type { ChatDeps, ChatContext } from './chat-deps';
 import { OpenAIError } from '../protocol/errors';
 import { estimateCost, resolveModel, type ModelInfo } from '../models/models';
 import { jsonHeaders } from '../protocol/respond';

@@ -15,6 +15,7 @@ import { addModel, type AddingDeps } from '../models/added/added-models';
 import type { ChatBackend } from '../protocol/host/backend';
 import { BODY_LIMIT } from '../protocol/body';
 import { handleChatCompletions } from './chat';
+import { chatFileSearch } from './vector-stores/file-search';
 import { handleEmbeddings } from './embeddings';
 import { modelEndpoints, unloadModel, type ManagingBackend } from './manage';
 import { OpenAIError } from '../protocol/errors';
@@ -29,7 +30,7 @@ import {
   type Servers,
 } from '../servers/servers';
 import type { Settings } from './settings';
-import { createFile, deleteFile as removeFile, listFiles, readFile } from './files';
+import { createFile, deleteFile as removeFile, listFiles, readFile } from './vector-stores/files';
 import { memoryDocumentStore, type DocumentStore } from '../documents/store';
 import type { StorageEstimator } from '../models/storage-room';
 import { createResponse } from './responses/responses';
@@ -156,7 +157,9 @@ export function createApi(options: ApiOptions): Api {
     images: options.images,
   };
   const chat: Handler = ({ request, requestId, context }) =>
-    handleChatCompletions(request, chatDeps, { requestId, ...context });
+    handleChatCompletions(request, chatDeps, { requestId, ...context }, (body, id) =>
+      chatFileSearch(body, { deps: vectorDeps, indexer }, id),
+    );
   const embeddings: Handler = ({ request, requestId, context }) =>
     handleEmbeddings(request, chatDeps, { requestId, ...context });
   const listModels: Handler = async ({ requestId }) => {

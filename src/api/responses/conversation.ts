@@ -5,7 +5,7 @@
  * a `file_search` tool's passages for the turn, and the finished response kept.
  */
 import { OpenAIError } from '../../protocol/errors';
-import type { ChatContext, ChatDeps } from '../chat';
+import type { ChatContext, ChatDeps } from '../chat-deps';
 import type { VectorStoreContext } from '../vector-stores/context';
 import {
   passagesText,
@@ -13,7 +13,7 @@ import {
   runFileSearch,
   textOf,
   type FileSearchTool,
-} from '../file-search';
+} from '../vector-stores/file-search';
 import type { ParsedResponseRequest } from './schema';
 import { overLimits, type ResponseStore } from './store';
 import { inputItems, newItemId, type PlacedItem } from './translate';

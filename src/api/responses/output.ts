@@ -24,7 +24,7 @@ import type { FinishReason, TokenLogprob, ToolCall } from '../../protocol/types'
 import type { OfferedName } from './translate';
 import { newItemId } from './translate';
 import type { SearchResult } from '../../documents/types';
-import { citations } from '../file-search';
+import { citations } from '../vector-stores/file-search';
 import type {
   FileCitation,
   FileSearchCallItem,

@@ -13,7 +13,7 @@
  */
 import * as v from 'valibot';
 import { metadataSchema, noArray, UNSUPPORTED } from '../../protocol/schema';
-import { fileSearchFields } from '../file-search';
+import { fileSearchFields } from '../vector-stores/file-search';
 
 const unsupportedField = v.nullish(v.never(UNSUPPORTED));
 

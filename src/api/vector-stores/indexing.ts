@@ -12,7 +12,7 @@ import { DocumentError } from '../../documents/errors';
 import { isPdf, textSections } from '../../documents/sections';
 import type { Chunk, FileError, Section, VectorStoreFileObject } from '../../documents/types';
 import { embedTexts } from '../embeddings';
-import type { ChatDeps } from '../chat';
+import type { ChatDeps } from '../chat-deps';
 import type { DocumentStore } from '../../documents/store';
 
 /** What the vector stores need beyond chat's. */

@@ -4,7 +4,7 @@
  * fresh ids in OpenAI's style.
  */
 import { readOptionalJsonBody } from '../../protocol/body';
-import type { ChatDeps } from '../chat';
+import type { ChatDeps } from '../chat-deps';
 
 /** The JSON body; an empty one is `{}` (a bare POST, as the SDK sends for a batch's cancel). */
 export async function readJson(request: Request, deps: ChatDeps): Promise<unknown> {

@@ -6,7 +6,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createApi } from '../../../src/api/router';
-import { createFile, MAX_FILE_BYTES } from '../../../src/api/files';
+import { createFile, MAX_FILE_BYTES } from '../../../src/api/vector-stores/files';
 import { memoryDocumentStore, type DocumentStore } from '../../../src/documents/store';
 import type { Chunk, VectorStoreFileObject, VectorStoreObject } from '../../../src/documents/types';
 import { ECHO_MODEL, staticModelDirectory } from '../../../src/models/models';

@@ -395,3 +395,63 @@ describe('file_search in the Responses API', () => {
     expect(none.body.output).toMatchObject([{ type: 'message', content: [{ text: 'plain' }] }]);
   });
 });
+
+describe('file_search on chat completions (Hearth’s extension field)', () => {
+  it('gives the model the passages, and the reply says what was found; a stream on its first chunk', async () => {
+    const file = await upload('guide.md', GUIDE, 'text/markdown');
+    const { body: store } = await call('POST', 'vector_stores', { file_ids: [file] });
+    await settled(store.id);
+    const request = {
+      model: 'hearth/echo',
+      messages: [{ role: 'user', content: 'zanzibarite' }],
+      file_search: { vector_store_ids: [store.id], max_num_results: 1 },
+    };
+    const whole = await call('POST', 'chat/completions', request);
+    expect(whole.status).toBe(200);
+    expect(whole.body.file_search).toMatchObject({
+      queries: ['zanzibarite'],
+      results: [{ file_id: file, filename: 'guide.md', heading: 'Relay' }],
+    });
+    // The echo says its system prompt: the numbered passage it was given, then the question.
+    expect(whole.body.choices[0].message.content).toMatch(/^\[Passages from .*\[1\] guide\.md/s);
+    expect(whole.body.choices[0].message.content).toMatch(/\] zanzibarite$/);
+    const streamed = await api.fetch(
+      new Request(`${URL_BASE}/v1/openai/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+        body: JSON.stringify({ ...request, stream: true }),
+      }),
+    );
+    const chunks = (await streamed.text())
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: {'))
+      .map((e) => JSON.parse(e.slice(6)) as Json);
+    expect(chunks[0]?.file_search).toEqual(whole.body.file_search);
+    expect(chunks.slice(1).some((c) => 'file_search' in c)).toBe(false);
+  });
+
+  it('names the field at fault, and the next request still works', async () => {
+    const bad = await call('POST', 'chat/completions', {
+      model: 'hearth/echo',
+      messages: [{ role: 'user', content: 'x' }],
+      file_search: { vector_store_ids: [] },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.param).toBe('file_search.vector_store_ids');
+    const missing = await call('POST', 'chat/completions', {
+      model: 'hearth/echo',
+      messages: [{ role: 'user', content: 'x' }],
+      file_search: { vector_store_ids: ['vs_nope'] },
+    });
+    expect(missing.body.error).toMatchObject({
+      code: 'vector_store_not_found',
+      param: 'file_search.vector_store_ids',
+    });
+    const plain = await call('POST', 'chat/completions', {
+      model: 'hearth/echo',
+      messages: [{ role: 'user', content: 'still here' }],
+    });
+    expect(plain.body.choices[0].message.content).toBe('still here');
+    expect('file_search' in plain.body).toBe(false);
+  });
+});

@@ -8,12 +8,12 @@
  * its chunks with it (docs/api.md, Files).
  */
 import * as v from 'valibot';
-import type { DocumentStore } from '../documents/store';
-import type { FileObject, FileRecord } from '../documents/types';
-import { OpenAIError } from '../protocol/errors';
-import { jsonHeaders, jsonResponse } from '../protocol/respond';
-import { issueToError } from '../protocol/validate';
-import { assertRoom, defaultEstimator, type StorageEstimator } from '../models/storage-room';
+import type { DocumentStore } from '../../documents/store';
+import type { FileObject, FileRecord } from '../../documents/types';
+import { OpenAIError } from '../../protocol/errors';
+import { jsonHeaders, jsonResponse } from '../../protocol/respond';
+import { issueToError } from '../../protocol/validate';
+import { assertRoom, defaultEstimator, type StorageEstimator } from '../../models/storage-room';
 
 /** The largest file kept: OpenAI's limit, 512 MB (as MiB). */
 export const MAX_FILE_BYTES = 512 * 1024 * 1024;

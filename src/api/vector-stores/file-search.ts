@@ -7,12 +7,13 @@
  * `[n]` markers are its citations of passage n (docs/api.md, file_search).
  */
 import * as v from 'valibot';
-import { OpenAIError } from '../protocol/errors';
-import { noArray } from '../protocol/schema';
-import { filterSchema, type Filter } from '../documents/search';
-import type { SearchResult } from '../documents/types';
-import { rankingSchema, searchStores } from './vector-stores/search';
-import type { VectorStoreContext } from './vector-stores/context';
+import { OpenAIError } from '../../protocol/errors';
+import { noArray } from '../../protocol/schema';
+import { filterSchema, type Filter } from '../../documents/search';
+import type { SearchResult } from '../../documents/types';
+import { rankingSchema, searchStores } from './search';
+import type { VectorStoreContext } from './context';
+import { issueToError } from '../../protocol/validate';
 
 /** What a `file_search` asks, as both endpoints take it. */
 export const fileSearchFields = {
@@ -130,4 +131,47 @@ export function textOf(content: unknown): string {
     .map((p: { text?: unknown }) => (typeof p?.text === 'string' ? p.text : ''))
     .filter((t) => t !== '')
     .join('\n');
+}
+
+const chatBodySchema = v.looseObject({ file_search: chatFileSearchSchema });
+
+/** A chat body after its `file_search`: the body to check, the one to send, what was found. */
+export interface ChatSearched {
+  checked: Record<string, unknown>;
+  sent: Record<string, unknown>;
+  reported: unknown;
+}
+
+/**
+ * Chat completions' `file_search` (Hearth's extension): the search on the last user message, and
+ * the bodies with the passages as a system message — at the end for the checks (so that every
+ * error names the message the client sent), first for a server the user added (whose templates
+ * may want a system message first). Undefined without the field.
+ */
+export async function chatFileSearch(
+  body: Record<string, unknown>,
+  stores: Omit<VectorStoreContext, 'requestId'>,
+  requestId: string,
+): Promise<ChatSearched | undefined> {
+  // A body that is no object: the chat checks say so.
+  if (typeof body !== 'object' || body === null || body.file_search == null) return undefined;
+  const parsed = v.safeParse(chatBodySchema, body, { abortEarly: true });
+  if (!parsed.success) throw issueToError(parsed.issues[0]);
+  const { file_search: _, ...rest } = body;
+  const messages = Array.isArray(body.messages) ? (body.messages as { role?: unknown }[]) : null;
+  // Without messages, the chat checks say what is wrong first.
+  if (!messages) return { checked: rest, sent: rest, reported: null };
+  const last = messages.findLast((m) => m?.role === 'user') as { content?: unknown } | undefined;
+  const run = await runFileSearch(
+    parsed.output.file_search,
+    textOf(last?.content),
+    { ...stores, requestId },
+    'file_search',
+  );
+  const passages = { role: 'system', content: passagesText(run) };
+  return {
+    checked: { ...rest, messages: [...messages, passages] },
+    sent: { ...rest, messages: [passages, ...messages] },
+    reported: { queries: run.queries, results: run.results.map(reportedResult) },
+  };
 }
