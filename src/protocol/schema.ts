@@ -11,7 +11,7 @@ import * as v from 'valibot';
 export const UNSUPPORTED = 'unsupported_parameter';
 
 /** Any value present fails as unsupported; null and absent pass. */
-const unsupportedField = v.nullish(v.never(UNSUPPORTED));
+export const unsupportedField = v.nullish(v.never(UNSUPPORTED));
 
 /** Fails as unsupported, whatever the value. */
 const unsupportedValue = v.pipe(
@@ -20,10 +20,10 @@ const unsupportedValue = v.pipe(
 );
 
 /** An object whose discriminator names something unsupported; the issue points at the key. */
-function unsupportedVariant<K extends string, const V extends readonly [string, ...string[]]>(
-  key: K,
-  values: V,
-) {
+export function unsupportedVariant<
+  K extends string,
+  const V extends readonly [string, ...string[]],
+>(key: K, values: V) {
   return v.pipe(
     v.looseObject({ [key]: v.picklist(values) } as Record<K, v.PicklistSchema<V, undefined>>),
     v.forward(

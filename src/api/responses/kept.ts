@@ -6,23 +6,9 @@
  */
 import { OpenAIError } from '../../protocol/errors';
 import { jsonResponse } from '../../protocol/respond';
-import { cursorPage, cursorQuery } from '../list-page';
+import { cursorPage, cursorQuery, idAndTail } from '../resources';
 import { notFound } from './conversation';
 import type { ResponseStore } from './store';
-
-/** The id in `rest` (`{id}` or `{id}/input_items`). */
-function splitRest(rest: string): { id: string; tail: string } {
-  const slash = rest.indexOf('/');
-  const raw = slash === -1 ? rest : rest.slice(0, slash);
-  let id = raw;
-  try {
-    id = decodeURIComponent(raw);
-  } catch {
-    // Kept as sent: it names no response, and the 404 says so.
-  }
-  // `{id}/` (a second trailing slash: the router takes one) is no route: its tail is not empty.
-  return { id, tail: slash === -1 ? '' : rest.slice(slash + 1) || '/' };
-}
 
 /** `GET /responses/{id}` and `GET /responses/{id}/input_items`. */
 export async function readResponse(
@@ -31,7 +17,7 @@ export async function readResponse(
   store: ResponseStore,
   requestId: string,
 ): Promise<Response> {
-  const { id, tail } = splitRest(rest);
+  const { id, tail } = idAndTail(rest);
   if (tail !== '' && tail !== 'input_items') {
     throw new OpenAIError('unknown_url', `Unknown request URL: GET /v1/responses/${rest}.`);
   }
@@ -49,7 +35,7 @@ export async function deleteResponse(
   store: ResponseStore,
   requestId: string,
 ): Promise<Response> {
-  const { id, tail } = splitRest(rest);
+  const { id, tail } = idAndTail(rest);
   if (tail !== '' || !(await store.delete(id))) throw notFound(id);
   return jsonResponse({ id, object: 'response', deleted: true }, requestId);
 }

@@ -12,21 +12,14 @@
  * chat schema: only what is this API's own is checked here.
  */
 import * as v from 'valibot';
-import { metadataSchema, noArray, UNSUPPORTED } from '../../protocol/schema';
+import {
+  metadataSchema,
+  noArray,
+  UNSUPPORTED,
+  unsupportedField,
+  unsupportedVariant,
+} from '../../protocol/schema';
 import { fileSearchFields } from '../vector-stores/file-search';
-
-const unsupportedField = v.nullish(v.never(UNSUPPORTED));
-
-/** A discriminated object whose `type` (or other key) names what Hearth does not take. */
-function unsupportedType<const V extends readonly [string, ...string[]]>(values: V) {
-  return v.pipe(
-    v.looseObject({ type: v.picklist(values) }),
-    v.forward(
-      v.check(() => false, UNSUPPORTED),
-      ['type'],
-    ),
-  );
-}
 
 const jsonObject = noArray(v.record(v.string(), v.unknown()));
 const int = v.pipe(v.number(), v.integer());
@@ -53,7 +46,7 @@ const userContent = v.lazy((input) =>
             inputText,
             outputText,
             inputImage,
-            unsupportedType(UNSUPPORTED_PARTS),
+            unsupportedVariant('type', UNSUPPORTED_PARTS),
           ]),
         ),
       )
@@ -68,7 +61,7 @@ const textContent = v.lazy((input) =>
           v.variant('type', [
             inputText,
             outputText,
-            unsupportedType(['input_image', ...UNSUPPORTED_PARTS]),
+            unsupportedVariant('type', ['input_image', ...UNSUPPORTED_PARTS]),
           ]),
         ),
       )
@@ -107,7 +100,7 @@ const functionCallOutput = v.looseObject({
           noArray(
             v.variant('type', [
               inputText,
-              unsupportedType(['input_image', 'input_file', 'input_audio']),
+              unsupportedVariant('type', ['input_image', 'input_file', 'input_audio']),
             ]),
           ),
         )
@@ -158,7 +151,7 @@ const inputItem = noArray(
       functionCallOutput,
       reasoning,
       itemReference,
-      unsupportedType(UNSUPPORTED_ITEMS),
+      unsupportedVariant('type', UNSUPPORTED_ITEMS),
     ]);
   }),
 );

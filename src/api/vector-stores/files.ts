@@ -7,12 +7,11 @@
  * `MAX_FILE_BYTES` a file. Deleting a file takes it out of every vector store that holds it,
  * its chunks with it (docs/api.md, Files).
  */
-import * as v from 'valibot';
 import type { DocumentStore } from '../../documents/store';
 import type { FileObject, FileRecord } from '../../documents/types';
 import { OpenAIError } from '../../protocol/errors';
 import { jsonHeaders, jsonResponse } from '../../protocol/respond';
-import { issueToError } from '../../protocol/validate';
+import { cursorPage, cursorQuery, idAndTail } from '../resources';
 import { assertRoom, defaultEstimator, type StorageEstimator } from '../../models/storage-room';
 
 /** The largest file kept: OpenAI's limit, 512 MB (as MiB). */
@@ -173,73 +172,20 @@ export async function createFile(
   return jsonResponse(fileObject(record), requestId);
 }
 
-const listQuery = v.object({
-  purpose: v.optional(v.string()),
-  limit: v.optional(
-    v.pipe(v.string(), v.toNumber(), v.integer(), v.minValue(1), v.maxValue(10_000)),
-    '10000',
-  ),
-  order: v.optional(v.picklist(['asc', 'desc']), 'desc'),
-  after: v.optional(v.string()),
-});
-
 /** `GET /files`: OpenAI's list, newest first unless `order=asc`. */
 export async function listFiles(
   request: Request,
   deps: FilesDeps,
   requestId: string,
 ): Promise<Response> {
-  const params = new URL(request.url).searchParams;
-  const query = v.safeParse(
-    listQuery,
-    Object.fromEntries(
-      ['purpose', 'limit', 'order', 'after'].flatMap((name) => {
-        const value = params.get(name);
-        return value === null ? [] : [[name, value]];
-      }),
-    ),
-    { abortEarly: true },
+  const purpose = new URL(request.url).searchParams.get('purpose');
+  // OpenAI's files list takes up to 10,000 at once, and all of them by default.
+  const query = cursorQuery(request.url, 10_000, 10_000);
+  const files = (await deps.store.listFiles()).filter(
+    (f) => purpose === null || f.purpose === purpose,
   );
-  if (!query.success) throw issueToError(query.issues[0]);
-  const { purpose, limit, order, after } = query.output;
-  let files = (await deps.store.listFiles()).filter(
-    (f) => purpose === undefined || f.purpose === purpose,
-  );
-  if (order === 'desc') files.reverse();
-  if (after !== undefined) {
-    const at = files.findIndex((f) => f.id === after);
-    if (at === -1) {
-      throw new OpenAIError('invalid_value', `Invalid value for 'after': no file '${after}'.`, {
-        param: 'after',
-      });
-    }
-    files = files.slice(at + 1);
-  }
-  const data = files.slice(0, limit).map(fileObject);
-  return jsonResponse(
-    {
-      object: 'list',
-      data,
-      first_id: data[0]?.id ?? null,
-      last_id: data.at(-1)?.id ?? null,
-      has_more: files.length > limit,
-    },
-    requestId,
-  );
-}
-
-/** The id in `rest` (`{id}` or `{id}/content`), and what follows it. */
-function splitRest(rest: string): { id: string; tail: string } {
-  const slash = rest.indexOf('/');
-  const raw = slash === -1 ? rest : rest.slice(0, slash);
-  let id = raw;
-  try {
-    id = decodeURIComponent(raw);
-  } catch {
-    // Kept as sent: it names no file, and the 404 says so.
-  }
-  // `{id}/` (a second trailing slash: the router takes one) is no route: its tail is not empty.
-  return { id, tail: slash === -1 ? '' : rest.slice(slash + 1) || '/' };
+  const page = cursorPage(files, query);
+  return jsonResponse({ ...page, data: page.data.map(fileObject) }, requestId);
 }
 
 /** `filename` as a `content-disposition` header: ASCII, and the name itself in UTF-8. */
@@ -250,7 +196,7 @@ function disposition(filename: string): string {
 
 /** `GET /files/{id}` and `GET /files/{id}/content`. */
 export async function readFile(rest: string, deps: FilesDeps, requestId: string) {
-  const { id, tail } = splitRest(rest);
+  const { id, tail } = idAndTail(rest);
   if (tail !== '' && tail !== 'content') {
     throw new OpenAIError('unknown_url', `Unknown request URL: GET /v1/files/${rest}.`);
   }
@@ -269,7 +215,7 @@ export async function readFile(rest: string, deps: FilesDeps, requestId: string)
 
 /** `DELETE /files/{id}`: the file, and its entry and chunks in every vector store. */
 export async function deleteFile(rest: string, deps: FilesDeps, requestId: string) {
-  const { id, tail } = splitRest(rest);
+  const { id, tail } = idAndTail(rest);
   if (tail !== '') {
     throw new OpenAIError('unknown_url', `Unknown request URL: DELETE /v1/files/${rest}.`);
   }

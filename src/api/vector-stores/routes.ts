@@ -6,6 +6,7 @@
  * `{id}/search`. Any other is 404 `unknown_url`, as the router answers.
  */
 import { OpenAIError } from '../../protocol/errors';
+import { decodeSegment } from '../resources';
 import { jsonResponse } from '../../protocol/respond';
 import { search } from './search';
 import {
@@ -30,16 +31,6 @@ function unknown(method: string, rest: string): OpenAIError {
   );
 }
 
-function segments(rest: string): string[] {
-  return rest.split('/').map((s) => {
-    try {
-      return decodeURIComponent(s);
-    } catch {
-      return s;
-    }
-  });
-}
-
 /** Answers `method` at `vector_stores/{rest}` (`rest` empty: the stores themselves). */
 export async function vectorStoreRoute(
   request: Request,
@@ -53,7 +44,7 @@ export async function vectorStoreRoute(
     if (method === 'GET') return listStores(request, ctx);
     throw unknown(method, rest);
   }
-  const parts = segments(rest);
+  const parts = rest.split('/').map(decodeSegment);
   // No path of ours has an empty segment (`{id}//files`, `{id}/files/`).
   if (parts.length > 4 || parts.includes('')) throw unknown(method, rest);
   const [id = '', part, sub, tail] = parts;

@@ -14,7 +14,7 @@ import type {
   VectorStoreObject,
 } from '../../documents/types';
 import { DEFAULT_CHUNKING } from '../../documents/chunk';
-import { cursorPage, cursorQuery } from '../list-page';
+import { cursorPage, cursorQuery } from '../resources';
 import { newId, readJson } from './requests';
 import { addFileSchema, batchSchema, updateFileSchema } from './schema';
 import { storeObject, type VectorStoreContext } from './context';

@@ -6,7 +6,7 @@ import * as v from 'valibot';
 import { jsonResponse } from '../../protocol/respond';
 import { issueToError } from '../../protocol/validate';
 import type { VectorStoreObject } from '../../documents/types';
-import { cursorPage, cursorQuery } from '../list-page';
+import { cursorPage, cursorQuery } from '../resources';
 import { readJson, newId } from './requests';
 import { createStoreSchema, updateStoreSchema } from './schema';
 import { addFiles } from './store-files';

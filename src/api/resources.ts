@@ -1,8 +1,8 @@
 /**
  * @module
- * OpenAI's cursor lists (`{object: "list", data, first_id, last_id, has_more}`), read from a
- * request's `limit`, `order`, `after` and `before`: one implementation for every list the API
- * answers with a cursor (vector stores, their files, a response's input items).
+ * What the API's resources under a route's `*` share (responses, files, vector stores): the id
+ * and the rest of the path, and OpenAI's cursor lists (`{object: "list", data, first_id, last_id,
+ * has_more}`) read from a request's `limit`, `order`, `after` and `before`.
  */
 import * as v from 'valibot';
 import { OpenAIError } from '../protocol/errors';
@@ -55,4 +55,23 @@ export function cursorPage<T extends { id: string }>(items: readonly T[], query:
     last_id: data.at(-1)?.id ?? null,
     has_more: list.length > query.limit,
   };
+}
+
+/** A path segment as sent, decoded where it can be (one that is not stays as sent: it names nothing). */
+export function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/**
+ * The id that starts `rest` (a route's `*`: `{id}` or `{id}/…`), decoded, and what follows it.
+ * `{id}/` (a second trailing slash: the router takes one) is no route: its tail is `/`.
+ */
+export function idAndTail(rest: string): { id: string; tail: string } {
+  const slash = rest.indexOf('/');
+  const id = decodeSegment(slash === -1 ? rest : rest.slice(0, slash));
+  return { id, tail: slash === -1 ? '' : rest.slice(slash + 1) || '/' };
 }
