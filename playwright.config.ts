@@ -27,7 +27,7 @@ if (!firefox) throw new Error(browserHelp('firefox'));
  * Firefox stores and runs GGUFs in gguf-downloads, llama and embeddings).
  */
 const FIREFOX_SUITES =
-  /\/(wire|sdk|hosts|first-visit|faults|relay|ui-chat|ui-chat-options|ui-images|ui-keyboard|ui-servers|ui-download-offline|offline|llama|llama-vision|gguf-downloads|fixture-gguf|embeddings|sdk-embeddings|servers-clients|responses|files|site|site-models|site-upgrades|site-relay|newcomer)\.spec\.ts$/;
+  /\/(wire|sdk|hosts|first-visit|faults|relay|ui-chat|ui-chat-options|ui-images|ui-documents|ui-keyboard|ui-servers|ui-download-offline|offline|llama|llama-vision|gguf-downloads|fixture-gguf|embeddings|sdk-embeddings|servers-clients|responses|files|documents|site|site-models|site-upgrades|site-relay|newcomer)\.spec\.ts$/;
 
 /**
  * Ports of their own, so that the tests never talk to an app left running by `npm start`; the

@@ -101,6 +101,11 @@ for (const size of SIZES) {
     await expect(page.getByRole('heading', { name: 'Models', level: 2 })).toBeVisible();
     await auditBoth(page, 'Models');
 
+    await page.goto('#/documents');
+    await expect(page.getByRole('heading', { name: 'Documents', level: 2 })).toBeVisible();
+    await expect(page.getByText('No vector stores yet.')).toBeVisible();
+    await auditBoth(page, 'Documents');
+
     await page.goto('#/settings/preferences');
     await expect(page.getByRole('heading', { level: 2 }).first()).toBeVisible();
     await auditBoth(page, 'Settings → Preferences');

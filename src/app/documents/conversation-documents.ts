@@ -54,6 +54,10 @@ export class ConversationDocuments implements ReactiveController {
   errors: string[] = [];
   /** The files that wait for an embedding model (of any conversation shown here). */
   waiting: string[] = [];
+  /** A retry is under way (the files it indexes still count as waiting until it ends). */
+  #retrying = false;
+  /** The embedding models a retry was made with (each once, so a refusal is not a loop). */
+  readonly #tried = new Set<string>();
   /** One attach (or retry) at a time: the first makes the store the next ones are added to. */
   #queue: Promise<void> = Promise.resolve();
   /** The store files whose state is being read now (`<store>/<file>`). */
@@ -73,9 +77,17 @@ export class ConversationDocuments implements ReactiveController {
     this.#watched.clear();
   }
 
-  /** Another conversation may be on show: read the state of its documents not yet known. */
+  /**
+   * Another conversation may be on show: read the state of its documents not yet known. Files
+   * that wait are indexed as soon as an embedding model is on the device, however it came (the
+   * offer's button, the Models view, a site's code).
+   */
   hostUpdated(): void {
     const c = this.host.conversation;
+    const model = this.host.catalog.find((m) => m.embedding && m.downloaded);
+    if (model && this.needsModel && !this.#retrying && !this.#tried.has(model.id)) {
+      void this.retry(model.id);
+    }
     const storeId = c.vectorStoreId;
     for (const doc of c.documents ?? []) {
       if (this.states.has(doc.file_id)) continue;
@@ -178,8 +190,10 @@ export class ConversationDocuments implements ReactiveController {
     const c = this.host.conversation;
     const ids = this.waiting.filter((id) => c.documents?.some((d) => d.file_id === id));
     for (const id of ids) this.states.set(id, { state: 'indexing' });
+    this.#retrying = true;
+    this.#tried.add(model);
     const run = () => this.#index(c, ids, model);
-    this.#queue = this.#queue.then(run, run);
+    this.#queue = this.#queue.then(run, run).finally(() => (this.#retrying = false));
     return this.#queue;
   }
 

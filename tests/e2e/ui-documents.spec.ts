@@ -1,0 +1,149 @@
+/**
+ * Documents in the chat app (issue 47, item 5), as a person uses them, on one page of the app for
+ * the file: a Markdown file attached with no embedding model on the device waits, and the app
+ * offers the recommended embedding model with one button (its host is out of the tests' reach);
+ * once an embedding model is on the device (the e2e catalogue's fixture embedding GGUF, from the
+ * tests' model server) the document is indexed, with its state on its chip. A PDF made at test time is indexed too; a question is answered by the echo engine,
+ * whose reply repeats the numbered passages the device gave it, so its `[n]` markers become
+ * citations that open the passage, with the PDF's page. A reload keeps the conversation's
+ * documents; the Documents view lists the files and the store, and deletes after a confirmation.
+ * The chips and the passage's dialog pass axe. In Chromium and Firefox.
+ */
+import { expect, type Page } from '@playwright/test';
+import { axe, violations } from './axe';
+import { downloadFixture, EMBEDDING_FIXTURE_ID } from './fixture-model';
+import { ModelServer } from './model-server';
+import { makePdf } from '../test-pdfs';
+import { composer, openChat, pickModel, ECHO_MODEL_ID, replies, send } from './ui';
+import { endSuite, lendToSuite, test } from './warm-context';
+
+const server = new ModelServer();
+
+const NOTES =
+  '# Birds\n\nThe heron nests by the old mill.\n\n# Fish\n\nThe pike waits in the reeds.\n';
+const PDF = makePdf([
+  ['Chapter one', 'Nothing of note happens here.'],
+  ['Chapter two', 'The quokka sleeps under the saltbush.'],
+]);
+
+const documents = (page: Page) =>
+  page.getByRole('list', { name: 'Documents' }).getByRole('listitem');
+const doc = (page: Page, name: string) => documents(page).filter({ hasText: name });
+const attach = (page: Page) => page.getByLabel('Attach images or documents');
+
+test.describe('documents in a conversation', () => {
+  test.describe.configure({ mode: 'serial' });
+  let page: Page;
+
+  test.beforeAll(async ({ browser, warmContexts }, testInfo) => {
+    test.setTimeout(120_000);
+    await server.start();
+    page = await lendToSuite({ browser, warmContexts }, testInfo);
+    await openChat(page);
+  });
+
+  test.afterAll(async ({ warmContexts }) => {
+    await endSuite(warmContexts);
+    await server.stop();
+  });
+
+  test('with no embedding model yet, a document waits and the app offers one; once one is here, it is indexed', async () => {
+    test.setTimeout(120_000);
+    await attach(page).setInputFiles({
+      name: 'notes.md',
+      mimeType: 'text/markdown',
+      buffer: Buffer.from(NOTES),
+    });
+    await expect(doc(page, 'notes.md')).toContainText('Waits for an embedding model');
+    // The recommended embedding model, with one button (its host is out of the tests' reach).
+    const offer = page.getByRole('button', { name: /^Download .+ \(\d+ MB\)$/ });
+    await expect(offer).toBeVisible();
+    expect(violations(await axe(page).analyze())).toEqual([]);
+    // An embedding model arriving any other way (here the fixture, as the Models view would get
+    // it) indexes the waiting document too.
+    await downloadFixture(page, 'k', EMBEDDING_FIXTURE_ID);
+    await page
+      .getByRole('navigation', { name: 'Views' })
+      .getByRole('link', { name: 'Models' })
+      .click();
+    await page
+      .getByRole('navigation', { name: 'Views' })
+      .getByRole('link', { name: 'Chat' })
+      .click();
+    await expect(doc(page, 'notes.md')).toContainText('Ready', { timeout: 60_000 });
+    await expect(offer).toHaveCount(0);
+  });
+
+  test('a PDF is indexed with visible progress, and an answer cites it by page', async () => {
+    test.setTimeout(90_000);
+    await attach(page).setInputFiles({
+      name: 'field-guide.pdf',
+      mimeType: 'application/pdf',
+      buffer: Buffer.from(PDF),
+    });
+    // Its progress shows while it is uploaded and indexed, then that it is done.
+    await expect(doc(page, 'field-guide.pdf')).toBeVisible();
+    await expect(doc(page, 'field-guide.pdf')).toContainText('Ready', { timeout: 60_000 });
+
+    await send(page, 'Where does the quokka sleep?');
+    await expect(replies(page)).toHaveCount(1);
+    const citation = replies(page).getByRole('button', {
+      name: /^Source \d+: field-guide\.pdf, page 2$/,
+    });
+    await expect(citation.first()).toBeVisible({ timeout: 30_000 });
+    await citation.first().focus();
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: /^Source \d+: field-guide\.pdf$/ });
+    await expect(dialog).toBeVisible();
+    await expect(dialog).toContainText('Page 2');
+    await expect(dialog).toContainText('The quokka sleeps under the saltbush.');
+    expect(violations(await axe(page).analyze())).toEqual([]);
+    await page.keyboard.press('Escape');
+    await expect(dialog).toBeHidden();
+    await expect(citation.first()).toBeFocused();
+  });
+
+  test('a reload keeps the documents; the Documents view lists them and deletes after asking', async () => {
+    await page.reload();
+    await expect(composer(page)).toBeVisible();
+    await expect(doc(page, 'notes.md')).toContainText('Ready');
+    await expect(doc(page, 'field-guide.pdf')).toContainText('Ready');
+    await expect(
+      replies(page)
+        .getByRole('button', { name: /^Source \d+: / })
+        .first(),
+    ).toBeVisible();
+
+    await page
+      .getByRole('navigation', { name: 'Views' })
+      .getByRole('link', { name: 'Documents' })
+      .click();
+    await expect(page.getByRole('heading', { name: 'Documents', level: 2 })).toBeVisible();
+    await expect(page.getByText(/^Conversation: /)).toBeVisible();
+    await expect(
+      page.getByText('2 files: 2 ready, 0 indexing, 0 failed', { exact: false }),
+    ).toBeVisible();
+    await expect(page.getByRole('button', { name: 'Delete file notes.md' })).toBeVisible();
+    await expect(page.getByRole('button', { name: 'Delete file field-guide.pdf' })).toBeVisible();
+    expect(violations(await axe(page).analyze())).toEqual([]);
+
+    // Re-indexing a file takes it out of its store and in again: indexing, then ready.
+    await page.getByRole('button', { name: /^Re-index notes\.md in / }).click();
+    await expect(page.getByText('2 files: 2 ready', { exact: false })).toBeVisible({
+      timeout: 30_000,
+    });
+
+    await page.getByRole('button', { name: 'Delete file notes.md' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Delete notes.md?' });
+    await expect(confirm).toBeVisible();
+    await confirm.getByRole('button', { name: 'Delete' }).click();
+    await expect(page.getByRole('button', { name: 'Delete file notes.md' })).toHaveCount(0);
+    await expect(page.getByText('1 file: 1 ready', { exact: false })).toBeVisible();
+
+    await page.goto('#/chat');
+    await pickModel(page, ECHO_MODEL_ID);
+    await expect(doc(page, 'notes.md')).toContainText('Failed');
+    await page.getByRole('button', { name: 'Remove document notes.md' }).click();
+    await expect(documents(page)).toHaveCount(1);
+  });
+});
