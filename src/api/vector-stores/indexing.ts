@@ -10,7 +10,14 @@ import { OpenAIError } from '../../protocol/errors';
 import { chunkSections } from '../../documents/chunk';
 import { DocumentError } from '../../documents/errors';
 import { isPdf, textSections } from '../../documents/sections';
-import type { Chunk, FileError, Section, VectorStoreFileObject } from '../../documents/types';
+import type {
+  Chunk,
+  ChunkingStrategy,
+  FileError,
+  Section,
+  VectorStoreFileObject,
+} from '../../documents/types';
+import { resolveModel } from '../../models/models';
 import { embedTexts } from '../embeddings';
 import type { ChatDeps } from '../chat-deps';
 import type { DocumentStore } from '../../documents/store';
@@ -29,6 +36,27 @@ interface Job {
 }
 
 const key = (storeId: string, fileId: string) => `${storeId}/${fileId}`;
+
+/** The share of an embedding model's context a chunk may fill: tokens are estimated, not counted. */
+const CONTEXT_SHARE = 0.7;
+
+/**
+ * The strategy cut to what the embedding model can embed at once: a chunk of the strategy's size
+ * would fail a whole file with a model of a short context (bge-small's 512 tokens is below
+ * OpenAI's 800 of `auto`). The file still reports the strategy it was given.
+ */
+export function fitted(strategy: ChunkingStrategy, contextWindow: number): ChunkingStrategy {
+  const room = Math.floor(contextWindow * CONTEXT_SHARE);
+  const { max_chunk_size_tokens: max, chunk_overlap_tokens: overlap } = strategy.static;
+  if (contextWindow <= 0 || max <= room) return strategy;
+  return {
+    type: 'static',
+    static: {
+      max_chunk_size_tokens: room,
+      chunk_overlap_tokens: Math.min(overlap, Math.floor(room / 2)),
+    },
+  };
+}
 
 /** Why a file failed, as OpenAI's `last_error`. */
 function lastError(err: unknown): FileError {
@@ -143,7 +171,9 @@ export class Indexer {
       if (!file || !bytes) throw new DocumentError('invalid_file', `The file ${fileId} is gone.`);
       const data = new Uint8Array(await bytes.arrayBuffer());
       const sections = await this.#sections(data, file.content_type, file.filename, abort.signal);
-      const pieces = chunkSections(sections, record.chunking_strategy);
+      const context = (await resolveModel(this.#deps.models, store.embedding_model)).model
+        .context_window;
+      const pieces = chunkSections(sections, fitted(record.chunking_strategy, context));
       if (pieces.length === 0) {
         throw new DocumentError('invalid_file', `${file.filename} has no text to index.`);
       }

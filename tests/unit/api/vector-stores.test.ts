@@ -11,6 +11,8 @@ import { memoryDocumentStore, type DocumentStore } from '../../../src/documents/
 import { ECHO_MODEL, staticModelDirectory, type ModelInfo } from '../../../src/models/models';
 import type { ChatBackend, ChatEvent } from '../../../src/protocol/host/backend';
 import { echoStack, URL_BASE } from '../helpers';
+import { estimateTokens } from '../../../src/documents/chunk';
+import { OpenAIError } from '../../../src/protocol/errors';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -45,6 +47,14 @@ function makeApi(models: ModelInfo[] = [ECHO_MODEL, EMBEDDER]): Api {
     chat: (request, options) => stack.backend.chat(request, options),
     async *embed(request): AsyncGenerator<ChatEvent> {
       const texts = request.input as string[];
+      // As llama.cpp refuses an input longer than the model's context.
+      const long = texts.findIndex((t) => estimateTokens(t) > EMBEDDER.context_window);
+      if (long !== -1) {
+        throw new OpenAIError(
+          'context_length_exceeded',
+          `Input ${long} is longer than 512 tokens.`,
+        );
+      }
       embedded += texts.length;
       yield { type: 'embeddings', vectors: texts.map(hashVector), prompt_tokens: texts.length };
     },
@@ -172,6 +182,18 @@ describe('vector stores', () => {
     expect(failed.body.last_error.message).toContain('pixel.png');
     const found = await call('POST', `vector_stores/${store.id}/search`, { query: 'quota' });
     expect(found.body.data[0].file_id).toBe(good);
+  });
+
+  it('cuts chunks to what the store’s embedding model can embed: a long section of the default strategy indexes', async () => {
+    // About 1,000 estimated tokens in one section: one chunk of `auto`'s 800 would not fit 512.
+    const long = `# Long\n\n${'The mill wheel turns slowly by the river. '.repeat(95)}`;
+    const file = await upload('long.md', long, 'text/markdown');
+    const { body } = await call('POST', 'vector_stores', { file_ids: [file] });
+    const store = await settled(body.id);
+    expect(store.file_counts).toMatchObject({ completed: 1, failed: 0 });
+    const record = await call('GET', `vector_stores/${body.id}/files/${file}`);
+    // The file reports the strategy it was given.
+    expect(record.body.chunking_strategy.static.max_chunk_size_tokens).toBe(800);
   });
 
   it('refuses a store when no embedding model is on the device, saying how to get one', async () => {
