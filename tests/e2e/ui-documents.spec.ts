@@ -145,5 +145,9 @@ test.describe('documents in a conversation', () => {
     await expect(doc(page, 'notes.md')).toContainText('Failed');
     await page.getByRole('button', { name: 'Remove document notes.md' }).click();
     await expect(documents(page)).toHaveCount(1);
+    // The focus goes to the next document's Remove, where the removed one was.
+    await expect(
+      page.getByRole('button', { name: 'Remove document field-guide.pdf' }),
+    ).toBeFocused();
   });
 });

@@ -39,6 +39,7 @@ export interface DocumentsHost extends ReactiveControllerHost, EventTarget {
   readonly catalog: CatalogModel[];
   /** The models a conversation can pick (its model's `leaves_device`). */
   readonly models: CatalogModel[];
+  readonly renderRoot: ParentNode;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -234,14 +235,25 @@ export class ConversationDocuments implements ReactiveController {
     }
   }
 
-  /** Takes a document out of the conversation and of its store. */
+  /**
+   * Takes a document out of the conversation and of its store; the focus goes to the next
+   * document's Remove, or to the message box.
+   */
   async remove(fileId: string): Promise<void> {
     const c = this.host.conversation;
+    const index = (c.documents ?? []).findIndex((d) => d.file_id === fileId);
     c.documents = (c.documents ?? []).filter((d) => d.file_id !== fileId);
     if (c.documents.length === 0) delete c.documents;
     this.waiting = this.waiting.filter((id) => id !== fileId);
     this.states.delete(fileId);
     this.host.requestUpdate();
+    void this.host.updateComplete.then(() => {
+      const root = this.host.renderRoot;
+      const buttons = root.querySelectorAll<HTMLElement>('.documents button');
+      (
+        buttons[Math.min(index, buttons.length - 1)] ?? root.querySelector<HTMLElement>('#composer')
+      )?.focus();
+    });
     await saveConversation(c);
     if (c.vectorStoreId) {
       try {
