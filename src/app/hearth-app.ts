@@ -332,7 +332,10 @@ export class HearthApp extends LitElement {
           @catalog-stale=${() => this.refreshCatalog()}
         ></model-manager>`;
       case 'documents':
-        return html`<documents-view></documents-view>`;
+        return html`<documents-view
+          @vector-store-deleted=${(e: CustomEvent<string>) =>
+            void this.#conversations.forgetStore(e.detail)}
+        ></documents-view>`;
       case 'settings':
         return html`<settings-view
           .section=${this.#nav.section}

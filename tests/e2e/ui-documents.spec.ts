@@ -149,5 +149,18 @@ test.describe('documents in a conversation', () => {
     await expect(
       page.getByRole('button', { name: 'Remove document field-guide.pdf' }),
     ).toBeFocused();
+
+    // A store deleted in Documents: the conversation's next message searches nothing, and is
+    // answered (it named the deleted store, which the API answers with a 404).
+    await page
+      .getByRole('navigation', { name: 'Views' })
+      .getByRole('link', { name: 'Documents' })
+      .click();
+    await page.getByRole('button', { name: /^Delete store Conversation: / }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await expect(page.getByText(/^Conversation: /)).toHaveCount(0);
+    await page.goto('#/chat');
+    await send(page, 'after the store went');
+    await expect(replies(page).last()).toContainText('after the store went');
   });
 });

@@ -220,6 +220,12 @@ export class ConversationDocuments implements ReactiveController {
                   };
         } catch (err) {
           const gone = err instanceof ApiError && err.status === 404;
+          // The store itself is gone (deleted in Documents): the next message searches nothing,
+          // and the next document attached makes a new one.
+          if (gone && err.code === 'vector_store_not_found' && c.vectorStoreId === storeId) {
+            delete c.vectorStoreId;
+            await saveConversation(c);
+          }
           state = {
             state: 'failed',
             message: gone ? 'It is no longer indexed here (deleted in Documents).' : messageOf(err),

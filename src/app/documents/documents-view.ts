@@ -151,7 +151,13 @@ export class DocumentsView extends LitElement {
     if (!yes || !doomed) return;
     try {
       if (doomed.kind === 'file') await deleteFile(doomed.item.id);
-      else await deleteStore(doomed.item.id);
+      else {
+        await deleteStore(doomed.item.id);
+        // The conversations that searched it search nothing now (hearth-app's list).
+        this.dispatchEvent(
+          new CustomEvent('vector-store-deleted', { detail: doomed.item.id, bubbles: true }),
+        );
+      }
     } catch (err) {
       this.error = `It could not be deleted: ${err instanceof Error ? err.message : String(err)}`;
     }

@@ -94,6 +94,21 @@ export class ConversationsController {
     if (picked) this.shell.showChat();
   }
 
+  /**
+   * A vector store deleted in Documents is no conversation's any more: their next messages
+   * search nothing (rather than name a store the API no longer has), and their next document
+   * makes a new one.
+   */
+  async forgetStore(storeId: string): Promise<void> {
+    for (const c of this.list) {
+      if (c.vectorStoreId !== storeId) continue;
+      delete c.vectorStoreId;
+      await saveConversation(c);
+    }
+    this.changes++;
+    this.host.requestUpdate();
+  }
+
   /** Opens the conversation `id` as the user picked it. */
   pick(id: string): void {
     const c = this.list.find((x) => x.id === id);
