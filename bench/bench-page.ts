@@ -17,6 +17,8 @@ import { EchoEngine } from '../src/engines/echo/echo-engine';
 import { SseReplyWriter, toUsage } from '../src/api/completion';
 import { ECHO_MODEL } from '../src/models/models';
 import { parseChatRequest } from '../src/protocol/validate';
+import { loadPdfJs, pdfSections } from '../src/engine-host/documents/pdf-text';
+import { chunkSections, DEFAULT_CHUNKING } from '../src/documents/chunk';
 
 const engine = new EchoEngine();
 const encoder = new TextEncoder();
@@ -97,4 +99,27 @@ function llama(call: Omit<BenchCall, 'id'>): Promise<unknown> {
   });
 }
 
-Object.assign(globalThis, { bench: { OpenAI, inPageFetch, directFirstToken, llama } });
+/**
+ * A PDF's text read as indexing reads it (`pdfSections`, pdf.js with its worker code in this
+ * thread, as in the engine worker), then cut as a store's `auto` strategy cuts it; each timed.
+ * The documents bench's baseline for what reading and chunking cost of an indexing
+ * (bench/documents-app.mjs). pdf.js is imported before the clock starts.
+ */
+async function pdfText(bytes: Uint8Array) {
+  await loadPdfJs();
+  const started = performance.now();
+  const sections = await pdfSections(bytes, 'bench.pdf');
+  const extracted = performance.now();
+  const chunks = chunkSections(sections, DEFAULT_CHUNKING);
+  const chunked = performance.now();
+  return {
+    pages: sections.length,
+    chunks: chunks.length,
+    extract_ms: extracted - started,
+    chunk_ms: chunked - extracted,
+  };
+}
+
+Object.assign(globalThis, {
+  bench: { OpenAI, inPageFetch, directFirstToken, llama, pdfText },
+});

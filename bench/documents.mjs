@@ -9,11 +9,13 @@
 //
 // More rows join through MEASUREMENTS and DOCUMENTS_TARGETS below: indexing throughput (pages and
 // chunks a second for a 100-page PDF made at test time) and the search's share of a
-// `file_search` turn's time to first token are to come.
+// `file_search` turn's time to first token are measured in the built app, in headless Chromium
+// (bench/documents-app.mjs), with the app bench/run.mjs opens.
 import { cpus } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { build } from 'vite';
 import { median, round } from './stats.mjs';
+import { DOCUMENTS_APP_TARGETS, measureDocumentsApp } from './documents-app.mjs';
 
 const OUT_DIR = 'dist-bench-documents';
 const DIMENSIONS = 384;
@@ -264,15 +266,19 @@ async function measureSearch({ size, log }) {
 }
 
 /**
- * The documents rows' measurements, run in order, each returning rows of its own. Indexing
- * throughput (a 100-page PDF) and the search's share of a `file_search` turn's first token
- * join here, with their rows in DOCUMENTS_TARGETS.
+ * The documents rows' measurements, run in order, each returning rows of its own: the search in
+ * Node, then indexing throughput (a 100-page PDF) and the search's share of a `file_search`
+ * turn's first token in the app (bench/documents-app.mjs), their rows in DOCUMENTS_TARGETS.
  */
 /** @type {Measurement[]} */
-const MEASUREMENTS = [measureSearch];
+const MEASUREMENTS = [measureSearch, measureDocumentsApp];
 
-/** Adds a measurement (its rows' targets with `addDocumentsTargets`). */
-/** @typedef {(options: { size: Size, log: (what: string) => void }) => Promise<Record<string, unknown>>} Measurement */
+/**
+ * Adds a measurement (its rows' targets with `addDocumentsTargets`). `app` is the bench build
+ * opened in Chromium (bench/run.mjs), where a measurement needs the app.
+ * @typedef {{ page: import('playwright-core').Page, embedModel: string }} App
+ * @typedef {(options: { size: Size & { quick?: boolean }, log: (what: string) => void, app?: App }) => Promise<Record<string, unknown>>} Measurement
+ */
 
 /** @param {Measurement} measure */
 export const addDocumentsMeasurement = (measure) => void MEASUREMENTS.push(measure);
@@ -282,7 +288,7 @@ export const addDocumentsMeasurement = (measure) => void MEASUREMENTS.push(measu
 export const DOCUMENTS_TARGETS = [
   [
     'documents_runtime',
-    'documents: measured in Node on this machine (no browser, no GPU)',
+    'documents: the search rows, measured in Node on this machine (no GPU)',
     null,
     '',
   ],
@@ -313,6 +319,7 @@ export const DOCUMENTS_TARGETS = [
     (v) => v <= 1.5,
     '≤ 1.5',
   ],
+  ...DOCUMENTS_APP_TARGETS,
 ];
 
 /**
@@ -322,13 +329,13 @@ export const DOCUMENTS_TARGETS = [
 export const addDocumentsTargets = (...rows) => void DOCUMENTS_TARGETS.push(...rows);
 
 /**
- * Every documents row: `{ quick, log }` as run.mjs has them.
- * @param {{ quick: boolean, log: (what: string) => void }} options
+ * Every documents row: `{ quick, log }` as run.mjs has them, and `app`, the bench build opened.
+ * @param {{ quick: boolean, log: (what: string) => void, app?: App }} options
  */
-export async function measureDocuments({ quick, log }) {
-  const size = quick ? SIZES.quick : SIZES.full;
+export async function measureDocuments({ quick, log, app }) {
+  const size = { ...(quick ? SIZES.quick : SIZES.full), quick };
   /** @type {Record<string, unknown>} */
   const results = {};
-  for (const measure of MEASUREMENTS) Object.assign(results, await measure({ size, log }));
+  for (const measure of MEASUREMENTS) Object.assign(results, await measure({ size, log, app }));
   return results;
 }

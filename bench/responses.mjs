@@ -5,7 +5,9 @@
 // carry content; for Responses, the `response.output_text.delta` events. Both carry one token
 // each, so events/s of these is tokens/s of the same reply; the events around them (chat's final
 // chunk and `[DONE]`, the Responses lifecycle events) are read but not counted, and their time is
-// in both.
+// in both. The bytes of each stream (and of its token events) and each way's bytes/s over the same
+// runs are rows too: a bytes/s ratio near 1 says the Responses path costs nothing per byte beyond
+// chat's, whatever the two formats' sizes.
 import { median, round } from './stats.mjs';
 
 const KEY = 'Bearer bench';
@@ -74,8 +76,19 @@ function streamOnce(page, origin, kind, content, store) {
       const seconds = (performance.now() - started) / 1000;
       const all = chunks.join('').split('\n\n');
       if (all.pop() !== '' || all.length !== events) throw new Error(`${kind}: a torn stream`);
-      const tokens = all.filter(isToken).length;
-      return { tokens, events, bytes: chunks.join('').length, perSecond: tokens / seconds };
+      const tokenEvents = all.filter(isToken);
+      const tokens = tokenEvents.length;
+      // Bytes of the token events, each with its blank line.
+      const tokenBytes = tokenEvents.reduce((n, e) => n + e.length + 2, 0);
+      const bytes = chunks.join('').length;
+      return {
+        tokens,
+        events,
+        bytes,
+        tokenBytes,
+        perSecond: tokens / seconds,
+        bytesPerSecond: bytes / seconds,
+      };
     },
     { origin, kind, content, store, KEY },
   );
@@ -187,8 +200,16 @@ export async function measureResponses({ page, origin, sizes, log }) {
     unstored: /** @type {number[]} */ ([]),
   };
   const { chat, responses, unstored } = rates;
+  /** Bytes/s of each way's runs, the same runs. */
+  const byteRates = {
+    chat: /** @type {number[]} */ ([]),
+    responses: /** @type {number[]} */ ([]),
+    unstored: /** @type {number[]} */ ([]),
+  };
   /** The bytes of each way's stream, as the page read them (UTF-16 units, all ASCII here). */
   const bytes = { chat: 0, responses: 0, unstored: 0 };
+  /** The bytes of each way's token events (deltas; chat's content chunks). */
+  const tokenBytes = { chat: 0, responses: 0, unstored: 0 };
   for (let r = 0; r < sizes.runs; r += 1) {
     // Each endpoint first in every other round, so that neither always follows the other.
     /** @type {('chat' | 'responses' | 'unstored')[]} */
@@ -201,7 +222,9 @@ export async function measureResponses({ page, origin, sizes, log }) {
         throw new Error(`${way}: ${run.tokens} token events for ${sizes.tokens} tokens`);
       }
       rates[way].push(run.perSecond);
+      byteRates[way].push(run.bytesPerSecond);
       bytes[way] = run.bytes;
+      tokenBytes[way] = run.tokenBytes;
     }
   }
   /** @type {Record<string, number>} */
@@ -214,6 +237,38 @@ export async function measureResponses({ page, origin, sizes, log }) {
   );
   results.responses_unstored_stream_ratio = round(
     median(unstored) / results.responses_chat_stream_tokens_per_s,
+    3,
+  );
+
+  // The evidence for the events/s ratio: the bytes of each stream, and bytes/s (≈ 1 if the
+  // Responses path costs nothing per byte beyond chat's).
+  results.responses_stream_bytes = bytes.responses;
+  results.responses_unstored_stream_bytes = bytes.unstored;
+  results.responses_chat_stream_bytes = bytes.chat;
+  results.responses_bytes_ratio = round(bytes.responses / bytes.chat, 3);
+  results.responses_delta_event_bytes = round(tokenBytes.responses / sizes.tokens, 1);
+  results.responses_chat_token_event_bytes = round(tokenBytes.chat / sizes.tokens, 1);
+  results.responses_other_bytes = bytes.responses - tokenBytes.responses;
+  results.responses_chat_other_bytes = bytes.chat - tokenBytes.chat;
+  results.responses_expected_stream_ratio = round(bytes.chat / bytes.responses, 3);
+  results.responses_stream_mb_per_s = round(median(byteRates.responses) / 1e6, 1);
+  results.responses_unstored_stream_mb_per_s = round(median(byteRates.unstored) / 1e6, 1);
+  results.responses_chat_stream_mb_per_s = round(median(byteRates.chat) / 1e6, 1);
+  results.responses_bytes_per_s_ratio = round(
+    median(byteRates.responses) / median(byteRates.chat),
+    3,
+  );
+  results.responses_unstored_bytes_per_s_ratio = round(
+    median(byteRates.unstored) / median(byteRates.chat),
+    3,
+  );
+  // Each round's own ratios: steadier than a ratio of medians while other work runs.
+  results.responses_unstored_stream_ratio_paired = round(
+    median(unstored.map((x, i) => x / (chat[i] ?? NaN))),
+    3,
+  );
+  results.responses_unstored_bytes_per_s_ratio_paired = round(
+    median(byteRates.unstored.map((x, i) => x / (byteRates.chat[i] ?? NaN))),
     3,
   );
 
@@ -263,6 +318,47 @@ export const RESPONSES_TARGETS = [
   ['responses_stream_tokens_per_s', 'Responses output_text.delta events/s (store: true)', null, ''],
   ['responses_chat_stream_tokens_per_s', 'chat content events/s of the same reply', null, ''],
   ['responses_unstored_stream_ratio', 'the same ratio with store: false (nothing kept)', null, ''],
+  [
+    'responses_unstored_stream_ratio_paired',
+    'the same, store: false, the median of each round’s own',
+    null,
+    '',
+  ],
+  ['responses_stream_bytes', 'bytes of the Responses stream (store: true)', null, ''],
+  ['responses_unstored_stream_bytes', 'bytes of the Responses stream (store: false)', null, ''],
+  ['responses_chat_stream_bytes', 'bytes of the chat stream of the same reply', null, ''],
+  ['responses_bytes_ratio', 'Responses bytes ÷ chat bytes', null, ''],
+  ['responses_delta_event_bytes', 'bytes of a Responses output_text.delta event (mean)', null, ''],
+  ['responses_chat_token_event_bytes', 'bytes of a chat content chunk (mean)', null, ''],
+  [
+    'responses_other_bytes',
+    'bytes of the Responses stream’s other events (lifecycle, the closing events’ text)',
+    null,
+    '',
+  ],
+  ['responses_chat_other_bytes', 'bytes of the chat stream’s other events', null, ''],
+  [
+    'responses_expected_stream_ratio',
+    'chat bytes ÷ Responses bytes: the events/s ratio if both moved the same bytes/s',
+    null,
+    '',
+  ],
+  [
+    'responses_bytes_per_s_ratio',
+    'bytes/s of the Responses stream ÷ of chat’s (store: true; ≈ 1: no cost per byte beyond chat’s)',
+    null,
+    '',
+  ],
+  ['responses_unstored_bytes_per_s_ratio', 'the same with store: false', null, ''],
+  [
+    'responses_unstored_bytes_per_s_ratio_paired',
+    'the same, store: false, the median of each round’s own',
+    null,
+    '',
+  ],
+  ['responses_stream_mb_per_s', 'Responses stream, MB/s (store: true)', null, ''],
+  ['responses_unstored_stream_mb_per_s', 'Responses stream, MB/s (store: false)', null, ''],
+  ['responses_chat_stream_mb_per_s', 'chat stream, MB/s', null, ''],
   [
     'responses_ttft_added_ms',
     'time to first token, Responses minus chat, ms (median of paired differences)',

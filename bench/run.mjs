@@ -72,7 +72,8 @@ const llamaOnly = process.argv.includes('--llama');
  */
 const siteOnly = process.argv.includes('--site');
 /**
- * Only the documents rows (bench/documents.mjs: hybrid search at 10k chunks, in Node, no browser):
+ * Only the documents rows (bench/documents.mjs: hybrid search at 10k chunks, in Node; indexing a
+ * 100-page PDF and file_search's first token in the bench build, bench/documents-app.mjs):
  * `npm run bench -- --documents`.
  */
 const documentsOnly = process.argv.includes('--documents');
@@ -297,10 +298,6 @@ async function siteRows(executablePath) {
 }
 
 async function main() {
-  if (documentsOnly) {
-    const log = (what) => process.stderr.write(`bench: ${what}\n`);
-    return { results: await measureDocuments({ quick, log }), chromium: null };
-  }
   const executablePath = await findChromium();
   if (!executablePath) throw new Error(browserHelp('chromium'));
   if (siteOnly) return siteRows(executablePath);
@@ -325,6 +322,11 @@ async function main() {
     const floorApi = `${origin}/bench/floor/v1/openai/chat/completions`;
     const results = {};
     const log = (what) => process.stderr.write(`bench: ${what}\n`);
+    if (documentsOnly) {
+      // The search in Node, then indexing and file_search in this app (bench/documents-app.mjs).
+      const app = { page: bench, embedModel: EMBED_ID };
+      return { results: await measureDocuments({ quick, log, app }), chromium: browser.version() };
+    }
     const measureVisionRows = async () =>
       Object.assign(
         results,
