@@ -1462,7 +1462,7 @@ function mutations(): Mutation[] {
     });
   }
 
-  // --- the order of checks, two faults at once: the first in DESIGN §3's order answers.
+  // --- the order of checks, two faults at once: the first in docs/api.md's Order of checks answers.
   add(() => ({
     kind: 'order:route-before-auth',
     method: 'POST',

@@ -1,6 +1,6 @@
 /**
  * @module
- * The fuzz suite's oracle: what DESIGN §3 and docs/api.md's contract say a request must get, written
+ * The fuzz suite's oracle: what docs/api.md's contract says a request must get, written
  * here from the contract alone (nothing of src/ is imported, so that a fault in the code cannot
  * hide in the oracle too), and the check of an answer against it.
  */
@@ -74,7 +74,7 @@ export function echoExpectation(body: Record<string, unknown>, model: string): R
 }
 
 // ---------------------------------------------------------------------------------------------
-// The error table of DESIGN §3.
+// The error table of docs/api.md (Errors).
 
 const ERROR_TABLE: Record<string, [number, string]> = {
   invalid_json: [400, 'invalid_request_error'],
@@ -161,7 +161,7 @@ export function faultOf(c: FuzzCase, answer: Answer): string | null {
       return `error ${String(error.code)} with status ${answer.status} and type ${String(error.type)}, the table says ${status} ${type}`;
     }
     if (typeof error.message !== 'string' || error.message === '') return 'error without a message';
-    // DESIGN §3: `retry-after` when waiting helps, `x-should-retry: false` when it cannot.
+    // docs/api.md, Errors: `retry-after` when waiting helps, `x-should-retry: false` when it cannot.
     if (error.code === 'queue_full' && !/^\d+$/.test(answer.retryAfter ?? '')) {
       return `queue_full without retry-after (${answer.retryAfter})`;
     }

@@ -3,8 +3,8 @@
  * From the API to llama.cpp's llama-server (in wllama 3.13), as pure functions: a `ChatRequest`
  * becomes llama-server's chat request (docs/api.md, Request fields and What llama.cpp honours; what
  * llama.cpp cannot honour was refused in src/api before this). The way back is in ./llama-chunks.ts
- * (its stream) and ./llama-errors.ts (its failures). Facts measured:
- * ../../../shared/notes/wllama-3.13.md.
+ * (its stream) and ./llama-errors.ts (its failures). What llama.cpp does with each field is
+ * stated in docs/api.md (What llama.cpp honours) and held by tests/unit/engines/llama.
  */
 import type { ChatMessage, ChatRequest, MessagePart, ToolCall } from '../../protocol/types';
 

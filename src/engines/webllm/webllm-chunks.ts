@@ -3,8 +3,8 @@
  * From WebLLM 0.2.86's stream to engine outputs, whatever WebLLM emits: `abort` is no finish
  * reason, tool calls arrive as raw JSON text first, thinking is mixed into content
  * (./webllm-thinking.ts splits it), and the pipeline's own text and logprobs settle the reply at
- * the end. The other direction is ./webllm-mapping.ts.
- * Notes: ../../../shared/notes/webllm-0.2.86.md.
+ * the end. The other direction is ./webllm-mapping.ts. What WebLLM does is stated in docs/api.md
+ * (What WebLLM honours) and held by tests/unit/engines/webllm.
  */
 import type { SpeedFigures } from '../../protocol/host/backend';
 import type { FinishReason, TokenLogprob, ToolCall } from '../../protocol/types';

@@ -1,7 +1,7 @@
 /**
  * @module
  * WebLLM 0.2.86's errors as the API's: objects or `"Name: message"` strings, named ones by a
- * table, plain `Error`s by their message. Notes: ../../../shared/notes/webllm-0.2.86.md §2.7.
+ * table, plain `Error`s by their message (the codes they become: docs/api.md, Errors).
  */
 import { OpenAIError, type ErrorCode } from '../../protocol/errors';
 

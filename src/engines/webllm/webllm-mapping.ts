@@ -3,8 +3,8 @@
  * From the API to WebLLM 0.2.86, as a pure function: a `ChatRequest` becomes WebLLM's request
  * (docs/api.md, Request fields and What WebLLM honours, with WebLLM's quirks worked around: no
  * `name`, tool calls only as content, no `json_schema` type, a top-p above 0). The way back is in
- * ./webllm-chunks.ts (its stream) and ./webllm-errors.ts (its errors). Notes:
- * ../../../shared/notes/webllm-0.2.86.md.
+ * ./webllm-chunks.ts (its stream) and ./webllm-errors.ts (its errors); the quirks are held by
+ * tests/unit/engines/webllm.
  */
 import { base64Bytes } from '../../protocol/vectors';
 import type { ChatMessage, ChatRequest, MessagePart } from '../../protocol/types';
