@@ -78,6 +78,11 @@ export interface VectorStoreFileObject {
   usage_bytes: number;
   attributes: Record<string, string | number | boolean>;
   chunking_strategy: ChunkingStrategy;
+  /**
+   * Hearth's, as a download's: while the file is indexed, its chunks embedded so far and in all
+   * (`chunks_total` null until the file is read and cut); null once it is done or failed.
+   */
+  progress?: { chunks_done: number; chunks_total: number | null } | null;
 }
 
 /**

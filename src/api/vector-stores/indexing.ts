@@ -29,6 +29,9 @@ export interface DocumentDeps extends ChatDeps {
   embeddingModel?: (() => Promise<string | undefined>) | undefined;
 }
 
+/** Chunks embedded at once: small enough that a file's progress moves, large enough to batch. */
+const EMBED_BATCH = 16;
+
 interface Job {
   storeId: string;
   fileId: string;
@@ -177,12 +180,7 @@ export class Indexer {
       if (pieces.length === 0) {
         throw new DocumentError('invalid_file', `${file.filename} has no text to index.`);
       }
-      const vectors = await embedTexts(
-        this.#deps,
-        store.embedding_model,
-        pieces.map((p) => p.text),
-        { requestId: `index_${fileId}`, signal: abort.signal },
-      );
+      const vectors = await this.#embed(store.embedding_model, pieces, job);
       const chunks: Chunk[] = pieces.map((piece, index) => ({
         ...piece,
         id: `${storeId}/${fileId}/${index}`,
@@ -197,16 +195,38 @@ export class Indexer {
       if (!(await documents.getFile(fileId))) return;
       await documents.putChunks(storeId, fileId, chunks);
       const usage = chunks.reduce((n, c) => n + c.text.length * 2 + c.vector.byteLength, 0);
-      result = { status: 'completed', last_error: null, usage_bytes: usage };
+      result = { status: 'completed', last_error: null, usage_bytes: usage, progress: null };
     } catch (err) {
       if (abort.signal.aborted) return;
-      result = { status: 'failed', last_error: lastError(err), usage_bytes: 0 };
+      result = { status: 'failed', last_error: lastError(err), usage_bytes: 0, progress: null };
     }
     // The record as it is now (its attributes may have changed meanwhile), with the outcome.
     const now = await documents.getStoreFile(storeId, fileId);
     if (!now || now.status !== 'in_progress') return;
     await documents.putStoreFile({ ...now, ...result });
     this.changed(storeId);
+  }
+
+  /**
+   * The chunks' embeddings, `EMBED_BATCH` at a time, the file's `progress` written after each
+   * (as a download's is), so that a client can show how far it is.
+   */
+  async #embed(model: string, pieces: readonly Section[], job: Job): Promise<Float32Array[]> {
+    const { documents } = this.#deps;
+    const vectors: Float32Array[] = [];
+    const total = pieces.length;
+    for (let at = 0; at < total; at += EMBED_BATCH) {
+      const texts = pieces.slice(at, at + EMBED_BATCH).map((p) => p.text);
+      const context = { requestId: `index_${job.fileId}`, signal: job.abort.signal };
+      vectors.push(...(await embedTexts(this.#deps, model, texts, context)));
+      const now = await documents.getStoreFile(job.storeId, job.fileId);
+      if (!now || now.status !== 'in_progress' || job.abort.signal.aborted) break;
+      await documents.putStoreFile({
+        ...now,
+        progress: { chunks_done: vectors.length, chunks_total: total },
+      });
+    }
+    return vectors;
   }
 
   /** The file's sections: a PDF's pages from the engine worker, any other from its text here. */

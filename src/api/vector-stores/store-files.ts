@@ -64,6 +64,7 @@ export async function addFiles(
       usage_bytes: 0,
       attributes: file.attributes ?? {},
       chunking_strategy: chunkingOf(file.chunking_strategy ?? strategy),
+      progress: { chunks_done: 0, chunks_total: null },
     };
     await documents.putStoreFile(record);
     ctx.indexer.enqueue(store.id, file.file_id, ctx.keepAlive);
@@ -233,7 +234,7 @@ export async function batchRoute(
       const file = await ctx.deps.documents.getStoreFile(storeId, id);
       if (file?.status !== 'in_progress') continue;
       ctx.indexer.cancel(storeId, id);
-      await ctx.deps.documents.putStoreFile({ ...file, status: 'cancelled' });
+      await ctx.deps.documents.putStoreFile({ ...file, status: 'cancelled', progress: null });
     }
     return jsonResponse(await batchObject(ctx, store, batchId), ctx.requestId);
   }

@@ -41,6 +41,8 @@ let stack: ReturnType<typeof echoStack>;
 let api: Api;
 let documents: DocumentStore;
 let embedded: number;
+/** While set, the fake engine waits for it before embedding a batch after the first. */
+let gate: Promise<void> | undefined;
 
 function makeApi(models: ModelInfo[] = [ECHO_MODEL, EMBEDDER]): Api {
   const backend: ChatBackend = {
@@ -55,6 +57,7 @@ function makeApi(models: ModelInfo[] = [ECHO_MODEL, EMBEDDER]): Api {
           `Input ${long} is longer than 512 tokens.`,
         );
       }
+      if (embedded > 0 && gate) await gate;
       embedded += texts.length;
       yield { type: 'embeddings', vectors: texts.map(hashVector), prompt_tokens: texts.length };
     },
@@ -66,6 +69,7 @@ beforeEach(() => {
   stack = echoStack();
   documents = memoryDocumentStore();
   embedded = 0;
+  gate = undefined;
   api = makeApi();
 });
 afterEach(() => stack.close());
@@ -194,6 +198,28 @@ describe('vector stores', () => {
     const record = await call('GET', `vector_stores/${body.id}/files/${file}`);
     // The file reports the strategy it was given.
     expect(record.body.chunking_strategy.static.max_chunk_size_tokens).toBe(800);
+  });
+
+  it('says how far a file’s indexing is, chunk by chunk, as a download says its bytes', async () => {
+    const sections = Array.from({ length: 40 }, (_, i) => `# Part ${i}\n\nText of part ${i}.`);
+    const file = await upload('parts.md', sections.join('\n\n'), 'text/markdown');
+    let release = () => {};
+    gate = new Promise((resolve) => (release = resolve));
+    const { body } = await call('POST', 'vector_stores', { file_ids: [file] });
+    let record: Json = {};
+    for (let i = 0; i < 200 && record.progress?.chunks_done !== 16; i += 1) {
+      record = (await call('GET', `vector_stores/${body.id}/files/${file}`)).body;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(record).toMatchObject({
+      status: 'in_progress',
+      progress: { chunks_done: 16, chunks_total: 40 },
+    });
+    release();
+    gate = undefined;
+    await settled(body.id);
+    const done = (await call('GET', `vector_stores/${body.id}/files/${file}`)).body;
+    expect(done).toMatchObject({ status: 'completed', progress: null });
   });
 
   it('refuses a store when no embedding model is on the device, saying how to get one', async () => {
