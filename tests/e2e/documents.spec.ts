@@ -7,7 +7,8 @@
  * a rare word of each under its heading and on its page; `file_search` answers through Responses
  * (the echo engine says the passages it was given, so its answer cites `[1]`), whole and
  * streamed; a file that is no document fails alone; the store outlives a reload of the page; and
- * deletes forget. In Chromium, a Node client does the same through the relay (last: its pairing
+ * deletes forget. In Chromium, an upload the storage cannot hold (its estimate made small) is
+ * refused with nothing kept, and a Node client does the same through the relay (last: its pairing
  * makes issued keys the rule).
  *
  * The fixture's context is 512 tokens and its tokenizer spends about a token a character on
@@ -451,6 +452,74 @@ test('deletes forget: a file out of the store, a file deleted from Files, then t
   expect(result.searchAfter).toMatchObject({ notFound: true, status: 404 });
   expect(result.stillFiles).toContain(kept.md);
   expect(result.stillFiles).not.toContain(kept.pdf);
+});
+
+test('an upload the storage cannot hold is 507 storage_full, nothing of it kept; with room again, it is kept', async ({
+  page,
+  browserName,
+}) => {
+  // Chromium's DevTools quota override (Storage.overrideQuotaForOrigin) binds Cache Storage's
+  // writes only: measured, neither navigator.storage.estimate nor IndexedDB (where files are kept)
+  // sees it. So the service worker's estimate is made to say that the disk is nearly full, as a
+  // full one does, through Playwright's handle on the worker.
+  test.skip(
+    browserName !== 'chromium',
+    'Playwright reaches a service worker’s globals (to make its storage estimate small) only in Chromium',
+  );
+  const SIZE = 4 * 1024 * 1024;
+  const scope = new URL('./', page.url()).href;
+  const worker = page
+    .context()
+    .serviceWorkers()
+    .find((w) => w.url().startsWith(scope));
+  if (!worker) throw new Error(`no service worker of ${scope}`);
+  const upload = () =>
+    page.evaluate(async (size) => {
+      try {
+        // No retries: the SDK retries a 5xx twice, and a full disk stays full meanwhile.
+        const file = await client.files.create(
+          {
+            file: new File([new Uint8Array(size).fill(97)], 'big.txt', { type: 'text/plain' }),
+            purpose: 'assistants',
+          },
+          { maxRetries: 0 },
+        );
+        return { id: file.id, bytes: file.bytes };
+      } catch (err) {
+        const e = err as InstanceType<typeof OpenAI.APIError>;
+        return { status: e.status, code: e.code, message: e.message };
+      }
+    }, SIZE);
+  const names = () =>
+    page.evaluate(async () => {
+      const list = [];
+      for await (const f of client.files.list()) list.push(f.filename);
+      return list;
+    });
+  const before = await names();
+  try {
+    // Room for a quarter of the file, over what is stored now.
+    await worker.evaluate((room) => {
+      const storage = navigator.storage;
+      const real = StorageManager.prototype.estimate.bind(storage);
+      storage.estimate = async () => {
+        const found = await real();
+        return { ...found, quota: (found.usage ?? 0) + room };
+      };
+    }, SIZE / 4);
+    const refused = await upload();
+    expect(refused).toMatchObject({ status: 507, code: 'storage_full' });
+    expect((refused as { message: string }).message).toMatch(/Not enough space for big\.txt/);
+    expect(await names()).toEqual(before);
+  } finally {
+    await worker.evaluate(() => {
+      delete (navigator.storage as { estimate?: unknown }).estimate;
+    });
+  }
+  const kept = await upload();
+  expect(kept).toMatchObject({ id: expect.stringMatching(/^file-/), bytes: SIZE });
+  expect(await names()).toEqual(['big.txt', ...before]);
+  await page.evaluate((id) => client.files.delete(id), (kept as { id: string }).id);
 });
 
 test('a Node client searches through the relay, and file_search answers there', async ({

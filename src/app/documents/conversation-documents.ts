@@ -6,7 +6,9 @@
  * every half second (in progress, ready, or failed with the API's reason). Removing a document
  * takes it out of the store (the file stays in Documents). Where no embedding model is on the
  * device, the files wait, and ./embedding-offer.ts offers the recommended one; once it is
- * downloaded, the store is made with it. What it renders is in ./document-chips.ts.
+ * downloaded, the store is made with it. While a file is indexed, its state carries how many of
+ * its parts (chunks) are embedded, from the API's `progress`. What it renders is in
+ * ./document-chips.ts.
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import type { Conversation, DocumentRef } from '../conversations/conversation';
@@ -27,7 +29,12 @@ export const POLL_MS = 500;
 /** Where a document stands, as its chip says. */
 export type DocumentState =
   | { state: 'uploading' }
-  | { state: 'indexing' }
+  | {
+      state: 'indexing';
+      /** The parts (chunks) embedded so far and in all, once the API says (`progress`). */
+      done?: number;
+      total?: number | null;
+    }
   | { state: 'ready' }
   | { state: 'waiting' }
   | { state: 'failed'; message: string };
@@ -213,7 +220,11 @@ export class ConversationDocuments implements ReactiveController {
             file.status === 'completed'
               ? { state: 'ready' }
               : file.status === 'in_progress'
-                ? { state: 'indexing' }
+                ? {
+                    state: 'indexing',
+                    done: file.progress?.chunks_done ?? 0,
+                    total: file.progress?.chunks_total ?? null,
+                  }
                 : {
                     state: 'failed',
                     message: file.last_error?.message ?? `It was ${file.status}.`,

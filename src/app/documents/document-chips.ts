@@ -1,8 +1,9 @@
 /**
  * @module
  * What the composer shows of the conversation's documents: a chip for each (its name, size and
- * state — uploading, indexing with a busy bar, ready, waiting for an embedding model, or failed
- * with why — and × to remove it), the files that could not be attached, the embedding model to
+ * state — uploading, indexing with a bar that is busy until the file's parts are counted, then
+ * says how many are embedded, ready, waiting for an embedding model, or failed with why — and ×
+ * to remove it), the files that could not be attached, the embedding model to
  * get, a note that a server's model is sent the passages found (and only them), and the
  * documents an import left out.
  */
@@ -28,13 +29,38 @@ function stateText(s: DocumentState): string {
   }
 }
 
+/** How far a file's indexing is, once its parts are counted: `16 of 40 parts`. */
+export function partsText(done: number, total: number): string {
+  return `${done} of ${total} part${total === 1 ? '' : 's'}`;
+}
+
+/**
+ * The bar of a document being uploaded or indexed: busy until its parts are counted, then how
+ * many are embedded (`value` of `max`, and in its name). The numbers beside it are hidden from
+ * screen readers: the list is a live region, and the bar's name says them without repeating
+ * them every half second.
+ */
+export function progressBar(name: string, s: DocumentState) {
+  if (s.state === 'indexing' && typeof s.total === 'number' && s.total > 0) {
+    const parts = partsText(s.done ?? 0, s.total);
+    return html`<progress
+        max=${s.total}
+        value=${s.done ?? 0}
+        aria-label="Indexing ${name}: ${parts}"
+      ></progress>
+      <span class="muted" aria-hidden="true">${parts}</span>`;
+  }
+  const doing = s.state === 'uploading' ? 'Uploading' : 'Indexing';
+  return html`<progress aria-label="${doing} ${name}"></progress>`;
+}
+
 function chip(name: string, size: string, s: DocumentState, remove: (() => void) | null) {
   const busy = s.state === 'uploading' || s.state === 'indexing';
   return html`<li class="doc ${s.state}">
     <span class="doc-name" title=${name}>${name}</span>
     ${size ? html`<span class="muted">${size}</span>` : nothing}
     <span class="doc-state">${stateText(s)}</span>
-    ${busy ? html`<progress aria-label="${stateText(s)} ${name}"></progress>` : nothing}
+    ${busy ? progressBar(name, s) : nothing}
     ${
       remove
         ? html`<button

@@ -5,13 +5,15 @@
  * counts (ready, indexing, failed) and size, and its files with their state. A file or a store is
  * deleted after a confirmation (a file deleted leaves every store that held it); a store's file
  * can be re-indexed (taken out of the store and added again). While files are indexed the lists
- * are read again every half second.
+ * are read again every half second, and each such file has a bar: busy until its parts (chunks)
+ * are counted, then how many of them are embedded.
  */
 import { css, html, LitElement, nothing } from 'lit';
 import { confirmStyles, type ConfirmDialog } from '../shared/confirm-dialog';
 import '../shared/confirm-dialog';
 import { shared, formatBytes } from '../shared/styles';
 import { POLL_MS } from './conversation-documents';
+import { partsText } from './document-chips';
 import {
   deleteFile,
   deleteStore,
@@ -36,6 +38,20 @@ const stateText = (f: VectorStoreFileObject) =>
     : f.status === 'in_progress'
       ? 'Indexing…'
       : `Failed: ${f.last_error?.message ?? f.status}`;
+
+/** A file being indexed: its bar, busy until its parts are counted, then how many are done. */
+const indexing = (name: string, f: VectorStoreFileObject) => {
+  const total = f.progress?.chunks_total;
+  const done = f.progress?.chunks_done ?? 0;
+  return typeof total === 'number' && total > 0
+    ? html`<progress
+          max=${total}
+          value=${done}
+          aria-label="Indexing ${name}: ${partsText(done, total)}"
+        ></progress>
+        <span class="muted" aria-hidden="true">${partsText(done, total)}</span>`
+    : html`<progress aria-label="Indexing ${name}"></progress>`;
+};
 
 export class DocumentsView extends LitElement {
   static override properties = {
@@ -203,6 +219,7 @@ export class DocumentsView extends LitElement {
                 const file = this.#fileName(f.id);
                 return html`<li>
                   <span>${file}</span> · <span class="muted">${stateText(f)}</span>
+                  ${f.status === 'in_progress' ? indexing(file, f) : nothing}
                   <button
                     class="link"
                     aria-label="Re-index ${file} in ${name}"
