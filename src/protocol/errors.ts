@@ -72,6 +72,12 @@ const CODES = {
 /** An error code of the API (`error.code` on the wire). */
 export type ErrorCode = keyof typeof CODES;
 
+/**
+ * Codes a retry cannot help, whatever their status says (`x-should-retry: false`): the openai SDK
+ * would otherwise retry a 507 twice with backoff, and a full disk is not freed by waiting.
+ */
+const NEVER_RETRIED: ReadonlySet<ErrorCode> = new Set(['storage_full']);
+
 /** OpenAI's error type for a status it did not choose (an upstream server's). */
 function typeOfStatus(status: number): ErrorType {
   if (status === 401 || status === 403) return 'authentication_error';
@@ -141,7 +147,7 @@ export class OpenAIError extends Error {
     this.type = options.status === undefined ? type : typeOfStatus(options.status);
     this.param = options.param ?? null;
     this.retryAfter = options.retryAfter;
-    this.shouldRetry = options.shouldRetry;
+    this.shouldRetry = options.shouldRetry ?? (NEVER_RETRIED.has(code) ? false : undefined);
     this.headers = options.headers ?? {};
   }
 

@@ -64,3 +64,15 @@ describe('OpenAIError', () => {
     expect(OpenAIError.fromEngine(error)).toBe(error);
   });
 });
+
+describe('errors a retry cannot help', () => {
+  it('tells clients not to retry a full disk (the openai SDK retries a 507 otherwise)', () => {
+    expect(new OpenAIError('storage_full', 'full').responseHeaders()).toMatchObject({
+      'x-should-retry': 'false',
+    });
+    // It survives the bridge, and an error that says otherwise keeps its word.
+    const crossed = OpenAIError.deserialize(new OpenAIError('storage_full', 'full').serialize());
+    expect(crossed.shouldRetry).toBe(false);
+    expect(new OpenAIError('engine_busy', 'busy').shouldRetry).toBeUndefined();
+  });
+});
