@@ -34,7 +34,7 @@ const inputImage = v.looseObject({
   file_id: unsupportedField,
 });
 
-/** Parts no engine here takes in any message (files arrive with the documents on the device). */
+/** Parts no engine here takes in any message (a document reaches the model through file_search). */
 const UNSUPPORTED_PARTS = ['input_file', 'input_audio', 'refusal'] as const;
 
 /** A user's content: text, or parts with images. */
