@@ -14,6 +14,11 @@ interface ImportMetaEnv {
    * list (scripts/package.mjs).
    */
   readonly VITE_HEARTH_CORE_FILES?: string;
+  /**
+   * `hearth-sw.js`'s build only: every file of the build's `hearth/`, a JSON list (the only ones
+   * it serves from and keeps in its cache; scripts/package.mjs).
+   */
+  readonly VITE_HEARTH_FILES?: string;
   /** The app's image files, a JSON list of paths under the base (`["icons/icon-192.png"]`). */
   readonly VITE_HEARTH_APP_IMAGES?: string;
 }

@@ -21,7 +21,7 @@ startHearthWorker({
   // The loader and the engine worker's core (scripts/package.mjs lists them).
   precache: JSON.parse(import.meta.env.VITE_HEARTH_CORE_FILES ?? '[]') as string[],
   // Every file of the build's `hearth/`: the only ones served from and kept in its cache.
-  files: JSON.parse((import.meta.env.VITE_HEARTH_FILES as string | undefined) ?? '[]') as string[],
+  files: JSON.parse(import.meta.env.VITE_HEARTH_FILES ?? '[]') as string[],
   isolate:
     new URL(self.location.href).searchParams.has('isolate') || self.hearthOptions?.isolate === true,
 });
