@@ -55,8 +55,17 @@ function fieldMutations(): Mutation[] {
   for (const id of ['acme/nope', 'HEARTH/ECHO', '']) {
     no('unknown', 'model', id, err(404, 'model_not_found', 'model'));
   }
-  no('not-downloaded', 'model', NOT_DOWNLOADED, err(404, 'model_not_downloaded', 'model'));
-  no('cannot-run-here', 'model', CANNOT_RUN, err(503, 'webgpu_unavailable'));
+  // On a model that is not here, a body asking nothing it cannot honour: the capability checks
+  // (tools, images, logprobs, formats: 400) come before whether it can run or is downloaded.
+  const plainOn = (model: string) => (b: Record<string, Json>) => {
+    b.model = model;
+    b.input = 'hello';
+    for (const key of ['tools', 'tool_choice', 'include', 'text', 'top_logprobs']) delete b[key];
+  };
+  const on = (kind: string, model: string, expect: ReturnType<typeof bad>) =>
+    add((rng) => mutate(rng, `model:${kind}`, plainOn(model), expect));
+  on('not-downloaded', NOT_DOWNLOADED, err(404, 'model_not_downloaded', 'model'));
+  on('cannot-run-here', CANNOT_RUN, err(503, 'webgpu_unavailable'));
   // input
   no('null', 'input', null, bad('missing_field', 'input'));
   add((rng) => mutate(rng, 'input:absent', (b) => delete b.input, bad('missing_field', 'input')));
