@@ -273,7 +273,12 @@ async function returningVisitor(
   const visit = async () => {
     const page = await context.newPage();
     page.on('pageerror', (error) => errors.push(error.message));
-    await open(page, base, server);
+    await open(page, base, server).catch(async (err: unknown) => {
+      // A site that reloads its tabs when its new worker takes over may reload this one while
+      // it starts (Firefox, once): the visit is then the page as reloaded.
+      if (!reloadsTabs || !String(err).includes('Execution context was destroyed')) throw err;
+      await open(page, base, server);
+    });
     return page;
   };
   /**

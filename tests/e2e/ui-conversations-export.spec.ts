@@ -157,6 +157,9 @@ test('an exported conversation, imported again, keeps the earlier versions of ed
 }) => {
   await openChat(page);
   await send(page, 'first question');
+  // The composer takes the next message once the reply is done (a loaded machine can be slower
+  // than a person).
+  await expect(replies(page)).toHaveText(['first question']);
   await send(page, 'second question');
   await expect(replies(page)).toHaveText(['first question', 'second question']);
   await page.getByRole('button', { name: 'Edit message 2' }).click();
