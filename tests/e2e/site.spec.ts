@@ -13,6 +13,7 @@ import { FIXTURE_SENTENCE } from '../../scripts/fixture-gguf.mjs';
 import { dataUrl, solidPng } from '../test-images';
 import { chromiumOnly } from './helpers';
 import { FIXTURE_GGUF_URL, ModelServer } from './model-server';
+import { makePdf } from '../test-pdfs';
 import {
   builtAs,
   PLAIN_PUBLIC,
@@ -40,6 +41,16 @@ const VITE_DEV_PORT = SITE_PORT + 7;
 /** The plain site at the root of an origin of its own. */
 const rootSite = new StaticServer(SITE_PORT + 2, { '/': PLAIN_PUBLIC });
 const models = new ModelServer();
+/** The model server's embedding fixture, added by URL as a site's code adds a model. */
+const FIXTURE_EMBEDDING_URL = FIXTURE_GGUF_URL.replace(
+  '/gguf/fixture.gguf',
+  '/gguf/llama-fixture-embedding.gguf',
+);
+/** A two-page PDF, a rare word on its second page. */
+const SITE_PDF = makePdf([
+  ['Page one.', 'Nothing rare here.'],
+  ['Page two.', 'A zanzibarite.'],
+]);
 
 test.beforeAll(() =>
   Promise.all([site.start(), viteSite.start(), rootSite.start(), models.start()]),
@@ -245,6 +256,83 @@ test('a GGUF added by URL is downloaded and answers the fixture’s sentence exa
   const id = await addFixture(page);
   expect(id.phase).toBe('done');
   expect(await askWithSdk(page, 'Tell me something.', false, id.id)).toBe(FIXTURE_SENTENCE);
+});
+
+test('a site’s worker answers the Responses API and keeps the conversation, and indexes a PDF in a vector store with an embedding model added by URL, pdf.js coming from the site’s hearth/', async ({
+  page,
+}) => {
+  await open(page);
+  const result = await page.evaluate(
+    async ({ source, pdf }) => {
+      const g = globalThis as unknown as {
+        hearth: { baseURL: string };
+        OpenAI: new (options: object) => {
+          responses: {
+            create(
+              body: object,
+            ): Promise<{ id: string; output_text: string; usage: { input_tokens: number } }>;
+          };
+          files: { create(body: object): Promise<{ id: string }> };
+          vectorStores: {
+            create(body: object): Promise<{ id: string }>;
+            retrieve(
+              id: string,
+            ): Promise<{ file_counts: { in_progress: number; completed: number } }>;
+            search(
+              id: string,
+              body: object,
+            ): Promise<{ data: { page?: number; content: { text: string }[] }[] }>;
+          };
+        };
+      };
+      const client = new g.OpenAI({
+        baseURL: g.hearth.baseURL,
+        apiKey: 'sk-site',
+        dangerouslyAllowBrowser: true,
+      });
+      const first = await client.responses.create({
+        model: 'hearth/echo',
+        input: 'My name is Ada',
+      });
+      const next = await client.responses.create({
+        model: 'hearth/echo',
+        input: 'again',
+        previous_response_id: first.id,
+      });
+      // An embedding model added by its URL, as a site's code would.
+      const headers = { authorization: 'Bearer k', 'content-type': 'application/json' };
+      const added = await fetch('/repo/v1/hearth/models', {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ source, embeddings: true }),
+      });
+      const { id } = (await added.json()) as { id: string };
+      await fetch(`/repo/v1/hearth/models/${id}/download`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ stream: false }),
+      });
+      const file = await client.files.create({
+        file: new File([new Uint8Array(pdf)], 'notes.pdf', { type: 'application/pdf' }),
+        purpose: 'assistants',
+      });
+      const store = await client.vectorStores.create({ file_ids: [file.id], embedding_model: id });
+      let counts = (await client.vectorStores.retrieve(store.id)).file_counts;
+      for (let i = 0; i < 300 && counts.in_progress > 0; i += 1) {
+        await new Promise((r) => setTimeout(r, 100));
+        counts = (await client.vectorStores.retrieve(store.id)).file_counts;
+      }
+      const found = await client.vectorStores.search(store.id, { query: 'zanzibarite' });
+      return { text: next.output_text, read: next.usage.input_tokens, counts, hit: found.data[0] };
+    },
+    { source: FIXTURE_EMBEDDING_URL, pdf: [...SITE_PDF] },
+  );
+  expect(result.text).toBe('again');
+  // The kept turn read again: `My name is Ada` twice (asked and echoed), then `again`.
+  expect(result.read).toBe(4 + 4 + 1);
+  expect(result.counts).toMatchObject({ in_progress: 0, completed: 1 });
+  expect(result.hit?.page).toBe(2);
+  expect(result.hit?.content[0]?.text).toContain('zanzibarite');
 });
 
 /** Adds the fixture GGUF by its URL and downloads it, from a page of the site at `/repo/`. */
