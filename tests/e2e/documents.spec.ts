@@ -21,6 +21,7 @@ import { expect, test as base, type Page } from '@playwright/test';
 import OpenAI, { toFile } from 'openai';
 import { makePdf, samplePages } from '../test-pdfs';
 import { KEY, makeClient, openApp } from './helpers';
+import { downloadFixture } from './fixture-model';
 import { ModelServer } from './model-server';
 import { pairTab, startRelay } from './relay';
 import { sharedAppTest } from './warm-context';
@@ -69,18 +70,7 @@ const kept = { store: '', md: '', pdf: '' };
 
 test.beforeAll(async ({ page }) => {
   test.setTimeout(120_000);
-  const download = await page.evaluate(
-    async ({ MODEL, KEY }) => {
-      const response = await fetch(`v1/hearth/models/${MODEL}/download`, {
-        method: 'POST',
-        headers: KEY,
-        body: JSON.stringify({ stream: false }),
-      });
-      return (await response.json()) as unknown;
-    },
-    { MODEL, KEY },
-  );
-  expect(download).toMatchObject({ model: MODEL, phase: 'done' });
+  await downloadFixture(page, 'k', MODEL);
   // The e2e catalogue's Matryoshka entry is the same file, so it is on the device too: the
   // owner chooses one in Settings, as the 409 of a store made without a choice says.
   const chosen = await page.evaluate(
