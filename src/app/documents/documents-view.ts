@@ -11,7 +11,7 @@
 import { css, html, LitElement, nothing } from 'lit';
 import { confirmStyles, type ConfirmDialog } from '../shared/confirm-dialog';
 import '../shared/confirm-dialog';
-import { shared, formatBytes } from '../shared/styles';
+import { shared, formatBytes, view } from '../shared/styles';
 import { POLL_MS } from './conversation-documents';
 import { partsText } from './document-chips';
 import {
@@ -63,18 +63,9 @@ export class DocumentsView extends LitElement {
 
   static override styles = [
     shared,
+    view,
     confirmStyles,
     css`
-      :host {
-        display: block;
-        padding: 1em;
-        max-width: 52em;
-        margin: 0 auto;
-      }
-      h2 {
-        font-size: 1.3em;
-        margin: 0 0 0.5em;
-      }
       h3 {
         font-size: 1.1em;
         margin: 1.2em 0 0.4em;

@@ -16,7 +16,7 @@ import type { Persistence } from '../shared/persistence';
 import './servers/servers-view';
 import './settings-developer';
 import './settings-preferences';
-import { shared } from '../shared/styles';
+import { shared, view } from '../shared/styles';
 
 export type SettingsSection = 'preferences' | 'servers' | 'developer';
 
@@ -47,17 +47,8 @@ export class SettingsView extends LitElement {
 
   static override styles = [
     shared,
+    view,
     css`
-      :host {
-        display: block;
-        padding: 1em;
-        max-width: 52em;
-        margin: 0 auto;
-      }
-      h2 {
-        font-size: 1.3em;
-        margin: 0 0 0.5em;
-      }
       nav ul {
         display: flex;
         flex-wrap: wrap;

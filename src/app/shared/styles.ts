@@ -21,6 +21,20 @@ export const cards = css`
   }
 `;
 
+/** A view of the app's own (Settings, Documents): a column of reading width, and its title. */
+export const view = css`
+  :host {
+    display: block;
+    padding: 1em;
+    max-width: 52em;
+    margin: 0 auto;
+  }
+  h2 {
+    font-size: 1.3em;
+    margin: 0 0 0.5em;
+  }
+`;
+
 export const shared = css`
   :host {
     font: var(--font);
