@@ -355,8 +355,10 @@ export class ResponseWriter {
    */
   endParts(finish: FinishReason, usage: EngineUsage | null, price: ModelPrice): [string, string] {
     const cut = finish === 'length';
-    // An empty answer is still a message with its (empty) text, as OpenAI sends.
-    let out = this.#response.output.length === 0 ? this.#openItem(false) : '';
+    // An empty answer is still a message with its (empty) text, as OpenAI sends (the device's
+    // search, when it ran, is no answer).
+    const answered = this.#response.output.some((item) => item.type !== 'file_search_call');
+    let out = answered ? '' : this.#openItem(false);
     out += this.#closeItem(cut ? 'incomplete' : 'completed');
     const response = this.#response;
     response.status = cut ? 'incomplete' : 'completed';

@@ -161,3 +161,20 @@ describe('file_search on chat completions (Hearth’s extension field)', () => {
     expect('file_search' in plain.body).toBe(false);
   });
 });
+
+describe('an empty answer after a search', () => {
+  it('is still a message with empty text after the file_search_call', async () => {
+    const file = await upload('guide.md', GUIDE, 'text/markdown');
+    const { body: store } = await call('POST', 'vector_stores', { file_ids: [file] });
+    await settled(store.id);
+    // The echo's reply starts with its system prompt in brackets: a stop at `[` leaves nothing.
+    const { body } = await call('POST', 'responses', {
+      model: 'hearth/echo',
+      input: 'zanzibarite',
+      stop: ['['],
+      tools: [{ type: 'file_search', vector_store_ids: [store.id] }],
+    });
+    expect(body.output.map((item: Json) => item.type)).toEqual(['file_search_call', 'message']);
+    expect(body.output[1].content[0].text).toBe('');
+  });
+});
