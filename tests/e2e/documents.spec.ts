@@ -21,7 +21,7 @@ import { expect, test as base, type Page } from '@playwright/test';
 import OpenAI, { toFile } from 'openai';
 import { makePdf, samplePages } from '../test-pdfs';
 import { KEY, makeClient, openApp } from './helpers';
-import { downloadFixture } from './fixture-model';
+import { downloadFixture, FIXTURE_ID, FIXTURE_SENTENCE } from './fixture-model';
 import { ModelServer } from './model-server';
 import { pairTab, startRelay } from './relay';
 import { sharedAppTest } from './warm-context';
@@ -231,6 +231,37 @@ test('file_search through responses.create: the file_search_call with its result
     const n = Number(/\[(\d+)\]$/.exec(part.text.slice(0, a.index))?.[1]);
     expect(a.file_id).toBe(call.results![n - 1]?.file_id);
   }
+});
+
+test('file_search with the fixture GGUF through llama.cpp: the passages reach the real engine, which reads them (more input tokens) and answers its sentence', async ({
+  page,
+}) => {
+  await downloadFixture(page);
+  const replies = await page.evaluate(
+    async ({ store, query, model }) =>
+      Promise.all([
+        client.responses.create({ model, input: query }),
+        client.responses.create({
+          model,
+          input: query,
+          tools: [{ type: 'file_search', vector_store_ids: [store] }],
+        }),
+      ]).then((rs) =>
+        rs.map((r) => ({
+          types: r.output.map((i) => i.type),
+          text: r.output_text,
+          read: r.usage?.input_tokens ?? 0,
+        })),
+      ),
+    { store: kept.store, query: PDF_WORD, model: FIXTURE_ID },
+  );
+  const [plain, searched] = replies;
+  if (!plain || !searched) throw new Error('two replies expected');
+  expect(searched.types).toEqual(['file_search_call', 'message']);
+  expect(searched.text).toBe(FIXTURE_SENTENCE);
+  expect(plain.text).toBe(FIXTURE_SENTENCE);
+  // The passages went into the prompt the tokenizer counted.
+  expect(searched.read).toBeGreaterThan(plain.read + 20);
 });
 
 test('file_search through responses.stream: the file_search_call events come first, the citations before output_text.done', async ({
